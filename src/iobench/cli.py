@@ -1,0 +1,341 @@
+"""The command line: parse options, call the core, render. The only place that exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from iobench import __version__
+from iobench.errors import ExitCode, Interrupted, IobenchError, UserError
+from iobench.units import parse_duration, parse_size
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    success
+  1    the run failed (fio failed, fio missing, results unreadable)
+  2    bad input or usage (options, suite file, target path)
+  3    target refused as unsafe (device in use, holds data, or writes not allowed)
+  130  interrupted (Ctrl-C or SIGTERM); finished workloads are kept
+"""
+
+
+def _stdout() -> Console:
+    return Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, width=None if sys.stderr.isatty() else 160, highlight=False)
+
+
+def _emit_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+def _parse_opt(value: str | None, parse: Any, option: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse(value)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from e
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=EXIT_CODES_HELP,
+)
+@click.version_option(__version__, prog_name="iobench")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="IOBENCH_DB",
+    help="Results database (default $XDG_DATA_HOME/iobench/iobench.db; env IOBENCH_DB).",
+)
+@click.option("--traceback", is_flag=True, help="Show a Python traceback on errors.")
+@click.pass_context
+def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
+    """Find out what your storage really delivers.
+
+    iobench runs standard fio workloads against a directory, file or block device, stores
+    every result with the context that explains it (host, device, filesystem, fio version),
+    and warns when the method makes a number misleading.
+    """
+    ctx.obj = {"db": db}
+
+
+def _open_store(ctx: click.Context) -> Any:
+    from iobench.store import Store, default_db_path
+
+    return Store.open(ctx.obj["db"] or default_db_path())
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum: int, frame: FrameType | None) -> NoReturn:
+        raise Interrupted("terminated by SIGTERM")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option(
+    "-s",
+    "--suite",
+    default="quick",
+    show_default=True,
+    help="A built-in suite (see `iobench suites`) or the path of a suite file (.toml).",
+)
+@click.option("--label", help="A name for this setup, e.g. ceph-rbd or local-nvme.")
+@click.option("--runtime", help="Override every workload's runtime, e.g. 30s, 2m.")
+@click.option("--ramp", help="Override every workload's ramp time (excluded from results).")
+@click.option("--size", help="Override every workload's test area, e.g. 256M, 4G.")
+@click.option(
+    "--destructive",
+    is_flag=True,
+    help="Allow writing workloads on a block device or an existing file (destroys its data).",
+)
+@click.option(
+    "--overwrite-signatures",
+    is_flag=True,
+    help="With --destructive: also allow a device that carries a filesystem or partition table.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.pass_context
+def run(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    suite: str,
+    label: str | None,
+    runtime: str | None,
+    ramp: str | None,
+    size: str | None,
+    destructive: bool,
+    overwrite_signatures: bool,
+    as_json: bool,
+) -> int:
+    """Run a suite on each TARGET (default: the current directory) and store the results.
+
+    TARGET is a directory (iobench creates a test file there and removes it afterwards), an
+    existing file, or a block device (read-only workloads unless --destructive).
+
+    \b
+    Examples:
+      iobench run
+      iobench run /mnt/vol --suite standard --label ceph-rbd
+      iobench run /dev/nvme1n1 --suite volume --destructive
+      iobench run /mnt/vol --suite my-suite.toml --runtime 30s --size 4G --json
+    """
+    from iobench.benchmark import RunRequest, execute
+    from iobench.fio.runner import find_fio
+    from iobench.report.jsondoc import run_document
+    from iobench.report.progress import ProgressDisplay
+    from iobench.report.terminal import render_run
+    from iobench.suites import apply_overrides, load_suite
+
+    if overwrite_signatures and not destructive:
+        raise UserError(
+            "--overwrite-signatures only makes sense with --destructive",
+            "add --destructive, or drop --overwrite-signatures",
+        )
+    loaded = load_suite(suite)
+    loaded = apply_overrides(
+        loaded,
+        runtime_s=_parse_opt(runtime, parse_duration, "--runtime"),
+        size=_parse_opt(size, parse_size, "--size"),
+        ramp_s=_parse_opt(ramp, parse_duration, "--ramp"),
+    )
+    fio = find_fio()
+    request = RunRequest(
+        targets=targets or (".",),
+        suite=loaded,
+        label=label,
+        destructive=destructive,
+        overwrite_signatures=overwrite_signatures,
+        argv=("iobench", *sys.argv[1:]),
+    )
+    err = _stderr()
+    with _open_store(ctx) as store, _sigterm_as_interrupt():
+        outcome = execute(request, store, fio, ProgressDisplay(err))
+        record = store.get_run(outcome.run_id)
+    if as_json:
+        _emit_json(run_document(record))
+    else:
+        render_run(record, _stdout())
+    if outcome.error is not None:
+        _print_error(outcome.error, err)
+        err.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
+        return int(outcome.error.exit_code)
+    return 0
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def suites(as_json: bool) -> None:
+    """List the built-in suites and their workloads.
+
+    \b
+    Example:
+      iobench suites
+      iobench suites --json
+    """
+    from iobench.benchmark import suite_definition
+    from iobench.report.terminal import render_suites
+    from iobench.suites import builtin_names, load_builtin
+
+    loaded = [load_builtin(n) for n in builtin_names()]
+    if as_json:
+        _emit_json(
+            {
+                "schema_version": 1,
+                "kind": "suites",
+                "suites": [suite_definition(s) for s in loaded],
+            }
+        )
+    else:
+        render_suites(loaded, _stdout())
+
+
+@main.command()
+@click.argument("target", required=False, default=".")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def info(target: str, as_json: bool) -> None:
+    """Show what is under the hood: host, and TARGET's filesystem, mount and devices.
+
+    \b
+    Examples:
+      iobench info
+      iobench info /mnt/vol --json
+      iobench info /dev/nvme0n1
+    """
+    from iobench.probe import probe_host, probe_target
+    from iobench.report.context import render_info
+    from iobench.targets import resolve_target
+
+    resolved = resolve_target(target)
+    host = probe_host()
+    ctx = probe_target(resolved.path)
+    doc = {
+        "schema_version": 1,
+        "kind": "info",
+        "host": host,
+        "target": {
+            "spec": resolved.spec,
+            "path": resolved.path,
+            "kind": resolved.kind,
+            "size_bytes": resolved.size_bytes,
+            "free_bytes": resolved.free_bytes,
+            "context": ctx,
+        },
+    }
+    if as_json:
+        _emit_json(doc)
+    else:
+        render_info(doc, _stdout())
+
+
+@main.command(name="list")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--label", help="Only runs with this label.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.pass_context
+def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> None:
+    """List stored runs, newest first.
+
+    \b
+    Example:
+      iobench list --label ceph-rbd
+    """
+    from iobench.report.jsondoc import runs_document
+    from iobench.report.terminal import render_run_list
+
+    with _open_store(ctx) as store:
+        runs = store.list_runs(limit=limit, label=label)
+    if as_json:
+        _emit_json(runs_document(runs))
+    else:
+        render_run_list(runs, _stdout())
+
+
+@main.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.option("--raw", is_flag=True, help="Also print the evidence: fio job files, argv, stderr.")
+@click.pass_context
+def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
+    """Show one stored run. RUN is an id from `iobench list`, `latest`, or -N (N-th newest).
+
+    \b
+    Examples:
+      iobench show latest
+      iobench show 12 --json
+      iobench show 12 --raw
+    """
+    from iobench.report.jsondoc import run_document
+    from iobench.report.terminal import render_evidence, render_run
+
+    with _open_store(ctx) as store:
+        record = store.get_run(store.resolve(run_ref))
+    if as_json:
+        _emit_json(run_document(record))
+        return
+    out = _stdout()
+    render_run(record, out)
+    if raw:
+        render_evidence(record, out)
+
+
+def _print_error(e: IobenchError, console: Console) -> None:
+    console.print(f"[red]iobench: error:[/] {escape(e.message)}", highlight=False)
+    if e.hint:
+        console.print(f"  [dim]what to do:[/] {escape(e.hint)}", highlight=False)
+
+
+def run_cli(argv: Sequence[str]) -> int:
+    """Run the CLI and return the exit code; errors become messages, not tracebacks."""
+    want_traceback = "--traceback" in argv or os.environ.get("IOBENCH_TRACEBACK") == "1"
+    err = _stderr()
+    try:
+        result = main.main(args=list(argv), prog_name="iobench", standalone_mode=False)
+    except click.exceptions.Abort:
+        err.print("iobench: interrupted")
+        return int(ExitCode.INTERRUPTED)
+    except click.ClickException as e:
+        e.show()
+        return int(ExitCode.BAD_INPUT) if e.exit_code == 2 else e.exit_code
+    except click.exceptions.Exit as e:
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        err.print("iobench: interrupted")
+        return int(ExitCode.INTERRUPTED)
+    except IobenchError as e:
+        if want_traceback:
+            traceback.print_exc()
+        _print_error(e, err)
+        return int(e.exit_code)
+    except Exception:
+        if want_traceback:
+            raise
+        err.print(
+            "[red]iobench: internal error[/] (a bug): " + traceback.format_exc().splitlines()[-1]
+        )
+        err.print("  rerun with --traceback and report it")
+        return int(ExitCode.RUN_FAILED)
+    return int(result) if isinstance(result, int) else 0

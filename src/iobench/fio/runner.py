@@ -1,0 +1,331 @@
+"""The only code that starts fio.
+
+fio runs without a shell, in its own process group, writing ``json+`` to a file of its own
+(never parsed from stdout, which may hold other text). ``--status-interval=1`` makes fio
+append a cumulative snapshot every second, which drives the live progress display; the last
+object in the file is the final report. A hard timeout, Ctrl-C and SIGTERM stop fio and every
+process it forked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from iobench.errors import FioFailed, FioMissing, FioOutputError
+from iobench.fio.parse import iter_json_objects, parse_fio_output
+from iobench.model import FioOutput
+
+MIN_FIO = (3, 0)
+INSTALL_HINT = (
+    "install fio from your distribution: `apt-get install fio` (Debian/Ubuntu), "
+    "`dnf install fio` (Fedora/RHEL), `zypper install fio` (SUSE)"
+)
+POLL_S = 0.25
+GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class FioInfo:
+    path: str
+    version: str  # e.g. "3.33"
+
+
+@dataclass(frozen=True)
+class LiveStats:
+    """What fio reported in its latest snapshot; rates cover the last interval."""
+
+    elapsed_s: float
+    iops: float | None
+    bw_bytes: float | None
+
+
+@dataclass(frozen=True)
+class FioRun:
+    """Everything one fio invocation left behind: the evidence and the parsed result."""
+
+    argv: list[str]
+    job_file: str
+    returncode: int
+    stdout: str
+    stderr: str
+    raw_output: str
+    output: FioOutput | None
+    started_at: float
+    finished_at: float
+
+
+def find_fio() -> FioInfo:
+    """Locate fio on PATH and check its version (>= 3.0)."""
+    path = shutil.which("fio")
+    if path is None:
+        raise FioMissing("fio is not installed (no `fio` on PATH)", INSTALL_HINT)
+    try:
+        proc = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=15, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise FioMissing(f"{path} --version did not answer: {e}", INSTALL_HINT) from e
+    text = (proc.stdout + proc.stderr).strip()
+    m = re.search(r"fio-(\d+)\.(\d+)", text)
+    if proc.returncode != 0 or m is None:
+        raise FioMissing(
+            f"{path} does not look like fio: `fio --version` printed {text[:120]!r}", INSTALL_HINT
+        )
+    major, minor = int(m.group(1)), int(m.group(2))
+    if (major, minor) < MIN_FIO:
+        raise FioMissing(
+            f"fio {major}.{minor} at {path} is too old; iobench needs fio 3.0 or newer",
+            INSTALL_HINT,
+        )
+    return FioInfo(path=path, version=text.removeprefix("fio-").split()[0])
+
+
+def run_fio(
+    fio: FioInfo,
+    job_file: str,
+    workdir: Path,
+    *,
+    timeout_s: float,
+    on_progress: Callable[[LiveStats], None] | None = None,
+    name: str = "job",
+    readonly: bool = False,
+) -> FioRun:
+    """Run one job file and return its evidence; raise FioFailed when fio failed.
+
+    ``workdir`` is a private directory owned by the caller; the job file, fio's output and
+    its stdout/stderr are written there. ``readonly`` adds fio's own ``--readonly`` guard.
+    On KeyboardInterrupt (or any exception raised by a signal handler) fio's whole process
+    group is stopped before the exception propagates.
+    """
+    job_path = workdir / f"{name}.fio"
+    out_path = workdir / f"{name}.json"
+    job_path.write_text(job_file)
+    argv = [
+        fio.path,
+        "--output-format=json+",
+        f"--output={out_path}",
+        "--status-interval=1",
+        *(["--readonly"] if readonly else []),
+        str(job_path),
+    ]
+    started = time.time()
+    with (
+        (workdir / f"{name}.stdout").open("w+") as out_f,
+        (workdir / f"{name}.stderr").open("w+") as err_f,
+    ):
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out_f,
+            stderr=err_f,
+            start_new_session=True,
+            cwd=workdir,
+        )
+        try:
+            timed_out = _wait(proc, out_path, started, timeout_s, on_progress)
+        except BaseException:
+            stop_process_group(proc)
+            raise
+        finally:
+            _reap_group(proc.pid)
+        out_f.seek(0)
+        err_f.seek(0)
+        stdout, stderr = out_f.read(), err_f.read()
+    finished = time.time()
+    raw = out_path.read_text(errors="replace") if out_path.exists() else ""
+    if timed_out:
+        raise FioFailed(
+            f"fio did not finish within {timeout_s:.0f} s (runtime plus margin) and was stopped",
+            "the target may be hanging (a stalled network mount or a failing disk); "
+            "check `dmesg`, or retry with a shorter --runtime",
+            argv=argv,
+            returncode=proc.returncode,
+            stderr=stderr,
+            output_path=str(out_path),
+        )
+    output: FioOutput | None
+    try:
+        output = parse_fio_output(raw, source=str(out_path))
+    except FioOutputError:
+        output = None
+    run = FioRun(
+        argv=argv,
+        job_file=job_file,
+        returncode=proc.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        raw_output=raw,
+        output=output,
+        started_at=started,
+        finished_at=finished,
+    )
+    check_run(run)
+    return run
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    out_path: Path,
+    started: float,
+    timeout_s: float,
+    on_progress: Callable[[LiveStats], None] | None,
+) -> bool:
+    """Wait for fio, feeding progress; True when the hard timeout struck."""
+    seen = 0
+    last: tuple[float, int, int] | None = None  # (elapsed_ms, total_ios, io_bytes)
+    while proc.poll() is None:
+        if time.time() - started > timeout_s:
+            stop_process_group(proc)
+            return True
+        time.sleep(POLL_S)
+        if on_progress is None or not out_path.exists():
+            continue
+        try:
+            text = out_path.read_text(errors="replace")
+        except OSError:
+            continue
+        if len(text) == seen:
+            on_progress(LiveStats(time.time() - started, None, None))
+            continue
+        seen = len(text)
+        snap = _latest_totals(text)
+        if snap is None:
+            continue
+        iops = bw = None
+        if last is not None and snap[0] > last[0]:
+            dt = (snap[0] - last[0]) / 1000
+            iops = (snap[1] - last[1]) / dt
+            bw = (snap[2] - last[2]) / dt
+        last = snap
+        on_progress(LiveStats(time.time() - started, iops, bw))
+    return False
+
+
+def _latest_totals(text: str) -> tuple[float, int, int] | None:
+    """(elapsed ms, total IOs, bytes) over all jobs and directions of the latest snapshot."""
+    objects = [o for o in iter_json_objects(text) if "jobs" in o]
+    if not objects:
+        return None
+    elapsed = 0.0
+    ios = nbytes = 0
+    for job in objects[-1]["jobs"]:
+        for d in ("read", "write", "trim"):
+            section = job.get(d) or {}
+            elapsed = max(elapsed, float(section.get("runtime", 0)))
+            ios += int(section.get("total_ios", 0))
+            nbytes += int(section.get("io_bytes", 0))
+    return (elapsed, ios, nbytes)
+
+
+def stop_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT fio (it then writes what it has), then SIGTERM, then SIGKILL its group."""
+    for sig, wait_s in ((signal.SIGINT, GRACE_S), (signal.SIGTERM, GRACE_S), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    _reap_group(proc.pid)
+
+
+def _reap_group(pgid: int) -> None:
+    """Kill whatever is left in fio's process group (job processes outliving their parent)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+_FIO_MESSAGE = re.compile(r"^(?:fio:|<[^>]*> fio:|note:|client|error|.*\berr=)", re.I)
+
+
+def fio_messages(run: FioRun) -> list[str]:
+    """fio's own diagnostic lines, from stderr, stdout and any text around the JSON."""
+    lines: list[str] = []
+    shapes: set[str] = set()
+    text = run.stderr + "\n" + run.stdout + "\n" + _text_outside_json(run.raw_output)
+    for line in text.splitlines():
+        line = line.strip()
+        shape = re.sub(r"\d+", "N", line)  # one line per kind of message, not per offset
+        if line and _FIO_MESSAGE.match(line) and shape not in shapes:
+            shapes.add(shape)
+            lines.append(line)
+    return lines
+
+
+def _text_outside_json(raw: str) -> str:
+    brace = raw.find("\n{")
+    return raw if brace < 0 and not raw.startswith("{") else raw[: max(brace, 0)]
+
+
+_ERRNO_HINTS = {
+    22: (
+        "fio got EINVAL (invalid argument). With direct=1 this usually means the filesystem "
+        "does not support O_DIRECT (tmpfs on older kernels, some FUSE filesystems) or the "
+        "block size is not a multiple of the device's logical block size",
+        "use a suite with `direct = false` for this target, or a block size that is a "
+        "multiple of the logical block size (see `iobench info TARGET`)",
+    ),
+    28: (
+        "fio ran out of space (ENOSPC)",
+        "free space on the target or use a smaller --size",
+    ),
+    13: ("fio was denied access (EACCES)", "run as a user who may write the target, or as root"),
+    1: ("fio was not permitted (EPERM)", "run as a user who may write the target, or as root"),
+    5: ("fio got an IO error (EIO) from the target", "check `dmesg` for device errors"),
+    95: (
+        "the target does not support this operation (EOPNOTSUPP), e.g. trim on a file",
+        "drop trim workloads for this target",
+    ),
+}
+
+
+def check_run(run: FioRun) -> None:
+    """Raise FioFailed unless fio's exit code, its job errors and its IO all say success."""
+    messages = fio_messages(run)
+    quoted = "; ".join(messages[-4:]) if messages else "(fio printed no message)"
+
+    def fail(what: str, hint: str | None) -> FioFailed:
+        return FioFailed(
+            f"{what}. fio said: {quoted}",
+            hint,
+            argv=run.argv,
+            returncode=run.returncode,
+            stderr=run.stderr,
+        )
+
+    jobs = run.output.jobs if run.output else ()
+    errors = sorted({j.error for j in jobs if j.error})
+    if errors:
+        code = errors[0]
+        what, hint = _ERRNO_HINTS.get(
+            code, (f"fio reported error {code} ({os.strerror(code)})", None)
+        )
+        raise fail(what, hint)
+    if run.output is None:
+        if any("failed parsing" in m or "Bad option" in m or "dropped" in m for m in messages):
+            hint = "fio rejected an option; check the suite file against docs/suites.md"
+        elif run.returncode < 0 or run.returncode >= 128:
+            hint = "fio was killed (out of memory, or by another process?); see `dmesg`"
+        else:
+            hint = "see fio's full output with `iobench show RUN --raw`"
+        raise fail(f"fio exited with code {run.returncode} and wrote no results", hint)
+    if any("appears mounted" in m for m in messages):
+        raise fail("fio refused the device as mounted", "unmount it, or test another device")
+    moved = sum(d.io_bytes for j in jobs for d in (j.read, j.write, j.trim) if d is not None)
+    if run.returncode != 0 or moved == 0:
+        raise fail(
+            f"fio exited with code {run.returncode} after moving {moved} bytes",
+            "see fio's full output with `iobench show RUN --raw`",
+        )

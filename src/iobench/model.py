@@ -1,0 +1,177 @@
+"""Typed data shared by every layer: workloads, suites, targets and parsed fio results.
+
+All values carry their unit in the name: bytes, bytes/s (``bw_bytes``), nanoseconds
+(``_ns``), seconds (``_s``), milliseconds (``_ms``). A missing value is None, never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+# Percentiles iobench reports everywhere (fio's default list contains all of them).
+PERCENTILES: tuple[float, ...] = (1.0, 5.0, 10.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
+
+READ_MODES = frozenset({"read", "randread"})
+WRITE_MODES = frozenset(
+    {"write", "randwrite", "trim", "randtrim", "trimwrite", "rw", "readwrite", "randrw"}
+)
+RW_MODES = READ_MODES | WRITE_MODES
+
+Direction = Literal["read", "write", "trim"]
+DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+
+
+def percentile_key(p: float) -> str:
+    """``99.9`` -> ``"p99.9"``, ``50.0`` -> ``"p50"``."""
+    return "p" + (f"{p:.4f}".rstrip("0").rstrip("."))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One fio job as a suite defines it (before it meets a target)."""
+
+    name: str
+    rw: str
+    bs: int  # bytes
+    iodepth: int
+    numjobs: int
+    ioengine: str = "libaio"
+    direct: bool = True
+    runtime_s: float = 60.0
+    ramp_s: float = 0.0
+    size: int = 1 << 30  # bytes of the test area
+    rwmixread: int | None = None
+    # Further fio options from the allow-list, already validated, as (name, value) in file order.
+    options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def writes(self) -> bool:
+        """True when the workload writes or trims (needs --destructive on a device)."""
+        return self.rw in WRITE_MODES
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The parameters that identify the workload, as shown in --json output."""
+        return {
+            "rw": self.rw,
+            "bs": self.bs,
+            "iodepth": self.iodepth,
+            "numjobs": self.numjobs,
+            "ioengine": self.ioengine,
+            "direct": self.direct,
+            "runtime_s": self.runtime_s,
+            "ramp_s": self.ramp_s,
+            "size": self.size,
+            "rwmixread": self.rwmixread,
+            "options": dict(self.options),
+        }
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    workloads: tuple[Workload, ...]
+    source: str  # "builtin" or the path of the user's file
+    # True when the suite's numbers are a first look only (short runs, small file).
+    indicative: bool = False
+
+    def workload(self, name: str) -> Workload:
+        for w in self.workloads:
+            if w.name == name:
+                return w
+        raise KeyError(name)
+
+
+TargetKind = Literal["directory", "file", "block"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved target: what the user typed and what it is."""
+
+    spec: str  # as the user gave it
+    path: str  # absolute, symlinks resolved
+    kind: TargetKind
+    size_bytes: int | None  # file or device size; None for a directory
+    free_bytes: int | None = None  # free space (directory targets)
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """One of fio's latency objects (slat/clat/lat), in nanoseconds."""
+
+    n: int
+    min_ns: float
+    max_ns: float
+    mean_ns: float
+    stddev_ns: float
+    # (percentile, ns) pairs in ascending percentile order; empty when fio had none.
+    percentiles: tuple[tuple[float, float], ...] = ()
+    # json+ histogram: bucket representative value in ns -> count; empty when absent.
+    bins: Mapping[int, int] = field(default_factory=dict)
+
+    def percentile(self, p: float) -> float | None:
+        for q, v in self.percentiles:
+            if abs(q - p) < 1e-9:
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class DirectionResult:
+    """One IO direction (read, write or trim) of one fio job."""
+
+    io_bytes: int
+    bw_bytes: float  # bytes/s
+    iops: float
+    total_ios: int
+    runtime_ms: int
+    clat: LatencyStats | None
+    lat: LatencyStats | None
+    slat: LatencyStats | None = None
+
+
+@dataclass(frozen=True)
+class DiskUtil:
+    name: str
+    read_ios: int
+    write_ios: int
+    read_merges: int
+    write_merges: int
+    in_queue_ms: int
+    util_pct: float
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One entry of fio's ``jobs`` (or ``client_stats``) array."""
+
+    jobname: str
+    groupid: int
+    error: int  # errno of fio's first error; 0 = none
+    read: DirectionResult | None
+    write: DirectionResult | None
+    trim: DirectionResult | None
+    usr_cpu_pct: float | None
+    sys_cpu_pct: float | None
+    job_runtime_ms: int | None
+    hostname: str | None = None  # client/server mode only
+    port: int | None = None
+
+    def direction(self, d: Direction) -> DirectionResult | None:
+        return {"read": self.read, "write": self.write, "trim": self.trim}[d]
+
+
+@dataclass(frozen=True)
+class FioOutput:
+    """A whole fio JSON document, parsed."""
+
+    fio_version: str | None  # e.g. "3.33", from fio's own output
+    timestamp: int | None
+    jobs: tuple[JobResult, ...]
+    disk_util: tuple[DiskUtil, ...]
+    client_mode: bool = False
+    latency_unit: Literal["ns", "us"] = "ns"  # "us" for fio 2.x inputs (converted to ns)

@@ -1,0 +1,1 @@
+"""Rendering: terminal tables and progress, JSON documents."""

@@ -1,0 +1,84 @@
+"""The versioned JSON documents printed by ``--json`` (schema: docs/json-schema.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iobench.metrics import without_bins
+from iobench.model import DIRECTIONS
+from iobench.store.repository import RunRecord
+
+SCHEMA_VERSION = 1
+
+
+def result_document(r: Any, run: RunRecord) -> dict[str, Any]:
+    metrics = without_bins(r.metrics) if r.metrics else {}
+    doc: dict[str, Any] = {
+        "workload": r.workload,
+        "target": r.target,
+        "status": r.status,
+        "params": r.params,
+    }
+    for d in DIRECTIONS:
+        doc[d] = metrics.get(d)
+    doc["cpu"] = metrics.get("cpu")
+    doc["disk_util"] = metrics.get("disk_util", [])
+    doc["fio_version"] = r.fio_version
+    doc["error"] = r.error
+    doc["started_at"] = r.started_at
+    doc["finished_at"] = r.finished_at
+    return doc
+
+
+def run_document(run: RunRecord) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "run",
+        "run_id": run.id,
+        "uuid": run.uuid,
+        "status": run.status,
+        "suite": run.suite,
+        "suite_source": run.suite_def.get("source"),
+        "label": run.label,
+        "fio_version": run.fio_version,
+        "iobench_version": run.iobench_version,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "error": run.error,
+        "host": run.host,
+        "targets": [
+            {
+                "spec": t.spec,
+                "path": t.path,
+                "kind": t.kind,
+                "size_bytes": t.size_bytes,
+                "context": t.context,
+            }
+            for t in run.targets
+        ],
+        "warnings": run.warnings,
+        "results": [result_document(r, run) for r in run.results],
+    }
+
+
+def run_summary(run: RunRecord) -> dict[str, Any]:
+    return {
+        "run_id": run.id,
+        "uuid": run.uuid,
+        "status": run.status,
+        "suite": run.suite,
+        "label": run.label,
+        "targets": [t.spec for t in run.targets],
+        "results": run.result_count,
+        "fio_version": run.fio_version,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def runs_document(runs: list[RunRecord]) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "runs",
+        "runs": [run_summary(r) for r in runs],
+    }

@@ -1,0 +1,98 @@
+"""Live progress on stderr: a bar for the suite and one for the running workload.
+
+On a terminal this is a rich progress display with ETA and the IOPS/bandwidth fio reported
+in its last one-second snapshot; elsewhere (CI logs, pipes) one plain line per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from iobench.benchmark import Step
+from iobench.fio.runner import LiveStats
+from iobench.units import format_duration, format_iops, format_rate
+
+
+class ProgressDisplay:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = console.is_terminal
+        self._steps: list[Step] = []
+        self._done_s = 0.0
+        self._progress: Progress | None = None
+        self._suite: TaskID | None = None
+        self._current: TaskID | None = None
+
+    def planned(self, steps: Sequence[Step]) -> None:
+        self._steps = list(steps)
+        total = sum(s.expected_s for s in steps)
+        targets = len({s.target for s in steps})
+        self.console.print(
+            f"[bold]iobench[/]: {len(steps)} steps on {targets} target(s), "
+            f"about {format_duration(round(total))}",
+            highlight=False,
+        )
+        if not self.live:
+            return
+        self._progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[live]}"),
+            console=self.console,
+            transient=True,
+        )
+        self._suite = self._progress.add_task("suite", total=total, live="")
+        self._progress.start()
+
+    def _label(self, step: Step) -> str:
+        return escape(f"[{step.index + 1}/{len(self._steps)}] {step.name} on {step.target}")
+
+    def started(self, step: Step) -> None:
+        if self._progress is None:
+            self.console.print(self._label(step) + " ...", highlight=False)
+            return
+        self._current = self._progress.add_task(self._label(step), total=step.expected_s, live="")
+
+    def progress(self, step: Step, stats: LiveStats) -> None:
+        if self._progress is None or self._current is None or self._suite is None:
+            return
+        live = ""
+        if stats.iops is not None and stats.bw_bytes is not None:
+            live = f"{format_iops(stats.iops)} IOPS  {format_rate(stats.bw_bytes)}"
+        elapsed = min(stats.elapsed_s, step.expected_s)
+        self._progress.update(self._current, completed=elapsed, live=live)
+        self._progress.update(self._suite, completed=self._done_s + elapsed)
+
+    def finished(self, step: Step, ok: bool) -> None:
+        self._done_s += step.expected_s
+        if self._progress is None:
+            if not ok:
+                self.console.print(self._label(step) + " failed", highlight=False)
+            return
+        if self._current is not None:
+            self._progress.remove_task(self._current)
+            self._current = None
+        if self._suite is not None:
+            self._progress.update(self._suite, completed=self._done_s)
+        mark = "[green]done[/]" if ok else "[red]failed[/]"
+        self._progress.console.print(f"{self._label(step)} {mark}", highlight=False)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

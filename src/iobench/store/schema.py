@@ -1,0 +1,62 @@
+"""Schema migrations, applied in order; ``PRAGMA user_version`` holds how many ran."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, their targets, and one row per workload x target with its raw evidence.
+    """
+    CREATE TABLE runs (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        uuid            TEXT NOT NULL UNIQUE,
+        status          TEXT NOT NULL
+                        CHECK (status IN ('running', 'complete', 'aborted', 'failed')),
+        suite           TEXT NOT NULL,
+        suite_json      TEXT NOT NULL,
+        label           TEXT,
+        argv_json       TEXT NOT NULL,
+        host_json       TEXT NOT NULL,
+        fio_version     TEXT,
+        iobench_version TEXT NOT NULL,
+        warnings_json   TEXT NOT NULL DEFAULT '[]',
+        error           TEXT,
+        started_at      TEXT NOT NULL,
+        finished_at     TEXT,
+        pid             INTEGER,
+        hostname        TEXT
+    );
+    CREATE TABLE targets (
+        run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        position     INTEGER NOT NULL,
+        spec         TEXT NOT NULL,
+        path         TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        size_bytes   INTEGER,
+        context_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, position)
+    );
+    CREATE TABLE results (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        target        TEXT NOT NULL,
+        workload      TEXT NOT NULL,
+        position      INTEGER NOT NULL,
+        status        TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        params_json   TEXT NOT NULL,
+        metrics_json  TEXT,
+        job_file      TEXT NOT NULL,
+        fio_argv_json TEXT NOT NULL,
+        fio_rc        INTEGER,
+        fio_version   TEXT,
+        raw_output    TEXT,
+        fio_stdout    TEXT,
+        fio_stderr    TEXT,
+        error         TEXT,
+        started_at    TEXT NOT NULL,
+        finished_at   TEXT NOT NULL
+    );
+    CREATE INDEX results_run ON results(run_id, position);
+    CREATE INDEX runs_label ON runs(label);
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

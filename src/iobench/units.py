@@ -1,0 +1,166 @@
+"""Sizes, durations and rates: parse what users type, format what users read.
+
+Sizes follow fio's default (``kb_base=1024``): ``4k`` = ``4KiB`` = ``4KB`` = 4096 bytes.
+Durations are seconds unless a unit is given (``us``, ``ms``, ``s``, ``m``, ``h``, ``d``),
+as in fio. Values are stored in base units (bytes, seconds, nanoseconds) and converted only
+when rendered.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
+    "p": 1 << 50,
+    "pb": 1 << 50,
+    "pib": 1 << 50,
+}
+
+_DURATION_UNITS = {
+    "us": 1e-6,
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
+
+
+def parse_size(value: str | int) -> int:
+    """Parse ``4k``, ``1M``, ``16MiB``, ``1.5G`` or a plain byte count into bytes.
+
+    Raises ValueError with a message that says what is accepted.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size such as 4k, 1M or 4096, not {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a size cannot be negative: {value}")
+        return value
+    m = _SIZE_RE.match(value)
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise ValueError(f"{value!r} is not a size; use bytes or a unit: 512, 4k, 1M, 16MiB, 4G")
+    number = float(m.group(1))
+    result = number * _SIZE_UNITS[m.group(2).lower()]
+    if result != int(result):
+        raise ValueError(f"{value!r} is not a whole number of bytes")
+    return int(result)
+
+
+def parse_duration(value: str | int | float) -> float:
+    """Parse ``30``, ``30s``, ``2m``, ``500ms``, ``1h`` into seconds (float)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as 30s or 2m, not {value!r}")
+    if isinstance(value, int | float):
+        if value < 0 or not math.isfinite(value):
+            raise ValueError(f"a duration must be a finite number >= 0, not {value}")
+        return float(value)
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$", value)
+    if not m or m.group(2).lower() not in _DURATION_UNITS:
+        raise ValueError(
+            f"{value!r} is not a duration; use seconds or a unit: 30, 30s, 500ms, 2m, 1h"
+        )
+    return float(m.group(1)) * _DURATION_UNITS[m.group(2).lower()]
+
+
+def fio_duration(seconds: float) -> str:
+    """A duration as fio reads it: whole seconds when exact, else milliseconds."""
+    if seconds == int(seconds):
+        return f"{int(seconds)}s"
+    return f"{round(seconds * 1000)}ms"
+
+
+_IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+
+
+def format_bytes(n: float | None) -> str:
+    """``16777216`` -> ``16.0 MiB``; None -> ``-``."""
+    if n is None:
+        return "-"
+    value = float(n)
+    for unit in _IEC:
+        if abs(value) < 1024 or unit == _IEC[-1]:
+            if unit == "B":
+                return f"{int(value)} B"
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_size_short(n: int) -> str:
+    """A block size the way fio users write it: 4096 -> ``4k``, 1048576 -> ``1M``."""
+    for unit, factor in (
+        ("P", 1 << 50),
+        ("T", 1 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("k", 1 << 10),
+    ):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor}{unit}"
+    return str(n)
+
+
+def format_rate(bytes_per_s: float | None) -> str:
+    """Bandwidth in IEC units per second: ``1.23 GiB/s``."""
+    if bytes_per_s is None:
+        return "-"
+    return format_bytes(bytes_per_s) + "/s"
+
+
+def format_iops(iops: float | None) -> str:
+    """``12345.6`` -> ``12.3k``; small values keep a decimal."""
+    if iops is None:
+        return "-"
+    if iops >= 1e6:
+        return f"{iops / 1e6:.2f}M"
+    if iops >= 1e4:
+        return f"{iops / 1e3:.1f}k"
+    if iops >= 1e3:
+        return f"{iops / 1e3:.2f}k"
+    if iops >= 10:
+        return f"{iops:.0f}"
+    return f"{iops:.2f}"
+
+
+def format_ns(ns: float | None) -> str:
+    """A latency: ``850 ns``, ``12.3 µs``, ``4.56 ms``, ``1.20 s``."""
+    if ns is None:
+        return "-"
+    for unit, factor in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= factor:
+            v = ns / factor
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def format_duration(seconds: float) -> str:
+    """``75`` -> ``1m15s``; ``1.5`` -> ``1.5s``."""
+    if seconds < 60:
+        return f"{seconds:g}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s" if secs else f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

@@ -1,0 +1,36 @@
+"""Shared fixtures: an isolated results database, real fio, and a fake fio on PATH."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+FAKES = Path(__file__).parent / "fakes"
+
+
+@pytest.fixture(autouse=True)
+def isolated_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own database; nothing lands in the user's data directory."""
+    path = tmp_path_factory.mktemp("db") / "iobench.db"
+    monkeypatch.setenv("IOBENCH_DB", str(path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(path.parent / "xdg"))
+    return path
+
+
+@pytest.fixture
+def real_fio() -> str:
+    path = shutil.which("fio")
+    if path is None:
+        pytest.skip("fio is not installed (scripts/setup.sh --dev installs it)")
+    return path
+
+
+@pytest.fixture
+def fake_fio(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Put tests/fakes/fio first on PATH; choose its behaviour with FAKE_FIO_MODE."""
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+    yield

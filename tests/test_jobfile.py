@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iobench.errors import UserError
+from iobench.fio.jobfile import build_jobfile, build_layout_jobfile, fio_filename
+from iobench.model import Workload
+
+
+def _w(**kw: object) -> Workload:
+    base: dict[str, object] = {
+        "name": "randread-4k-qd1",
+        "rw": "randread",
+        "bs": 4096,
+        "iodepth": 1,
+        "numjobs": 1,
+        "runtime_s": 2.0,
+    }
+    base.update(kw)
+    return Workload(**base)  # type: ignore[arg-type]
+
+
+def _options(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(";"):
+            key, value = line.split("=", 1)
+            out[key] = value
+    return out
+
+
+def test_jobfile_measures_latency_in_full_and_groups_jobs() -> None:
+    opts = _options(build_jobfile(_w(numjobs=4, iodepth=32), "/data/t.dat", 16 << 20))
+    assert opts["filename"] == "/data/t.dat"
+    assert opts["size"] == str(16 << 20)
+    assert opts["numjobs"] == "4"
+    assert opts["iodepth"] == "32"
+    assert opts["group_reporting"] == "1"
+    assert opts["lat_percentiles"] == "1"
+    assert opts["clat_percentiles"] == "1"
+    assert opts["time_based"] == "1"
+    assert opts["runtime"] == "2s"
+    assert "gtod_reduce" not in opts
+    assert "ramp_time" not in opts
+
+
+def test_jobfile_carries_ramp_mix_and_safe_options_in_order() -> None:
+    text = build_jobfile(
+        _w(
+            rw="randrw", rwmixread=70, ramp_s=1.5, options=(("fsync", "4"), ("refill_buffers", "1"))
+        ),
+        "/d/f",
+        1 << 20,
+    )
+    opts = _options(text)
+    assert opts["rwmixread"] == "70"
+    assert opts["ramp_time"] == "1500ms"
+    assert text.index("fsync=4") < text.index("refill_buffers=1")
+
+
+def test_time_based_false_runs_until_size_is_covered() -> None:
+    opts = _options(build_jobfile(_w(rw="write", options=(("time_based", "0"),)), "/d/f", 1 << 20))
+    assert "time_based" not in opts
+
+
+def test_colons_in_paths_are_escaped_and_expansions_refused() -> None:
+    assert fio_filename("/mnt/a:b/f") == "/mnt/a\\:b/f"
+    with pytest.raises(UserError, match="environment variable"):
+        fio_filename("/mnt/${HOME}/f")
+    with pytest.raises(UserError, match="line break"):
+        fio_filename("/mnt/a\nb")
+
+
+@pytest.mark.fio
+def test_fio_accepts_the_generated_job_files(real_fio: str, tmp_path: Path) -> None:
+    for text in (
+        build_jobfile(
+            _w(rw="randrw", rwmixread=70, options=(("fsync", "4"),)), str(tmp_path / "f"), 1 << 20
+        ),
+        build_layout_jobfile(str(tmp_path / "f"), 1 << 20),
+    ):
+        job = tmp_path / "job.fio"
+        job.write_text(text)
+        proc = subprocess.run(
+            [real_fio, "--parse-only", str(job)], capture_output=True, text=True, check=False
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr

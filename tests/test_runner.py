@@ -1,0 +1,138 @@
+"""fio runner: real fio for the happy path, a fake fio on PATH for every fault."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from iobench.errors import FioFailed, FioMissing
+from iobench.fio.jobfile import build_jobfile
+from iobench.fio.runner import LiveStats, find_fio, run_fio
+from iobench.model import Workload
+
+
+def _job(path: Path, runtime_s: float = 1.0) -> str:
+    w = Workload("rr", "randread", 4096, 4, 1, ioengine="libaio", runtime_s=runtime_s)
+    return build_jobfile(w, str(path), 4 << 20)
+
+
+@pytest.mark.fio
+def test_real_fio_run_gives_results_and_live_progress(real_fio: str, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    seen: list[LiveStats] = []
+    run = run_fio(
+        find_fio(), _job(tmp_path / "t.dat", 2.0), work, timeout_s=60, on_progress=seen.append
+    )
+    assert run.returncode == 0
+    assert run.output is not None
+    job = run.output.jobs[0]
+    assert job.read is not None and job.read.iops > 0 and job.read.io_bytes > 0
+    assert job.read.lat is not None and job.read.lat.bins, "json+ histogram bins expected"
+    assert run.output.fio_version == find_fio().version
+    assert any(s.iops for s in seen), "a live IOPS figure from fio's 1 s snapshots"
+    assert run.argv[0] == real_fio and "--output-format=json+" in run.argv
+
+
+def test_missing_fio_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(FioMissing) as e:
+        find_fio()
+    assert "not installed" in e.value.message
+    assert e.value.hint is not None and "apt-get install fio" in e.value.hint
+
+
+def test_old_fio_is_refused(fake_fio: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "old")
+    with pytest.raises(FioMissing, match=r"fio 2\.1 .* too old"):
+        find_fio()
+
+
+def test_fio_that_prints_garbage_is_an_error(
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "garbage")
+    with pytest.raises(FioFailed, match="wrote no results") as e:
+        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+    assert e.value.returncode == 0
+
+
+def test_fio_option_error_quotes_fio(
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "fail")
+    with pytest.raises(FioFailed) as e:
+        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+    assert "fio: failed parsing rw=bogus" in e.value.message
+    assert e.value.hint is not None and "suite file" in e.value.hint
+    assert e.value.returncode == 1
+
+
+def test_fio_that_moves_no_data_is_an_error(
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "noio")
+    with pytest.raises(FioFailed, match="after moving 0 bytes"):
+        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+
+
+def test_fio_killed_mid_run_is_an_error(
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "die")
+    with pytest.raises(FioFailed, match="code -9") as e:
+        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+    assert e.value.hint is not None and "killed" in e.value.hint
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); look at its state.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_hung_fio_and_its_children_are_killed_at_the_timeout(
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "hang")
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("FAKE_FIO_PIDFILE", str(pidfile))
+    started = time.monotonic()
+    with pytest.raises(FioFailed, match="did not finish within 2 s"):
+        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=2)
+    assert time.monotonic() - started < 20
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2, "the fake starts a child process too"
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
+
+
+@pytest.mark.fio
+def test_real_fio_bad_option_quotes_fio_message(real_fio: str, tmp_path: Path) -> None:
+    job = _job(tmp_path / "t.dat").replace("rw=randread", "rw=bogus")
+    with pytest.raises(FioFailed) as e:
+        run_fio(find_fio(), job, tmp_path, timeout_s=30)
+    assert "rw=bogus" in e.value.message
+    assert e.value.returncode == 1
+
+
+@pytest.mark.fio
+def test_real_fio_einval_with_direct_io_explains_the_fix(real_fio: str, tmp_path: Path) -> None:
+    # bs=1000 is not a multiple of the logical block size: O_DIRECT gives EINVAL.
+    job = _job(tmp_path / "t.dat").replace("bs=4096", "bs=1000")
+    with pytest.raises(FioFailed) as e:
+        run_fio(find_fio(), job, tmp_path, timeout_s=30)
+    assert "EINVAL" in e.value.message
+    assert "fio said:" in e.value.message
+    assert e.value.hint is not None and "direct = false" in e.value.hint

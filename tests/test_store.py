@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from iobench.errors import StoreError, UserError
+from iobench.store import ResultRecord, Store
+from iobench.store.repository import TargetRecord, now_iso
+from iobench.store.schema import SCHEMA_VERSION
+
+
+def _new_run(store: Store, label: str | None = "x") -> int:
+    return store.create_run(
+        suite="quick",
+        suite_def={"name": "quick", "workloads": []},
+        label=label,
+        argv=["iobench", "run"],
+        host={"hostname": "h"},
+        iobench_version="0.1.0",
+        targets=[TargetRecord(0, "/tmp", "/tmp", "directory", None, {"filesystem": {}})],
+    )
+
+
+def _result(workload: str, position: int) -> ResultRecord:
+    return ResultRecord(
+        target="/tmp",
+        workload=workload,
+        position=position,
+        status="ok",
+        params={"rw": "randread"},
+        metrics={"read": {"iops": 1000.0}},
+        job_file="[x]\n",
+        fio_argv=["fio", "x.fio"],
+        fio_rc=0,
+        fio_version="3.33",
+        raw_output="{}",
+        fio_stdout="",
+        fio_stderr="",
+        error=None,
+        started_at=now_iso(),
+        finished_at=now_iso(),
+    )
+
+
+def test_new_database_gets_current_schema_and_round_trips_a_run(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "r.db"
+    with Store.open(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION
+        run_id = _new_run(store)
+        store.add_result(run_id, _result("a", 0))
+        store.finish_run(run_id, status="complete", fio_version="3.33", warnings=[{"id": "w"}])
+        run = store.get_run(run_id)
+    assert run.status == "complete"
+    assert run.fio_version == "3.33"
+    assert run.warnings == [{"id": "w"}]
+    assert [r.workload for r in run.results] == ["a"]
+    assert run.results[0].metrics == {"read": {"iops": 1000.0}}
+    assert run.targets[0].kind == "directory"
+
+
+def test_database_from_a_newer_iobench_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    Store.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="written by a newer iobench"):
+        Store.open(path)
+
+
+def test_foreign_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 100)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not an iobench results database"):
+        Store.open(path)
+    assert path.read_bytes() == before
+
+
+def test_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE mine (x)")
+    conn.close()
+    with pytest.raises(StoreError, match="not one of iobench's"):
+        Store.open(path)
+
+
+def test_run_references(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "r.db") as store:
+        with pytest.raises(UserError, match="has 0 run"):
+            store.resolve("latest")
+        first, second = _new_run(store), _new_run(store)
+        assert store.resolve("latest") == second
+        assert store.resolve("-2") == first
+        assert store.resolve(str(first)) == first
+        with pytest.raises(UserError, match="there is no run 99"):
+            store.resolve("99")
+        with pytest.raises(UserError, match="not a run id"):
+            store.resolve("abc")
+
+
+def test_run_left_running_by_a_dead_process_becomes_aborted(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    with Store.open(path) as store:
+        run_id = _new_run(store)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE runs SET pid = ? WHERE id = ?", (2**22 + 12345, run_id))
+    conn.commit()
+    conn.close()
+    with Store.open(path) as store:
+        run = store.get_run(run_id)
+    assert run.status == "aborted"
+    assert run.error is not None and "ended without finishing" in run.error
+
+
+def test_live_running_run_is_left_running(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "r.db") as store:
+        run_id = _new_run(store)
+    with Store.open(tmp_path / "r.db") as store:
+        assert store.get_run(run_id).status == "running"
+
+
+def _writer(path: str, n: int) -> None:
+    with Store.open(path) as store:
+        for i in range(n):
+            run_id = _new_run(store, label=f"p{os.getpid()}")
+            store.add_result(run_id, _result(f"w{i}", i))
+            store.finish_run(run_id, status="complete", fio_version="3.33", warnings=[])
+
+
+def test_concurrent_writers_do_not_corrupt_the_database(tmp_path: Path) -> None:
+    path = str(tmp_path / "r.db")
+    Store.open(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, 15)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with Store.open(path) as store:
+        runs = store.list_runs()
+        assert len(runs) == 60
+        assert all(r.status == "complete" and r.result_count == 1 for r in runs)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
