@@ -28,6 +28,8 @@ if [ "$dev" = 1 ]; then
     command -v mkfs.ext4 >/dev/null || packages+=(e2fsprogs)
     command -v sfdisk >/dev/null || packages+=(fdisk)
     command -v ip >/dev/null || packages+=(iproute2)
+    command -v pvcreate >/dev/null || packages+=(lvm2)
+    command -v cryptsetup >/dev/null || packages+=(cryptsetup-bin)
 fi
 if [ "${#packages[@]}" -gt 0 ]; then
     echo "setup: installing OS packages: ${packages[*]}"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from scratch import Scratch, scratch_fixture
+
 FAKES = Path(__file__).parent / "fakes"
 
 
@@ -34,3 +36,9 @@ def fake_fio(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Put tests/fakes/fio first on PATH; choose its behaviour with FAKE_FIO_MODE."""
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     yield
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Iterator[Scratch]:
+    """Loop devices, mounts and swap (needs root); all removed after the test."""
+    yield from scratch_fixture(tmp_path)

@@ -28,7 +28,12 @@ from iobench.metrics import workload_metrics
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
 from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
-from iobench.targets import check_block_device_writable, check_free_space, resolve_target
+from iobench.targets import (
+    check_block_device_writable,
+    check_free_space,
+    hold_device,
+    resolve_target,
+)
 from iobench.units import format_bytes
 
 # Seconds of margin on top of ramp + runtime before a workload is declared hung.
@@ -39,7 +44,10 @@ LAYOUT_BYTES_PER_S = 100 * 2**20
 
 @dataclass(frozen=True)
 class Step:
-    """One fio invocation of the plan: a layout or a workload on a target."""
+    """One fio invocation of the plan: a layout or a workload on a target.
+
+    Observers are told ``finished`` with the outcome ``done``, ``failed`` or ``interrupted``.
+    """
 
     index: int
     target: str
@@ -54,7 +62,7 @@ class Observer(Protocol):
     def planned(self, steps: Sequence[Step]) -> None: ...
     def started(self, step: Step) -> None: ...
     def progress(self, step: Step, stats: LiveStats) -> None: ...
-    def finished(self, step: Step, ok: bool) -> None: ...
+    def finished(self, step: Step, outcome: str) -> None: ...
     def close(self) -> None: ...
 
 
@@ -68,7 +76,7 @@ class NullObserver:
     def progress(self, step: Step, stats: LiveStats) -> None:
         pass
 
-    def finished(self, step: Step, ok: bool) -> None:
+    def finished(self, step: Step, outcome: str) -> None:
         pass
 
     def close(self) -> None:
@@ -213,6 +221,7 @@ def execute(
         dev_bytes, dev_name = device_under(p.target, ctx)
         facts = TargetFacts(
             spec=p.target.spec,
+            path=p.target.path,
             kind=p.target.kind,
             test_bytes=max(p.sizes.values()),
             device_bytes=dev_bytes,
@@ -237,11 +246,16 @@ def execute(
     workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
     created: list[str] = []
     fio_version: str | None = None
+    stack = contextlib.ExitStack()
     status: str = "failed"
     error: IobenchError | None = None
     try:
         step_iter = iter(steps)
         for position_base, p in enumerate(prepared):
+            stack.close()
+            if p.target.kind == "block" and not p.readonly:
+                # Nobody may mount, swapon or assemble the device while fio writes to it.
+                stack.enter_context(hold_device(p.target))
             if p.created:
                 step = next(step_iter)
                 _create_exclusive(p.filename)
@@ -284,6 +298,7 @@ def execute(
                         finished_at=now_iso(),
                     ),
                 )
+        stack.close()
         status = "complete"
     except (KeyboardInterrupt, Interrupted):
         status, error = "aborted", Interrupted("interrupted; the workloads that finished are kept")
@@ -291,6 +306,7 @@ def execute(
         status, error = "failed", e
     finally:
         with _signals_deferred():
+            stack.close()
             obs.close()
             for path in created:
                 with contextlib.suppress(FileNotFoundError):
@@ -310,7 +326,7 @@ def _run_step(
     fio: FioInfo, step: Step, job: str, workdir: Path, obs: Observer, *, readonly: bool = False
 ) -> FioRun:
     obs.started(step)
-    ok = False
+    outcome = "failed"
     try:
         run = run_fio(
             fio,
@@ -321,10 +337,13 @@ def _run_step(
             name=f"step{step.index}",
             readonly=readonly,
         )
-        ok = True
+        outcome = "done"
         return run
+    except (KeyboardInterrupt, Interrupted):
+        outcome = "interrupted"
+        raise
     finally:
-        obs.finished(step, ok)
+        obs.finished(step, outcome)
 
 
 def _failed_record(

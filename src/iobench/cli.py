@@ -305,7 +305,8 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
 def _print_error(e: IobenchError, console: Console) -> None:
     console.print(f"[red]iobench: error:[/] {escape(e.message)}", highlight=False)
     if e.hint:
-        console.print(f"  [dim]what to do:[/] {escape(e.hint)}", highlight=False)
+        hint = escape(e.hint).replace("\n", "\n" + " " * 14)
+        console.print(f"  [dim]what to do:[/] {hint}", highlight=False)
 
 
 def run_cli(argv: Sequence[str]) -> int:

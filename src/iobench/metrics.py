@@ -25,7 +25,7 @@ def latency_dict(stats: LatencyStats | None, *, with_bins: bool = True) -> dict[
     if stats is None or stats.n == 0:
         return None
     if stats.bins:
-        computed = dict(percentiles_from_bins(stats.bins, PERCENTILES))
+        computed = dict(percentiles_from_bins(stats.bins, PERCENTILES, n=stats.n))
     else:
         computed = dict(stats.percentiles)
     out: dict[str, Any] = {

@@ -38,7 +38,8 @@ class Finding:
 class TargetFacts:
     """What the findings need to know about one target."""
 
-    spec: str
+    spec: str  # as the user gave it
+    path: str  # resolved, for messages
     kind: str  # directory | file | block
     test_bytes: int  # size of the test area iobench will use
     device_bytes: int | None  # size of the device under it, when known
@@ -79,13 +80,14 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
     if target.device_bytes and target.test_bytes < SMALL_FILE_RATIO * target.device_bytes:
         share = 100.0 * target.test_bytes / target.device_bytes
         device = target.device_name or "the device"
+        under = "" if target.kind == "block" else f" under {target.path}"
         found.append(
             Finding(
                 "small-file",
                 "warning",
                 f"the test area ({format_bytes(target.test_bytes)}) is {share:.2g} % of "
-                f"{device} ({format_bytes(target.device_bytes)}) under {target.spec}: random IO "
-                "then touches a small part of it, where caches and locality flatter the numbers",
+                f"{device} ({format_bytes(target.device_bytes)}){under}: random IO then "
+                "touches a small part of it, where caches and locality flatter the numbers",
                 f"use --size of at least {format_bytes(SMALL_FILE_RATIO * target.device_bytes)},"
                 " or test the whole device",
                 target=target.spec,

@@ -78,18 +78,20 @@ class ProgressDisplay:
         self._progress.update(self._current, completed=elapsed, live=live)
         self._progress.update(self._suite, completed=self._done_s + elapsed)
 
-    def finished(self, step: Step, ok: bool) -> None:
+    def finished(self, step: Step, outcome: str) -> None:
         self._done_s += step.expected_s
         if self._progress is None:
-            if not ok:
-                self.console.print(self._label(step) + " failed", highlight=False)
+            if outcome != "done":
+                self.console.print(f"{self._label(step)} {outcome}", highlight=False)
             return
         if self._current is not None:
             self._progress.remove_task(self._current)
             self._current = None
         if self._suite is not None:
             self._progress.update(self._suite, completed=self._done_s)
-        mark = "[green]done[/]" if ok else "[red]failed[/]"
+        mark = {"done": "[green]done[/]", "interrupted": "[yellow]interrupted[/]"}.get(
+            outcome, "[red]failed[/]"
+        )
         self._progress.console.print(f"{self._label(step)} {mark}", highlight=False)
 
     def close(self) -> None:

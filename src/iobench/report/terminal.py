@@ -111,17 +111,20 @@ def _target_detail(ctx: dict[str, Any]) -> str:
 
 
 def render_warnings(warnings: list[dict[str, Any]], console: Console) -> None:
+    """Warnings grouped by id and fix, so one fix is not repeated per workload."""
     if not warnings:
         return
     console.print("[bold]warnings[/]")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for w in warnings:
-        colour = "yellow" if w.get("severity") == "warning" else "cyan"
-        console.print(
-            f"  [{colour}]{w.get('severity')}[/] {escape('[' + str(w.get('id')) + ']')} "
-            f"{escape(str(w.get('message')))}",
-            highlight=False,
-        )
-        console.print(f"      fix: {w.get('fix')}", highlight=False, markup=False, style="dim")
+        groups.setdefault((str(w.get("id")), str(w.get("fix"))), []).append(w)
+    for (wid, fix), members in groups.items():
+        severity = members[0].get("severity")
+        colour = "yellow" if severity == "warning" else "cyan"
+        console.print(f"  [{colour}]{severity}[/] {escape('[' + wid + ']')}", highlight=False)
+        for w in members:
+            console.print(f"    {w.get('message')}", highlight=False, markup=False)
+        console.print(f"    fix: {fix}", highlight=False, markup=False, style="dim")
 
 
 def render_run_list(runs: list[RunRecord], console: Console) -> None:

@@ -1,0 +1,1 @@
+"""Pure analysis of parsed fio results: latency histograms, merging, findings."""

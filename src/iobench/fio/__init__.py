@@ -1,0 +1,1 @@
+"""Everything that knows fio: job files, running it, and reading its output."""

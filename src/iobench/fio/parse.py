@@ -1,0 +1,397 @@
+"""Read fio's JSON output (json and json+, fio 2.x and 3.x, standalone and client mode).
+
+fio writes its report to the same stream as its messages, so the text can hold lines
+before, between and after the JSON (``fio: terminating on signal 2``, ``note: ...``, a
+stray ``>``), and ``--status-interval`` writes one complete cumulative report after
+another with no delimiter. :func:`iter_json_objects` finds every top-level object;
+:func:`parse_fio_output` takes the last report and turns it into :class:`FioOutput`.
+
+Units are normalised to bytes, bytes/s and nanoseconds:
+
+- fio >= 2.99 (``clat_ns``/``lat_ns``/``slat_ns``) reports latencies in ns;
+  before that (``clat``/``lat``/``slat``) in microseconds, converted here, and the
+  output is marked ``latency_unit="us"``. Pre-2.99 json+ bins use a different
+  bucketing (µs, 19 groups) and cannot be compared or merged with 3.x bins: dropped.
+- ``io_bytes`` is bytes since fio 2.21, when ``io_kbytes`` appeared; before, it held
+  KiB. ``bw`` is KiB/s in every version; ``bw_bytes`` (B/s) exists from fio 3.2.
+
+A value fio did not report is None, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from iobench.errors import FioOutputError
+from iobench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+
+_REPORT_KEYS = ("jobs", "client_stats")
+_VERSION_MARK = '"fio version"'
+ALL_CLIENTS = "All clients"  # jobname of fio's client-mode aggregate entry
+
+
+def _keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # fio's client mode repeats keys inside one "global options" object (one set per
+    # server, fio < 3.39); JSON allows it, and the last value wins.
+    return dict(pairs)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_keep_last)
+
+
+def _scan(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """(start, end, object) for every top-level JSON object in ``text``."""
+    found: list[tuple[int, int, dict[str, Any]]] = []
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            obj, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append((pos, end, obj))
+        pos = text.find("{", end)
+    return found
+
+
+def iter_json_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text``, in order, skipping any other text.
+
+    Each ``{`` is tried as the start of an object; text that is not JSON is skipped,
+    and after a complete object the scan continues behind it, so objects nested in it
+    are not returned separately. Objects nested in a *truncated* object may be
+    returned, since nothing encloses them any more; select reports by their keys.
+    Duplicate keys are allowed; the last value wins.
+    """
+    return [obj for _, _, obj in _scan(text)]
+
+
+def _first_bytes(text: str, limit: int = 120) -> str:
+    head = text.lstrip()[:limit]
+    return repr(head) if head else "(empty)"
+
+
+def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
+    """Parse fio's output (any text around the JSON is ignored) into a FioOutput.
+
+    The last object holding ``jobs`` or ``client_stats`` is the final report (with
+    ``--status-interval`` the earlier ones are interim cumulative snapshots). Raises
+    FioOutputError naming ``source`` if there is no such object, if a report after it
+    was cut off (fio died while writing: the last complete one is only a snapshot), or
+    if a required field is missing or of the wrong type.
+    """
+    objects = _scan(text)
+    reports = [(end, obj) for _, end, obj in objects if any(k in obj for k in _REPORT_KEYS)]
+    if not reports:
+        raise FioOutputError(
+            f"{source} holds no fio JSON output (expected an object with 'jobs' or "
+            f"'client_stats'); first bytes: {_first_bytes(text)}",
+            hint="run fio with --output-format=json or json+",
+        )
+    end, report = reports[-1]
+    if _VERSION_MARK in text[end:]:
+        raise FioOutputError(
+            f"{source}: the fio report after offset {end} is incomplete (fio stopped "
+            "while writing it); the last complete report is only an interim snapshot",
+            hint="run the benchmark again; keep fio running until it exits",
+        )
+    return _Reader(source).output(report)
+
+
+class _Reader:
+    """Turns one decoded report into model objects; knows the source for messages."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.used_us = False
+
+    def fail(self, where: str, message: str) -> FioOutputError:
+        return FioOutputError(f"{self.source}: {where}: {message}")
+
+    # -- typed access --------------------------------------------------------------
+
+    def number(self, d: Mapping[str, Any], key: str, where: str) -> float | None:
+        value = d.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(where, f"'{key}' should be a number, not {value!r}")
+        return float(value)
+
+    def integer(self, d: Mapping[str, Any], key: str, where: str) -> int | None:
+        raw = d.get(key)
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return raw  # exact, even beyond 2**53
+        value = self.number(d, key, where)
+        if value is None:
+            return None
+        if not math.isfinite(value) or value != int(value):
+            raise self.fail(where, f"'{key}' should be an integer, not {raw!r}")
+        return int(value)
+
+    def required_int(self, d: Mapping[str, Any], key: str, where: str) -> int:
+        value = self.integer(d, key, where)
+        if value is None:
+            raise self.fail(where, f"'{key}' is missing")
+        return value
+
+    def mapping(self, d: Mapping[str, Any], key: str, where: str) -> dict[str, Any] | None:
+        value = d.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(where, f"'{key}' should be an object, not {type(value).__name__}")
+        return value
+
+    # -- report --------------------------------------------------------------------
+
+    def output(self, report: dict[str, Any]) -> FioOutput:
+        client_mode = "client_stats" in report
+        key = "client_stats" if client_mode else "jobs"
+        entries = report.get(key)
+        if not isinstance(entries, list):
+            raise self.fail(key, f"should be an array, not {type(entries).__name__}")
+        jobs = [self.job(entry, f"{key}[{i}]") for i, entry in enumerate(entries)]
+        if client_mode:
+            jobs = _final_client_entries(jobs)
+
+        raw_version = report.get("fio version")
+        version: str | None = None
+        if isinstance(raw_version, str):
+            version = raw_version.removeprefix("fio-")
+
+        raw_disks = report.get("disk_util", [])
+        if not isinstance(raw_disks, list):
+            raise self.fail("disk_util", "should be an array")
+        disks = tuple(self.disk(d, f"disk_util[{i}]") for i, d in enumerate(raw_disks))
+
+        return FioOutput(
+            fio_version=version,
+            timestamp=self.integer(report, "timestamp", "top level"),
+            jobs=tuple(jobs),
+            disk_util=disks,
+            client_mode=client_mode,
+            latency_unit="us" if self.used_us else "ns",
+        )
+
+    def job(self, entry: object, where: str) -> JobResult:
+        if not isinstance(entry, dict):
+            raise self.fail(where, "should be an object")
+        name = entry.get("jobname")
+        if not isinstance(name, str):
+            raise self.fail(where, "has no 'jobname'")
+        where = f"{where} ({name!r})"
+        hostname = entry.get("hostname")
+        return JobResult(
+            jobname=name,
+            groupid=self.required_int(entry, "groupid", where),
+            error=self.required_int(entry, "error", where),
+            read=self.direction(entry, "read", where),
+            write=self.direction(entry, "write", where),
+            trim=self.direction(entry, "trim", where),
+            usr_cpu_pct=self.number(entry, "usr_cpu", where),
+            sys_cpu_pct=self.number(entry, "sys_cpu", where),
+            job_runtime_ms=self.integer(entry, "job_runtime", where),
+            hostname=hostname if isinstance(hostname, str) else None,
+            port=self.integer(entry, "port", where),
+        )
+
+    def direction(self, job: dict[str, Any], ddir: str, where: str) -> DirectionResult | None:
+        d = self.mapping(job, ddir, where)
+        if d is None:
+            return None
+        where = f"{where}.{ddir}"
+        raw_io = self.integer(d, "io_bytes", where)
+        runtime_ms = self.integer(d, "runtime", where)
+        iops = self.number(d, "iops", where)
+        bw_kib = self.number(d, "bw", where)
+        if raw_io is None or runtime_ms is None or iops is None:
+            raise self.fail(where, "needs 'io_bytes', 'runtime' and 'iops'")
+
+        io_bytes = raw_io * 1024 if _io_bytes_is_kib(d, raw_io, bw_kib, runtime_ms) else raw_io
+        total_ios = self.integer(d, "total_ios", where)
+        if total_ios is None:
+            # fio 2.1.x has no total_ios; fio defines iops = 1000 * total_ios / runtime.
+            total_ios = round(iops * runtime_ms / 1000)
+        if total_ios == 0 and io_bytes == 0:
+            return None
+
+        bw_bytes = self.number(d, "bw_bytes", where)
+        if bw_bytes is None:  # fio < 3.2: derive it as fio 3.x does
+            if runtime_ms > 0:
+                bw_bytes = io_bytes * 1000 / runtime_ms
+            elif bw_kib is not None:
+                bw_bytes = bw_kib * 1024
+            else:
+                raise self.fail(where, "has neither 'bw_bytes' nor 'bw'")
+
+        return DirectionResult(
+            io_bytes=io_bytes,
+            bw_bytes=bw_bytes,
+            iops=iops,
+            total_ios=total_ios,
+            runtime_ms=runtime_ms,
+            clat=self.latency(d, "clat", where, total_ios),
+            lat=self.latency(d, "lat", where, total_ios),
+            slat=self.latency(d, "slat", where, total_ios),
+        )
+
+    def latency(
+        self, d: dict[str, Any], kind: str, where: str, total_ios: int
+    ) -> LatencyStats | None:
+        obj = self.mapping(d, f"{kind}_ns", where)
+        scale = 1
+        if obj is None:
+            obj = self.mapping(d, kind, where)
+            if obj is None:
+                return None
+            scale = 1000  # fio < 2.99: microseconds
+            self.used_us = True
+            where = f"{where}.{kind}"
+        else:
+            where = f"{where}.{kind}_ns"
+
+        values = [self.number(obj, k, where) for k in ("min", "max", "mean", "stddev")]
+        low, high, mean, stddev = values
+        if low is None or high is None or mean is None or stddev is None:
+            return None  # not a latency object we understand
+
+        bins: dict[int, int] = {}
+        raw_bins = self.mapping(obj, "bins", where)
+        if raw_bins is not None and scale == 1:
+            bins = self.bins(raw_bins, where)
+
+        n = self.integer(obj, "N", where)
+        if n is None:  # fio 3.16 and older did not print N (3.19 does)
+            if bins:
+                n = sum(bins.values())
+            elif low == high == mean == stddev == 0:
+                n = 0  # fio prints zeros for a latency it never sampled
+            else:
+                n = total_ios
+        if n == 0:
+            return None
+
+        percentiles: list[tuple[float, float]] = []
+        raw_pct = self.mapping(obj, "percentile", where)
+        for key, value in (raw_pct or {}).items():
+            try:
+                p = float(key)
+            except ValueError:
+                raise self.fail(where, f"percentile key {key!r} is not a number") from None
+            if not 0 < p <= 100:  # fio 2.x adds a "0.00": 0 terminator entry
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise self.fail(where, f"percentile {key} should be a number, not {value!r}")
+            percentiles.append((p, float(value) * scale))
+        percentiles.sort()
+
+        return LatencyStats(
+            n=n,
+            min_ns=low * scale,
+            max_ns=high * scale,
+            mean_ns=mean * scale,
+            stddev_ns=stddev * scale,
+            percentiles=tuple(percentiles),
+            bins=bins,
+        )
+
+    def bins(self, raw: dict[str, Any], where: str) -> dict[int, int]:
+        bins: dict[int, int] = {}
+        for key, count in raw.items():
+            if not key.isdigit():  # early json+ also carried FIO_IO_U_PLAT_* metadata
+                continue
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise self.fail(where, f"bin {key} should hold a count, not {count!r}")
+            bins[int(key)] = count
+        return bins
+
+    def disk(self, entry: object, where: str) -> DiskUtil:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise self.fail(where, "should be an object with a 'name'")
+        where = f"{where} ({entry['name']!r})"
+        util = self.number(entry, "util", where)
+        if util is None:
+            raise self.fail(where, "'util' is missing")
+        return DiskUtil(
+            name=entry["name"],
+            read_ios=self.required_int(entry, "read_ios", where),
+            write_ios=self.required_int(entry, "write_ios", where),
+            read_merges=self.required_int(entry, "read_merges", where),
+            write_merges=self.required_int(entry, "write_merges", where),
+            in_queue_ms=self.required_int(entry, "in_queue", where),
+            util_pct=util,
+        )
+
+
+def _io_bytes_is_kib(d: Mapping[str, Any], io_bytes: int, bw_kib: float | None, rt: int) -> bool:
+    """True when ``io_bytes`` holds KiB, as it did before fio 2.21.
+
+    fio 2.21 switched ``io_bytes`` to bytes and added ``io_kbytes`` alongside; without
+    ``io_kbytes``, compare with ``bw`` (always KiB/s): ``bw * runtime / 1000`` is the
+    transferred amount in KiB.
+    """
+    if "io_kbytes" in d or "bw_bytes" in d:
+        return False
+    if bw_kib is None or bw_kib <= 0 or rt <= 0:
+        return True  # no io_kbytes: a pre-2.21 layout
+    kib = bw_kib * rt / 1000
+    # bytes would be ~1024x the KiB figure; KiB ~1x. Split at the geometric middle (32x).
+    return io_bytes < 32 * kib
+
+
+def _final_client_entries(jobs: list[JobResult]) -> list[JobResult]:
+    """Drop the interim snapshots --status-interval adds to client_stats (fio 3.33).
+
+    Sent to a server, --status-interval makes every interim cumulative report another
+    client_stats element, in rounds: each round repeats the server's jobs in the same
+    order. fio emits "All clients" once, when the number of reports received reaches
+    the number expected per round, so it follows the *first* round and sums interim
+    values. Hence:
+
+    - exactly one "All clients", and it is last: a plain run; everything is kept (jobs
+      with numjobs > 1 and no group_reporting legitimately share one name);
+    - no "All clients": one report per round, so the last entry per (hostname, port,
+      jobname, groupid) is the final one;
+    - otherwise: per client, the number of entries before the first "All clients" is
+      one round; the last round is kept. An "All clients" entry is kept only if it is
+      the very last entry (a stale interim sum is dropped rather than passed on as the
+      total).
+    """
+    all_idx = [i for i, job in enumerate(jobs) if job.jobname == ALL_CLIENTS]
+    if len(all_idx) == 1 and all_idx[0] == len(jobs) - 1:
+        return jobs
+    if not all_idx:
+        return _last_per_key(jobs)
+
+    first_all = all_idx[0]
+    per_client: dict[tuple[str | None, int | None], list[JobResult]] = {}
+    round_size: dict[tuple[str | None, int | None], int] = {}
+    for i, job in enumerate(jobs):
+        if job.jobname == ALL_CLIENTS:
+            continue
+        client = (job.hostname, job.port)
+        per_client.setdefault(client, []).append(job)
+        if i < first_all:
+            round_size[client] = round_size.get(client, 0) + 1
+    if any(round_size.get(client, 0) == 0 for client in per_client):
+        return _last_per_key(jobs)  # reports interleaved in a way not seen: fall back
+
+    final: list[JobResult] = []
+    for client, entries in per_client.items():
+        final.extend(entries[-round_size[client] :])
+    if jobs[-1].jobname == ALL_CLIENTS:
+        final.append(jobs[-1])
+    return final
+
+
+def _last_per_key(jobs: list[JobResult]) -> list[JobResult]:
+    """Keep the last entry per (hostname, port, jobname, groupid), in first-seen order."""
+    latest: dict[tuple[str | None, int | None, str, int], JobResult] = {}
+    for job in jobs:
+        latest[(job.hostname, job.port, job.jobname, job.groupid)] = job
+    return list(latest.values())

@@ -1,0 +1,26 @@
+"""Suites: the built-in ones (TOML files in this package) and users' own suite files.
+
+See ``docs/suites.md`` for the file format, every accepted key and what is refused.
+"""
+
+from __future__ import annotations
+
+from iobench.suites.loader import (
+    DEFAULT_SUITE,
+    apply_overrides,
+    builtin_names,
+    load_builtin,
+    load_suite,
+    load_suite_file,
+    parse_suite,
+)
+
+__all__ = [
+    "DEFAULT_SUITE",
+    "apply_overrides",
+    "builtin_names",
+    "load_builtin",
+    "load_suite",
+    "load_suite_file",
+    "parse_suite",
+]

@@ -1,0 +1,608 @@
+"""Resolve what the user named into a Target, and guard it before anything writes to it.
+
+Raw-device writes need ``--destructive`` and are refused, even then, on devices that are in
+use or carry data (docs/safety.md gives the reason for every rule). The decision is a pure
+function over :class:`DeviceFacts`, so each rule is tested without root;
+:func:`collect_device_facts` gathers the facts from /proc, /sys, wipefs and the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import stat
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from iobench.errors import TargetUnsafe, UserError
+from iobench.model import Target
+from iobench.probe.host import read_int, read_text, run_tool
+from iobench.probe.storage import SYS_BLOCK, devno_of_path, kname_of_devno, partitions_of
+from iobench.units import format_bytes
+
+ACCEPTED = (
+    "accepted targets: a directory (iobench creates a test file in it and removes it "
+    "afterwards), an existing regular file, or a block device such as /dev/sdb or /dev/nvme0n1"
+)
+BLKGETSIZE64 = 0x80081272
+
+# Signatures of a member of a larger volume: refused even with --overwrite-signatures.
+MEMBER_TYPES = frozenset(
+    {
+        "LVM2_member",
+        "LVM1_member",
+        "linux_raid_member",
+        "crypto_LUKS",
+        "zfs_member",
+        "ceph_bluestore",
+        "bcache",
+        "drbd",
+        "BitLocker",
+        "VMFS_volume_member",
+        "ddf_raid_member",
+        "isw_raid_member",
+        "lsi_mega_raid_member",
+        "nvidia_raid_member",
+        "promise_fasttrack_raid_member",
+        "silicon_medley_raid_member",
+        "via_raid_member",
+        "jmicron_raid_member",
+        "adaptec_raid_member",
+        "hpt45x_raid_member",
+        "hpt37x_raid_member",
+    }
+)
+MEMBER_USAGES = frozenset({"raid", "crypto"})
+
+
+# --- resolving -----------------------------------------------------------------------------
+
+
+def _block_size(path: str, st: os.stat_result) -> int | None:
+    sectors = read_int(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}/size")
+    if sectors is not None:
+        return sectors * 512
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = fcntl.ioctl(fd, BLKGETSIZE64, b"\0" * 8)
+        return int(struct.unpack("=Q", raw)[0])
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _char_device_hint(real: str) -> str:
+    name = Path(real).name
+    if m := re.fullmatch(r"nvme(\d+)", name):
+        return f"{real} is an NVMe controller; its namespaces are block devices: /dev/nvme{m[1]}n1"
+    if m := re.fullmatch(r"ng(\d+)n(\d+)", name):
+        return f"use the namespace's block device instead: /dev/nvme{m[1]}n{m[2]}"
+    if name.startswith("sg"):
+        return "SCSI generic devices are not accepted; use the disk's block device (/dev/sdX)"
+    return ACCEPTED
+
+
+def _missing(spec: str, absolute: str) -> UserError:
+    if Path(absolute).is_symlink():
+        return UserError(
+            f"{spec} is a symbolic link to {Path(absolute).readlink()}, which does not exist",
+            hint=ACCEPTED,
+        )
+    parent = Path(absolute).parent
+    if parent.is_dir():
+        return UserError(
+            f"{spec} does not exist",
+            hint=f"to benchmark a directory, create it first: mkdir {absolute}  ({ACCEPTED})",
+        )
+    return UserError(
+        f"{spec} does not exist, and neither does its parent directory {parent}",
+        hint=f"check the path; to benchmark a new directory: mkdir -p {absolute}",
+    )
+
+
+def resolve_target(spec: str) -> Target:
+    """What ``spec`` names: a directory, an existing file or a block device (symlinks followed).
+
+    Raises UserError for a missing path, a character device, a socket, a FIFO, or a path
+    that cannot be accessed, saying what it is and what is accepted.
+    """
+    if not spec.strip():
+        raise UserError("the target is empty", hint=ACCEPTED)
+    absolute = os.path.abspath(spec)  # noqa: PTH100 - keep '..' and symlinks for the messages
+    try:
+        st = Path(absolute).stat()
+    except FileNotFoundError:
+        raise _missing(spec, absolute) from None
+    except NotADirectoryError:
+        raise UserError(f"{spec}: a part of the path is a file, not a directory") from None
+    except PermissionError:
+        raise UserError(
+            f"cannot access {spec}: permission denied",
+            hint="run iobench as a user that can read the target (block devices usually need root)",
+        ) from None
+    except OSError as exc:
+        raise UserError(f"cannot access {spec}: {exc.strerror or exc}") from None
+    real = os.path.realpath(absolute)
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        try:
+            vfs = os.statvfs(real)
+            free: int | None = vfs.f_bavail * vfs.f_frsize
+        except OSError:
+            free = None
+        return Target(spec=spec, path=real, kind="directory", size_bytes=None, free_bytes=free)
+    if stat.S_ISREG(mode):
+        return Target(spec=spec, path=real, kind="file", size_bytes=st.st_size)
+    if stat.S_ISBLK(mode):
+        return Target(spec=spec, path=real, kind="block", size_bytes=_block_size(real, st))
+    if stat.S_ISCHR(mode):
+        what, hint = "a character device", _char_device_hint(real)
+    elif stat.S_ISSOCK(mode):
+        what, hint = "a socket", ACCEPTED
+    elif stat.S_ISFIFO(mode):
+        what, hint = "a named pipe (FIFO)", ACCEPTED
+    else:
+        what, hint = "neither a file, a directory nor a block device", ACCEPTED
+    shown = spec if real == absolute else f"{spec} (-> {real})"
+    raise UserError(f"{shown} is {what}; iobench cannot benchmark it", hint=hint)
+
+
+# --- free space ----------------------------------------------------------------------------
+
+
+def free_space_margin(needed_bytes: int) -> int:
+    """Head-room kept free beyond the test file: 5 % of it, at least 64 MiB."""
+    return max(needed_bytes * 5 // 100, 64 << 20)
+
+
+def check_free_space(target: Target, needed_bytes: int) -> None:
+    """For a directory target: UserError unless it has room for the test file plus a margin.
+
+    Free space is read again now (the Target's value may be stale). Other kinds, and a
+    directory whose free space cannot be read, are not checked.
+    """
+    if target.kind != "directory":
+        return
+    try:
+        vfs = os.statvfs(target.path)
+        free: int | None = vfs.f_bavail * vfs.f_frsize
+    except OSError:
+        free = target.free_bytes
+    if free is None:
+        return
+    margin = free_space_margin(needed_bytes)
+    if free >= needed_bytes + margin:
+        return
+    # The largest size whose own margin still fits.
+    fits = max(min(free - free_space_margin(0), int(free / 1.05)), 0)
+    raise UserError(
+        f"not enough free space in {target.path}: the test file needs {format_bytes(needed_bytes)}"
+        f" plus a {format_bytes(margin)} margin, but only {format_bytes(free)} is free",
+        hint=(
+            f"use a smaller --size (at most {format_bytes(fits)} fits here), free some space, "
+            "or choose another directory"
+            if fits
+            else "free some space or choose another directory"
+        ),
+    )
+
+
+# --- device facts (collected) and the decision (pure) --------------------------------------
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One signature found by wipefs/blkid: a filesystem, partition table, RAID/LVM label..."""
+
+    device: str  # kernel name of the device it was found on (the target or a partition)
+    type: str  # ext4, gpt, PMBR, swap, LVM2_member, crypto_LUKS ...
+    offset: str | None = None  # "0x438"
+    uuid: str | None = None
+    label: str | None = None
+    usage: str | None = None  # filesystem, raid, crypto, partition table, other
+
+    @property
+    def is_member(self) -> bool:
+        return self.type in MEMBER_TYPES or (self.usage or "") in MEMBER_USAGES
+
+    def describe(self, target_kname: str) -> str:
+        ids = [f"UUID {self.uuid}"] if self.uuid else []
+        ids += [f"LABEL {self.label}"] if self.label else []
+        text = self.type + (f" ({', '.join(ids)})" if ids else "")
+        text += f" at offset {self.offset}" if self.offset else ""
+        return text + (f" on partition {self.device}" if self.device != target_kname else "")
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What was found about a block device; the input of :func:`refusals`."""
+
+    path: str  # the device node, symlinks resolved
+    kname: str  # kernel name: sdb, loop0, nvme0n1p2, dm-3
+    partitions: tuple[str, ...] = ()  # kernel names of its partitions
+    mounts: tuple[tuple[str, str], ...] = ()  # (device or partition, mount point)
+    swaps: tuple[str, ...] = ()  # the device or partitions that are active swap
+    holders: tuple[tuple[str, str], ...] = ()  # (device or partition, what holds it)
+    stacked: str | None = None  # "device-mapper device vg-lv" when it is dm/md itself
+    signatures: tuple[Signature, ...] = ()
+    busy: bool = False  # open(O_RDONLY|O_EXCL) failed with EBUSY
+    unchecked: tuple[str, ...] = ()  # checks that could not be made, each with its reason
+
+
+@dataclass(frozen=True)
+class Refusal:
+    rule: str  # destructive, mounted, swap, holders, stacked, member, busy, unchecked, signatures
+    message: str
+    hint: str
+
+
+def refusals(
+    facts: DeviceFacts, *, destructive: bool, overwrite_signatures: bool
+) -> tuple[Refusal, ...]:
+    """Every reason not to write to the device; empty when writing is allowed (pure)."""
+    path, found = facts.path, []
+    if not destructive:
+        found.append(
+            Refusal(
+                "destructive",
+                f"{path} is a block device and the suite writes to it, destroying its contents",
+                f"pass --destructive if nothing on {path} is needed "
+                "(read-only suites need no flag)",
+            )
+        )
+    if facts.mounts:
+        where = ", ".join(f"{dev} on {mnt}" for dev, mnt in facts.mounts)
+        found.append(
+            Refusal(
+                "mounted",
+                f"{path} is mounted: {where}",
+                "unmount it first, or benchmark a directory on that filesystem instead",
+            )
+        )
+    if facts.swaps:
+        found.append(
+            Refusal(
+                "swap",
+                f"{path} is in use as swap: {', '.join(facts.swaps)}",
+                "swapoff it first if it may be destroyed",
+            )
+        )
+    if facts.holders:
+        held = ", ".join(f"{dev} by {holder}" for dev, holder in facts.holders)
+        found.append(
+            Refusal(
+                "holders",
+                f"{path} is part of a stacked device: {held}",
+                "remove the device-mapper/LVM/md/loop device on top of it first "
+                "(lvchange -an, cryptsetup close, mdadm --stop, losetup -d)",
+            )
+        )
+    if facts.stacked:
+        found.append(
+            Refusal(
+                "stacked",
+                f"{path} is a {facts.stacked}; iobench does not write to device-mapper or md "
+                "devices (their data may span several disks)",
+                "benchmark a directory on its filesystem, or write to a scratch disk instead",
+            )
+        )
+    members = [s for s in facts.signatures if s.is_member]
+    if members:
+        found.append(
+            Refusal(
+                "member",
+                f"{path} belongs to a multi-device volume: "
+                + "; ".join(s.describe(facts.kname) for s in members),
+                f"if it truly holds nothing you need, erase that yourself (wipefs -a {path}) and "
+                "run again; --overwrite-signatures does not cover volume members",
+            )
+        )
+    if facts.busy and not (facts.mounts or facts.swaps or facts.holders):
+        found.append(
+            Refusal(
+                "busy",
+                f"{path} is in use by the kernel (mounted, swap, or held by device-mapper/md): "
+                "an exclusive open failed with EBUSY, possibly a mount in another namespace",
+                f"find the user with lsblk {path} and findmnt -S {path} (in every container too)",
+            )
+        )
+    if facts.unchecked:
+        found.append(
+            Refusal(
+                "unchecked",
+                f"could not prove that {path} is unused: " + "; ".join(facts.unchecked),
+                "run iobench as root, with util-linux installed (wipefs, blkid)",
+            )
+        )
+    others = [s for s in facts.signatures if not s.is_member]
+    if (others or facts.partitions) and not overwrite_signatures:
+        parts = [s.describe(facts.kname) for s in others]
+        if facts.partitions:
+            parts.append("partitions " + ", ".join(facts.partitions))
+        found.append(
+            Refusal(
+                "signatures",
+                f"{path} holds data: " + "; ".join(parts),
+                "pass --overwrite-signatures as well if all of it may be destroyed",
+            )
+        )
+    return tuple(found)
+
+
+def format_refusals(found: tuple[Refusal, ...]) -> tuple[str, str]:
+    """(message, hint) for TargetUnsafe: one reason per line when there are several."""
+    if len(found) == 1:
+        return found[0].message, found[0].hint
+    message = "refusing to write to the device:\n" + "\n".join(f"  - {r.message}" for r in found)
+    hints = list(dict.fromkeys(r.hint for r in found))
+    return message, "\n".join(hints)
+
+
+# --- collecting the facts ------------------------------------------------------------------
+
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
+def _unescape(text: str) -> str:
+    """/proc/self/mountinfo and /proc/swaps write a space as \\040."""
+    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m[1], 8)), text)
+
+
+def mounts_from_mountinfo(mountinfo: str, devnos: dict[str, str]) -> list[tuple[str, str]]:
+    """(kname, mount point) of mounts on any of ``devnos`` ({"7:0": "loop0", ...}).
+
+    Compares the device number, not the path, so aliases (/dev/disk/by-id, symlinks, dm
+    names) are caught. btrfs reports an anonymous 0:N device number, so for those the
+    mount source is resolved to its device number instead.
+    """
+    found: list[tuple[str, str]] = []
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or "-" not in fields[5:]:
+            continue
+        maj_min, mount_point = fields[2], _unescape(fields[4])
+        tail = fields[fields.index("-", 5) + 1 :]
+        source = _unescape(tail[1]) if len(tail) > 1 else ""
+        kname = devnos.get(maj_min)
+        if kname is None and maj_min.startswith("0:") and source.startswith("/"):
+            devno = devno_of_path(source)
+            kname = devnos.get(f"{devno[0]}:{devno[1]}") if devno else None
+        if kname is not None:
+            found.append((kname, mount_point))
+    return found
+
+
+def swaps_from_proc(swaps: str, devnos: dict[str, str]) -> list[str]:
+    """Knames among ``devnos`` that /proc/swaps lists (compared by device number)."""
+    found = []
+    for line in swaps.splitlines()[1:]:
+        fields = line.split()
+        devno = devno_of_path(_unescape(fields[0])) if fields else None
+        if devno and (kname := devnos.get(f"{devno[0]}:{devno[1]}")):
+            found.append(kname)
+    return found
+
+
+def _holder_name(holder: str) -> str:
+    dm_name = read_text(SYS_BLOCK / holder / "dm" / "name")
+    return f"{holder} ({dm_name})" if dm_name else holder
+
+
+def _holders(names: list[str], devnos: dict[str, str]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for name in names:
+        with contextlib.suppress(OSError):
+            found += [
+                (name, _holder_name(h.name))
+                for h in sorted((SYS_BLOCK / name / "holders").iterdir())
+            ]
+    # A loop device over the raw device claims no holder link; find it through backing_file.
+    with contextlib.suppress(OSError):
+        for loop in sorted(e.name for e in SYS_BLOCK.iterdir()):
+            backing = read_text(SYS_BLOCK / loop / "loop" / "backing_file")
+            devno = devno_of_path(backing) if backing and loop.startswith("loop") else None
+            if devno and (kname := devnos.get(f"{devno[0]}:{devno[1]}")):
+                found.append((kname, f"{loop} (loop device over it)"))
+    return found
+
+
+def _stacked(kname: str) -> str | None:
+    base = SYS_BLOCK / kname
+    if (base / "partition").exists():  # a partition of a dm or md device is inside it too
+        parent = Path(os.path.realpath(base)).parent.name
+        inner = _stacked(parent)
+        return f"partition of the {inner}" if inner else None
+    if (base / "dm").exists():
+        name = read_text(base / "dm" / "name") or kname
+        uuid = read_text(base / "dm" / "uuid") or ""
+        kind = uuid.split("-", 1)[0] if "-" in uuid else ""
+        return f"device-mapper device {name}" + (f" ({kind})" if kind else "")
+    if (base / "md").exists():
+        level = read_text(base / "md" / "level")
+        return "md RAID array" + (f" ({level})" if level else "")
+    return None
+
+
+def _node_for(kname: str, maj_min: str) -> str | None:
+    for candidate in (f"/dev/{kname}", f"/dev/block/{maj_min}"):
+        devno = devno_of_path(candidate)
+        if devno and f"{devno[0]}:{devno[1]}" == maj_min:
+            return candidate
+    return None
+
+
+def signatures_of(path: str, kname: str) -> tuple[list[Signature], str | None]:
+    """Signatures on one device via ``wipefs --no-act --json``, else ``blkid -p``.
+
+    Returns (signatures, None), or ([], reason) when the device cannot be read or neither
+    tool gave an answer. The device is opened first because ``blkid -p`` exits with 2,
+    "nothing found", also when it cannot open the device.
+    """
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+    except OSError as exc:
+        return [], f"cannot read {path} to look for signatures: {exc.strerror or exc}"
+    run = run_tool(
+        ["wipefs", "--no-act", "--json", "-O", "DEVICE,OFFSET,TYPE,UUID,LABEL,USAGE", path]
+    )
+    if run.ok:
+        if not run.stdout.strip():
+            return [], None
+        try:
+            doc = json.loads(run.stdout)
+            return [
+                Signature(
+                    device=kname,
+                    type=str(s.get("type")),
+                    offset=s.get("offset"),
+                    uuid=s.get("uuid"),
+                    label=s.get("label"),
+                    usage=s.get("usage"),
+                )
+                for s in doc.get("signatures", [])
+            ], None
+        except (ValueError, AttributeError, TypeError):
+            pass
+    blkid = run_tool(["blkid", "-p", "-o", "export", path])
+    if blkid.returncode == 2 and not blkid.stderr.strip():  # nothing found
+        return [], None
+    if blkid.returncode == 8:  # several signatures: libblkid's "ambivalent result"
+        return [Signature(kname, "several (blkid: ambivalent probing result)")], None
+    if blkid.ok:
+        values = dict(line.partition("=")[::2] for line in blkid.stdout.splitlines())
+        sig_type = values.get("TYPE") or values.get("PTTYPE")
+        if sig_type:
+            offset = values.get("SBMAGIC_OFFSET") or values.get("PTMAGIC_OFFSET")
+            return [
+                Signature(
+                    kname,
+                    sig_type,
+                    hex(int(offset)) if offset and offset.isdigit() else None,
+                    values.get("UUID") or values.get("PTUUID"),
+                    values.get("LABEL"),
+                    values.get("USAGE"),
+                )
+            ], None
+        return [], None
+    return [], f"signatures of {path} unknown ({run.reason()}; {blkid.reason()})"
+
+
+def _exclusive_open(path: str) -> tuple[bool, str | None]:
+    """(busy, reason it could not be checked) for an O_RDONLY|O_EXCL open of the device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.EBUSY:
+            return True, None
+        return False, f"exclusive open of {path} failed: {exc.strerror or exc}"
+    os.close(fd)
+    return False, None
+
+
+def collect_device_facts(path: str) -> DeviceFacts:
+    """Gather :class:`DeviceFacts` for a block device; what cannot be read goes to ``unchecked``."""
+    unchecked: list[str] = []
+    devno = devno_of_path(path)
+    kname = kname_of_devno(*devno) if devno else None
+    if devno is None or kname is None:
+        why = "not a block device" if devno is None else "not in /sys/dev/block"
+        return DeviceFacts(path=path, kname=Path(path).name, unchecked=(f"{path}: {why}",))
+    parts = partitions_of(kname)
+    devnos = {f"{devno[0]}:{devno[1]}": kname}
+    for part in parts:
+        if maj_min := read_text(SYS_BLOCK / part / "dev"):
+            devnos[maj_min] = part
+        else:
+            unchecked.append(f"device number of partition {part} unreadable")
+
+    mountinfo = read_text("/proc/self/mountinfo")
+    mounts = mounts_from_mountinfo(mountinfo, devnos) if mountinfo is not None else []
+    if mountinfo is None:
+        unchecked.append("/proc/self/mountinfo unreadable")
+    swaps_text = read_text("/proc/swaps")
+    swaps = swaps_from_proc(swaps_text, devnos) if swaps_text is not None else []
+    if swaps_text is None:
+        unchecked.append("/proc/swaps unreadable")
+
+    signatures, reason = signatures_of(path, kname)
+    unchecked += [reason] if reason else []
+    for maj_min, name in devnos.items():
+        if name == kname:
+            continue
+        node = _node_for(name, maj_min)
+        if node is None:
+            unchecked.append(f"partition {name} has no device node to inspect")
+            continue
+        found, reason = signatures_of(node, name)
+        signatures += found
+        unchecked += [reason] if reason else []
+
+    busy, reason = _exclusive_open(path)
+    unchecked += [reason] if reason else []
+    return DeviceFacts(
+        path=path,
+        kname=kname,
+        partitions=tuple(parts),
+        mounts=tuple(mounts),
+        swaps=tuple(swaps),
+        holders=tuple(_holders([kname, *parts], devnos)),
+        stacked=_stacked(kname),
+        signatures=tuple(signatures),
+        busy=busy,
+        unchecked=tuple(unchecked),
+    )
+
+
+def check_block_device_writable(
+    target: Target, *, destructive: bool, overwrite_signatures: bool
+) -> None:
+    """Raise TargetUnsafe unless the suite may write to this block device.
+
+    Call it when the suite has any writing workload. Without ``destructive`` it is always
+    refused; with it, still refused when the device is in use or is a volume member, and when
+    it holds a filesystem or partition table unless ``overwrite_signatures``.
+    """
+    if target.kind != "block":
+        raise ValueError(f"check_block_device_writable needs a block device, not a {target.kind}")
+    facts = collect_device_facts(target.path)
+    found = refusals(facts, destructive=destructive, overwrite_signatures=overwrite_signatures)
+    if found:
+        message, hint = format_refusals(found)
+        raise TargetUnsafe(message, hint=hint)
+
+
+@contextlib.contextmanager
+def hold_device(target: Target) -> Iterator[None]:
+    """Keep an exclusive (O_EXCL) claim on a block device while the benchmark runs.
+
+    Nobody can mount it, swapon it or build device-mapper/md on it meanwhile, which closes
+    the gap between :func:`check_block_device_writable` and fio's run. fio's own
+    (non-exclusive) opens still work. Raises TargetUnsafe when the device is busy already.
+    """
+    try:
+        fd = os.open(target.path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.EBUSY:
+            raise TargetUnsafe(
+                f"{target.path} is in use by the kernel (mounted, swap, or held by "
+                "device-mapper/md)",
+                hint=f"find the user with lsblk {target.path}",
+            ) from None
+        raise TargetUnsafe(
+            f"cannot claim {target.path} exclusively: {exc.strerror or exc}",
+            hint="run iobench as root",
+        ) from None
+    try:
+        yield
+    finally:
+        os.close(fd)

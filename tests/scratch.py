@@ -1,0 +1,136 @@
+"""Real loop devices, mounts and swap for tests; everything undone afterwards.
+
+Used through the ``scratch`` fixture (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+MiB = 1 << 20
+SBIN_PATH = "/usr/local/sbin:/usr/sbin:/sbin:/usr/local/bin:/usr/bin:/bin"
+
+
+def tool(name: str) -> str:
+    """Absolute path of a tool, so cleanup still works when a test changes PATH."""
+    return shutil.which(name, path=SBIN_PATH) or name
+
+
+# --- real loop devices ---------------------------------------------------------------------
+
+
+def run_tool(*argv: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        [tool(argv[0]), *argv[1:]],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"{argv} failed ({done.returncode}): {done.stderr.strip()}"
+    return done.stdout
+
+
+def _partitions(dev: str) -> list[str]:
+    name = Path(dev).name
+    return sorted(p.name for p in Path("/sys/class/block", name).glob(f"{name}p*"))
+
+
+def _drop_partitions(dev: str) -> None:
+    # This kernel has no partition-table parsers; partitions come from `partx -a` (BLKPG) and
+    # stay on the loop device after `losetup -d`, so remove them explicitly.
+    if _partitions(dev):
+        subprocess.run([tool("partx"), "-d", dev], capture_output=True, timeout=30, check=False)
+
+
+def sha256_of(dev: str) -> str:
+    digest = hashlib.sha256()
+    with open(dev, "rb") as f:
+        while chunk := f.read(MiB):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Scratch:
+    """Loop devices, mounts and swap for one test; all undone in reverse order afterwards."""
+
+    def __init__(self, tmp_path: Path, stack: ExitStack) -> None:
+        self.tmp_path = tmp_path
+        self.stack = stack
+        self.count = 0
+
+    def image(self, size: int = 64 * MiB) -> Path:
+        self.count += 1
+        img = self.tmp_path / f"disk{self.count}.img"
+        with open(img, "wb") as f:
+            f.truncate(size)
+        return img
+
+    def loop(self, backing: Path | str | None = None) -> str:
+        backing = backing if backing is not None else self.image()
+        dev = run_tool("losetup", "--find", "--show", str(backing)).strip()
+        self.stack.callback(self._detach, dev)
+        _drop_partitions(dev)  # stale ones left by an earlier user of this loop number
+        assert not _partitions(dev), f"stale partitions on {dev}: {_partitions(dev)}"
+        return dev
+
+    @staticmethod
+    def _detach(dev: str) -> None:
+        _drop_partitions(dev)
+        subprocess.run([tool("losetup"), "-d", dev], capture_output=True, timeout=30, check=False)
+
+    def partition(self, dev: str) -> list[str]:
+        """A DOS table with two partitions, registered with the kernel; their /dev paths."""
+        if shutil.which("sfdisk", path=SBIN_PATH) is None:
+            pytest.skip("sfdisk is not installed (Debian package fdisk)")
+        run_tool("sfdisk", "--quiet", "--no-reread", dev, stdin="label: dos\n,16M,L\n,,L\n")
+        subprocess.run([tool("partx"), "-a", dev], capture_output=True, timeout=30, check=False)
+        paths = [f"{dev}p1", f"{dev}p2"]
+        deadline = time.monotonic() + 5
+        while not all(Path(p).exists() for p in paths) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(Path(p).is_block_device() for p in paths), _partitions(dev)
+        return paths
+
+    def mkfs(self, dev: str) -> None:
+        run_tool("mkfs.ext4", "-q", "-F", dev)
+
+    def mount(self, dev: str) -> Path:
+        where = self.tmp_path / f"mnt{self.count}-{Path(dev).name}"
+        where.mkdir()
+        run_tool("mount", dev, str(where))
+        self.stack.callback(
+            subprocess.run,
+            [tool("umount"), str(where)],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        return where
+
+    def swapon(self, dev: str) -> None:
+        run_tool("mkswap", dev)
+        run_tool("swapon", dev)
+        self.stack.callback(
+            subprocess.run, [tool("swapoff"), dev], capture_output=True, timeout=60, check=False
+        )
+
+
+def scratch_fixture(tmp_path: Path) -> Iterator[Scratch]:
+    """A Scratch for one test; skips (saying why) only without root or losetup."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: creates loop devices, mounts and swap")
+    if shutil.which("losetup", path=SBIN_PATH) is None:
+        pytest.skip("losetup is not installed (Debian package mount)")
+    with ExitStack() as stack:
+        yield Scratch(tmp_path, stack)
