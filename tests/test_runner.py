@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from iobench.errors import FioFailed, FioMissing
-from iobench.fio.jobfile import build_jobfile
+from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import LiveStats, find_fio, run_fio
 from iobench.model import Workload
 
@@ -136,3 +137,25 @@ def test_real_fio_einval_with_direct_io_explains_the_fix(real_fio: str, tmp_path
     assert "EINVAL" in e.value.message
     assert "fio said:" in e.value.message
     assert e.value.hint is not None and "direct = false" in e.value.hint
+
+
+@pytest.mark.fio
+@pytest.mark.root
+def test_real_fio_enospc_explains_the_fix(real_fio: str, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(small)], check=True)
+    try:
+        work = tmp_path / "work"
+        work.mkdir()
+        with pytest.raises(FioFailed) as e:
+            run_fio(
+                find_fio(), build_layout_jobfile(str(small / "t.dat"), 16 << 20), work, timeout_s=60
+            )
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert "ENOSPC" in e.value.message
+    assert "fio said:" in e.value.message
+    assert e.value.hint is not None and "--size" in e.value.hint

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
+import signal
 import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,6 +63,7 @@ def test_new_database_gets_current_schema_and_round_trips_a_run(tmp_path: Path) 
     assert run.warnings == [{"id": "w"}]
     assert [r.workload for r in run.results] == ["a"]
     assert run.results[0].metrics == {"read": {"iops": 1000.0}}
+    assert run.results[0].raw_output == "{}", "raw fio output is kept (compressed) and restored"
     assert run.targets[0].kind == "directory"
 
 
@@ -147,6 +152,40 @@ def test_concurrent_writers_do_not_corrupt_the_database(tmp_path: Path) -> None:
         runs = store.list_runs()
         assert len(runs) == 60
         assert all(r.status == "complete" and r.result_count == 1 for r in runs)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+
+def _endless_writer(path: str, ready: Any) -> None:
+    with Store.open(path) as store:
+        run_id = _new_run(store)
+        ready.set()
+        i = 0
+        while True:
+            big = _result(f"w{i}", i)
+            store.add_result(run_id, dataclasses.replace(big, raw_output="x" * 200_000))
+            i += 1
+
+
+def test_a_killed_writer_leaves_only_whole_rows(tmp_path: Path) -> None:
+    path = str(tmp_path / "r.db")
+    Store.open(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    proc = ctx.Process(target=_endless_writer, args=(path, ready))
+    proc.start()
+    assert ready.wait(30)
+    time.sleep(1.0)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(10)
+    with Store.open(path) as store:
+        run = store.get_run(store.resolve("latest"))
+    assert run.status == "aborted", "the dead writer's run is marked, not left running"
+    assert len(run.results) > 0
+    for r in run.results:
+        assert r.raw_output == "x" * 200_000
+        assert r.finished_at and r.metrics == {"read": {"iops": 1000.0}}
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()

@@ -42,7 +42,7 @@ def _keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_keep_last)
 
 
-def _scan(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+def scan_json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
     """(start, end, object) for every top-level JSON object in ``text``."""
     found: list[tuple[int, int, dict[str, Any]]] = []
     pos = text.find("{")
@@ -67,7 +67,7 @@ def iter_json_objects(text: str) -> list[dict[str, Any]]:
     returned, since nothing encloses them any more; select reports by their keys.
     Duplicate keys are allowed; the last value wins.
     """
-    return [obj for _, _, obj in _scan(text)]
+    return [obj for _, _, obj in scan_json_objects(text)]
 
 
 def _first_bytes(text: str, limit: int = 120) -> str:
@@ -84,7 +84,7 @@ def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
     was cut off (fio died while writing: the last complete one is only a snapshot), or
     if a required field is missing or of the wrong type.
     """
-    objects = _scan(text)
+    objects = scan_json_objects(text)
     reports = [(end, obj) for _, end, obj in objects if any(k in obj for k in _REPORT_KEYS)]
     if not reports:
         raise FioOutputError(

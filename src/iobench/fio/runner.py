@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
-from iobench.fio.parse import iter_json_objects, parse_fio_output
+from iobench.fio.parse import parse_fio_output, scan_json_objects
 from iobench.model import FioOutput
 
 MIN_FIO = (3, 0)
@@ -180,8 +181,9 @@ def _wait(
     on_progress: Callable[[LiveStats], None] | None,
 ) -> bool:
     """Wait for fio, feeding progress; True when the hard timeout struck."""
-    seen = 0
+    offset = 0  # fio's output up to here has been read
     last: tuple[float, int, int] | None = None  # (elapsed_ms, total_ios, io_bytes)
+    rate: tuple[float | None, float | None] = (None, None)  # over the latest interval
     while proc.poll() is None:
         if time.time() - started > timeout_s:
             stop_process_group(proc)
@@ -190,34 +192,30 @@ def _wait(
         if on_progress is None or not out_path.exists():
             continue
         try:
-            text = out_path.read_text(errors="replace")
+            with out_path.open("rb") as f:
+                f.seek(offset)
+                chunk = f.read().decode(errors="replace")
         except OSError:
             continue
-        if len(text) == seen:
-            on_progress(LiveStats(time.time() - started, None, None))
-            continue
-        seen = len(text)
-        snap = _latest_totals(text)
-        if snap is None:
-            continue
-        iops = bw = None
-        if last is not None and snap[0] > last[0]:
-            dt = (snap[0] - last[0]) / 1000
-            iops = (snap[1] - last[1]) / dt
-            bw = (snap[2] - last[2]) / dt
-        last = snap
-        on_progress(LiveStats(time.time() - started, iops, bw))
+        # Only complete snapshots count; a partly written one is read again next time.
+        reports = [(end, o) for _, end, o in scan_json_objects(chunk) if "jobs" in o]
+        if reports:
+            offset += len(chunk[: reports[-1][0]].encode())
+            snap = _totals(reports[-1][1])
+            base = last or (0.0, 0, 0)
+            if snap[0] > base[0]:
+                dt = (snap[0] - base[0]) / 1000
+                rate = ((snap[1] - base[1]) / dt, (snap[2] - base[2]) / dt)
+            last = snap
+        on_progress(LiveStats(time.time() - started, *rate))
     return False
 
 
-def _latest_totals(text: str) -> tuple[float, int, int] | None:
-    """(elapsed ms, total IOs, bytes) over all jobs and directions of the latest snapshot."""
-    objects = [o for o in iter_json_objects(text) if "jobs" in o]
-    if not objects:
-        return None
+def _totals(report: dict[str, Any]) -> tuple[float, int, int]:
+    """(elapsed ms, total IOs, bytes) over all jobs and directions of one snapshot."""
     elapsed = 0.0
     ios = nbytes = 0
-    for job in objects[-1]["jobs"]:
+    for job in report["jobs"]:
         for d in ("read", "write", "trim"):
             section = job.get(d) or {}
             elapsed = max(elapsed, float(section.get("runtime", 0)))

@@ -11,6 +11,7 @@ import os
 import socket
 import sqlite3
 import uuid
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -246,7 +247,7 @@ class Store:
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO results (run_id, target, workload, position, status, params_json,"
-                " metrics_json, job_file, fio_argv_json, fio_rc, fio_version, raw_output,"
+                " metrics_json, job_file, fio_argv_json, fio_rc, fio_version, raw_output_z,"
                 " fio_stdout, fio_stderr, error, started_at, finished_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -261,7 +262,7 @@ class Store:
                     _dumps(r.fio_argv),
                     r.fio_rc,
                     r.fio_version,
-                    r.raw_output,
+                    None if r.raw_output is None else zlib.compress(r.raw_output.encode(), 6),
                     r.fio_stdout,
                     r.fio_stderr,
                     r.error,
@@ -354,7 +355,11 @@ class Store:
                     fio_argv=json.loads(r["fio_argv_json"]),
                     fio_rc=r["fio_rc"],
                     fio_version=r["fio_version"],
-                    raw_output=r["raw_output"],
+                    raw_output=(
+                        None
+                        if r["raw_output_z"] is None
+                        else zlib.decompress(r["raw_output_z"]).decode()
+                    ),
                     fio_stdout=r["fio_stdout"],
                     fio_stderr=r["fio_stderr"],
                     error=r["error"],

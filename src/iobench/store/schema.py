@@ -47,7 +47,7 @@ MIGRATIONS: tuple[str, ...] = (
         fio_argv_json TEXT NOT NULL,
         fio_rc        INTEGER,
         fio_version   TEXT,
-        raw_output    TEXT,
+        raw_output_z  BLOB,      -- fio's output file, zlib-compressed (snapshots + final)
         fio_stdout    TEXT,
         fio_stderr    TEXT,
         error         TEXT,
