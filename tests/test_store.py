@@ -177,6 +177,7 @@ def test_a_killed_writer_leaves_only_whole_rows(tmp_path: Path) -> None:
     proc.start()
     assert ready.wait(30)
     time.sleep(1.0)
+    assert proc.pid is not None
     os.kill(proc.pid, signal.SIGKILL)
     proc.join(10)
     with Store.open(path) as store:
