@@ -11,12 +11,15 @@ import pytest
 
 from iobench.errors import FioFailed, FioMissing
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
-from iobench.fio.runner import LiveStats, find_fio, run_fio
+from iobench.fio.runner import LiveStats, find_fio, link_target, run_fio
 from iobench.model import Workload
 
 
 def _job(path: Path, runtime_s: float = 1.0) -> str:
+    """A 4k random-read job over ``path``, which the work directory's link points at."""
     w = Workload("rr", "randread", 4096, 4, 1, ioengine="libaio", runtime_s=runtime_s)
+    path.write_bytes(os.urandom(4 << 20))
+    link_target(path.parent, str(path))
     return build_jobfile(w, str(path), 4 << 20)
 
 
@@ -26,8 +29,9 @@ def test_real_fio_run_gives_results_and_live_progress(real_fio: str, tmp_path: P
     work.mkdir()
     seen: list[LiveStats] = []
     run = run_fio(
-        find_fio(), _job(tmp_path / "t.dat", 2.0), work, timeout_s=60, on_progress=seen.append
+        find_fio(), _job(work / "t.dat", 2.0), work, timeout_s=60, on_progress=seen.append
     )
+    assert (work / "target").is_symlink(), "fio read the target through the link"
     assert run.returncode == 0
     assert run.output is not None
     job = run.output.jobs[0]
@@ -150,12 +154,25 @@ def test_real_fio_enospc_explains_the_fix(real_fio: str, tmp_path: Path) -> None
     try:
         work = tmp_path / "work"
         work.mkdir()
+        target = small / "t.dat"
+        with target.open("wb") as f:
+            f.truncate(16 << 20)  # sparse, as iobench creates it: the writes run out of space
+        link_target(work, str(target))
         with pytest.raises(FioFailed) as e:
-            run_fio(
-                find_fio(), build_layout_jobfile(str(small / "t.dat"), 16 << 20), work, timeout_s=60
-            )
+            run_fio(find_fio(), build_layout_jobfile(str(target), 16 << 20), work, timeout_s=60)
     finally:
         subprocess.run(["umount", str(small)], check=True)
     assert "ENOSPC" in e.value.message
     assert "fio said:" in e.value.message
     assert e.value.hint is not None and "--size" in e.value.hint
+
+
+@pytest.mark.fio
+def test_fio_replacing_the_link_is_caught(real_fio: str, tmp_path: Path) -> None:
+    small = tmp_path / "small.dat"
+    small.write_bytes(b"x" * 4096)
+    link_target(tmp_path, str(small))
+    w = Workload("w", "write", 4096, 1, 1, ioengine="psync", runtime_s=1)
+    with pytest.raises(FioFailed, match="replaced the link"):
+        run_fio(find_fio(), build_jobfile(w, str(small), 1 << 20), tmp_path, timeout_s=30)
+    assert small.read_bytes() == b"x" * 4096, "the real file was not touched"

@@ -15,7 +15,8 @@ import signal
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,13 +24,14 @@ from iobench import __version__
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.errors import FioFailed, Interrupted, IobenchError, TargetUnsafe, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
-from iobench.fio.runner import FioInfo, FioRun, LiveStats, run_fio
+from iobench.fio.runner import FioInfo, FioRun, LiveStats, link_target, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
 from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
 from iobench.targets import (
     check_block_device_writable,
+    check_file_writable,
     check_free_space,
     hold_device,
     resolve_target,
@@ -38,8 +40,11 @@ from iobench.units import format_bytes
 
 # Seconds of margin on top of ramp + runtime before a workload is declared hung.
 TIMEOUT_MARGIN_S = 60.0
-# Assumed layout speed when estimating how long writing a test file takes.
+# Assumed speed when estimating how long writing a test file (or a size-bound job) takes.
 LAYOUT_BYTES_PER_S = 100 * 2**20
+# Writing the test file has no time limit, but fails when fio's byte count stops growing
+# for this long (a hung mount, a dead disk).
+STALL_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -104,19 +109,31 @@ class PreparedTarget:
     readonly: bool
 
 
+def _time_based(w: Workload) -> bool:
+    return dict(w.options).get("time_based", "1") != "0"
+
+
 def expected_seconds(w: Workload) -> float:
-    return w.ramp_s + w.runtime_s + 0.5
+    """How long a workload should take: ramp + runtime, or size-bound for non-time-based."""
+    run = w.runtime_s
+    if not _time_based(w):
+        run = min(run, 1.0 + w.numjobs * w.size / LAYOUT_BYTES_PER_S)
+    return w.ramp_s + run + 0.5
 
 
-def prepare_target(target: Target, suite: Suite, request: RunRequest) -> PreparedTarget:
-    """Decide file name and sizes for a target and apply every safety rule. Writes nothing."""
+def prepare_target(
+    target: Target, suite: Suite, request: RunRequest, protected: Sequence[str] = ()
+) -> PreparedTarget:
+    """Decide file name and sizes for a target and apply every safety rule. Writes nothing.
+
+    ``protected`` are files that must never be written (the results database).
+    """
     writes = any(w.writes for w in suite.workloads)
     notes: list[Finding] = []
     if target.kind == "directory":
         sizes = {w.name: w.size for w in suite.workloads}
-        layout = max(sizes.values())
-        check_free_space(target, layout)
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
+        layout = max(sizes.values())
         return PreparedTarget(
             target, str(Path(target.path) / name), True, layout, sizes, tuple(notes), False
         )
@@ -127,15 +144,22 @@ def prepare_target(target: Target, suite: Suite, request: RunRequest) -> Prepare
                 destructive=request.destructive,
                 overwrite_signatures=request.overwrite_signatures,
             )
-    elif writes and not request.destructive:
-        writers = ", ".join(w.name for w in suite.workloads if w.writes)
-        raise TargetUnsafe(
-            f"{target.spec} is an existing file and the {suite.name} suite writes to it "
-            f"({writers}): its contents would be overwritten",
-            "pass --destructive if it is a scratch file, or give a directory and iobench "
-            "creates (and removes) its own test file there",
+    elif writes:
+        if not request.destructive:
+            writers = ", ".join(w.name for w in suite.workloads if w.writes)
+            raise TargetUnsafe(
+                f"{target.spec} is an existing file and the {suite.name} suite writes to it "
+                f"({writers}): its contents would be overwritten",
+                "pass --destructive if it is a scratch file, or give a directory and iobench "
+                "creates (and removes) its own test file there",
+            )
+        check_file_writable(target, protected)
+    if target.size_bytes is None:
+        raise UserError(
+            f"cannot tell the size of {target.spec}",
+            "check that it is readable (run as root for devices)",
         )
-    limit = target.size_bytes or 0
+    limit = target.size_bytes
     if limit == 0:
         raise UserError(
             f"{target.spec} is empty (0 bytes): there is nothing to read or write",
@@ -157,6 +181,16 @@ def prepare_target(target: Target, suite: Suite, request: RunRequest) -> Prepare
     return PreparedTarget(target, target.path, False, 0, sizes, tuple(notes), not writes)
 
 
+def check_space(prepared: Sequence[PreparedTarget]) -> None:
+    """Free space for every test file, summed per filesystem (two targets may share one)."""
+    by_fs: dict[int, list[PreparedTarget]] = {}
+    for p in prepared:
+        if p.created:
+            by_fs.setdefault(Path(p.target.path).stat().st_dev, []).append(p)
+    for group in by_fs.values():
+        check_free_space(group[0].target, sum(p.layout_bytes for p in group))
+
+
 def plan_steps(prepared: Sequence[PreparedTarget], suite: Suite) -> list[Step]:
     steps: list[Step] = []
     for p in prepared:
@@ -175,16 +209,27 @@ def plan_steps(prepared: Sequence[PreparedTarget], suite: Suite) -> list[Step]:
     return steps
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Ignore Ctrl-C/SIGTERM while cleaning up, so a second Ctrl-C cannot leave debris."""
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def _signals_deferred(*, redeliver: bool = True) -> Iterator[None]:
+    """Hold off Ctrl-C/SIGTERM/SIGHUP around steps that must not be cut in half (creating
+    and registering the test file, cleaning up). A signal that arrives meanwhile is
+    delivered afterwards, or dropped with ``redeliver=False`` (the run is ending anyway)."""
+    pending: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        pending.append(signum)
+
+    old = {sig: signal.signal(sig, hold) for sig in _STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if redeliver and pending:
+            signal.raise_signal(pending[0])
 
 
 @dataclass
@@ -194,8 +239,51 @@ class Outcome:
     error: IobenchError | None = None
 
 
+@dataclass
+class _RunState:
+    """What a run has created so far, so that every way out can undo it."""
+
+    workdir: Path | None = None
+    created: list[str] = field(default_factory=list)
+    holds: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    fio_version: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    def remove_test_files(self) -> None:
+        for path in list(self.created):
+            try:
+                Path(path).unlink(missing_ok=True)
+            except OSError as e:
+                self.findings.append(
+                    Finding(
+                        "test-file-left",
+                        "warning",
+                        f"could not remove the test file {path}: {e.strerror}",
+                        "remove it by hand",
+                    )
+                )
+            self.created.remove(path)
+
+    def cleanup(self) -> None:
+        """Undo everything; each step on its own so one failure does not skip the rest."""
+        for step in (self.holds.close, self.remove_test_files):
+            try:
+                step()
+            except Exception as e:  # cleanup must go on
+                self.findings.append(
+                    Finding("cleanup-failed", "warning", f"cleanup failed: {e}", "see --traceback")
+                )
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
 def execute(
-    request: RunRequest, store: Store, fio: FioInfo, observer: Observer | None = None
+    request: RunRequest,
+    store: Store,
+    fio: FioInfo,
+    observer: Observer | None = None,
+    *,
+    timeout_margin_s: float = TIMEOUT_MARGIN_S,
 ) -> Outcome:
     """Run the whole request; returns the stored run's id and status.
 
@@ -211,23 +299,12 @@ def execute(
         if t.path in seen:
             raise UserError(f"{t.spec} and {seen[t.path]} are the same target ({t.path})")
         seen[t.path] = t.spec
-    prepared = [prepare_target(t, suite, request) for t in targets]
+    protected = [str(store.path), f"{store.path}-wal", f"{store.path}-shm"]
+    prepared = [prepare_target(t, suite, request, protected) for t in targets]
+    check_space(prepared)
     host = probe_host()
     contexts = [probe_target(t.path) for t in targets]
-    cpu_count = host_cpu_count(host)
-    findings: list[Finding] = []
-    for p, ctx in zip(prepared, contexts, strict=True):
-        findings.extend(p.findings)
-        dev_bytes, dev_name = device_under(p.target, ctx)
-        facts = TargetFacts(
-            spec=p.target.spec,
-            path=p.target.path,
-            kind=p.target.kind,
-            test_bytes=max(p.sizes.values()),
-            device_bytes=dev_bytes,
-            device_name=dev_name,
-        )
-        findings.extend(method_findings(suite, facts, cpu_count))
+    state = _RunState(findings=plan_findings(prepared, contexts, suite, host))
 
     run_id = store.create_run(
         suite=suite.name,
@@ -241,89 +318,128 @@ def execute(
             for i, (t, ctx) in enumerate(zip(targets, contexts, strict=True))
         ],
     )
-    steps = plan_steps(prepared, suite)
-    obs.planned(steps)
-    workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
-    created: list[str] = []
-    fio_version: str | None = None
-    stack = contextlib.ExitStack()
-    status: str = "failed"
+    status = "failed"
     error: IobenchError | None = None
+    internal: str | None = None
     try:
-        step_iter = iter(steps)
-        for position_base, p in enumerate(prepared):
-            stack.close()
-            if p.target.kind == "block" and not p.readonly:
-                # Nobody may mount, swapon or assemble the device while fio writes to it.
-                stack.enter_context(hold_device(p.target))
-            if p.created:
-                step = next(step_iter)
-                _create_exclusive(p.filename)
-                created.append(p.filename)
-                _run_step(fio, step, build_layout_jobfile(p.filename, p.layout_bytes), workdir, obs)
-            for i, w in enumerate(suite.workloads):
-                step = next(step_iter)
-                job = build_jobfile(w, p.filename, p.sizes[w.name])
-                started = now_iso()
-                try:
-                    run = _run_step(fio, step, job, workdir, obs, readonly=p.readonly)
-                except FioFailed as e:
-                    store.add_result(
-                        run_id,
-                        _failed_record(
-                            p, w, position_base * len(suite.workloads) + i, job, e, started
-                        ),
-                    )
-                    raise
-                assert run.output is not None
-                fio_version = fio_version or run.output.fio_version
-                store.add_result(
-                    run_id,
-                    ResultRecord(
-                        target=p.target.spec,
-                        workload=w.name,
-                        position=position_base * len(suite.workloads) + i,
-                        status="ok",
-                        params=dict(w.params, size=p.sizes[w.name]),
-                        metrics=workload_metrics(run.output),
-                        job_file=job,
-                        fio_argv=run.argv,
-                        fio_rc=run.returncode,
-                        fio_version=run.output.fio_version,
-                        raw_output=run.raw_output,
-                        fio_stdout=run.stdout,
-                        fio_stderr=run.stderr,
-                        error=None,
-                        started_at=started,
-                        finished_at=now_iso(),
-                    ),
-                )
-        stack.close()
+        state.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
+        steps = iter(plan_steps(prepared, suite))
+        obs.planned(plan_steps(prepared, suite))
+        for index, p in enumerate(prepared):
+            _run_target(request, store, fio, obs, run_id, index, p, steps, state, timeout_margin_s)
         status = "complete"
     except (KeyboardInterrupt, Interrupted):
         status, error = "aborted", Interrupted("interrupted; the workloads that finished are kept")
     except IobenchError as e:
         status, error = "failed", e
+    except BaseException as e:
+        internal = f"internal error: {type(e).__name__}: {e}"
+        raise
     finally:
-        with _signals_deferred():
-            stack.close()
-            obs.close()
-            for path in created:
-                with contextlib.suppress(FileNotFoundError):
-                    Path(path).unlink()
-            shutil.rmtree(workdir, ignore_errors=True)
+        with _signals_deferred(redeliver=False):
+            with contextlib.suppress(Exception):
+                obs.close()
+            state.cleanup()
             store.finish_run(
                 run_id,
                 status=status,
-                fio_version=fio_version or fio.version,
-                warnings=[f.as_dict() for f in findings],
-                error=None if error is None else error.message,
+                fio_version=state.fio_version or fio.version,
+                warnings=[f.as_dict() for f in state.findings],
+                error=internal if error is None else error.message,
             )
     return Outcome(run_id, status, error)
 
 
+def plan_findings(
+    prepared: Sequence[PreparedTarget],
+    contexts: Sequence[dict[str, Any]],
+    suite: Suite,
+    host: dict[str, Any],
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for p, ctx in zip(prepared, contexts, strict=True):
+        findings.extend(p.findings)
+        dev_bytes, dev_name = device_under(p.target, ctx)
+        facts = TargetFacts(
+            spec=p.target.spec,
+            path=p.target.path,
+            kind=p.target.kind,
+            test_bytes=max(p.sizes.values()),
+            device_bytes=dev_bytes,
+            device_name=dev_name,
+        )
+        findings.extend(method_findings(suite, facts, host_cpu_count(host)))
+    return findings
+
+
+def _run_target(
+    request: RunRequest,
+    store: Store,
+    fio: FioInfo,
+    obs: Observer,
+    run_id: int,
+    index: int,
+    p: PreparedTarget,
+    steps: Iterator[Step],
+    state: _RunState,
+    timeout_margin_s: float,
+) -> None:
+    """Lay out (if iobench owns the file) and run every workload on one target."""
+    assert state.workdir is not None
+    suite = request.suite
+    if p.target.kind == "block" and not p.readonly:
+        # Checked again now (a run may reach this target hours after the first check), then
+        # held: nobody may mount, swapon or assemble the device while fio writes to it.
+        check_block_device_writable(
+            p.target,
+            destructive=request.destructive,
+            overwrite_signatures=request.overwrite_signatures,
+        )
+        state.holds.enter_context(hold_device(p.target))
+    link_target(state.workdir, p.filename)
+    if p.created:
+        step = next(steps)
+        with _signals_deferred():
+            _create_test_file(p.filename, p.layout_bytes)
+            state.created.append(p.filename)
+        direct = all(w.direct for w in suite.workloads)
+        job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
+        _run_step(fio, step, job, state.workdir, obs, timeout_s=None, stall_s=STALL_S)
+    for i, w in enumerate(suite.workloads):
+        step = next(steps)
+        job = build_jobfile(w, p.filename, p.sizes[w.name])
+        position = index * len(suite.workloads) + i
+        try:
+            run = _run_step(
+                fio,
+                step,
+                job,
+                state.workdir,
+                obs,
+                readonly=p.readonly,
+                timeout_s=step.expected_s * 1.5 + timeout_margin_s,
+            )
+        except FioFailed as e:
+            store.add_result(run_id, _record(p, w, position, job, failure=e))
+            raise
+        assert run.output is not None
+        state.fio_version = state.fio_version or run.output.fio_version
+        store.add_result(run_id, _record(p, w, position, job, run=run))
+    with _signals_deferred():
+        state.holds.close()
+        state.remove_test_files()
+
+
 def _run_step(
-    fio: FioInfo, step: Step, job: str, workdir: Path, obs: Observer, *, readonly: bool = False
+    fio: FioInfo,
+    step: Step,
+    job: str,
+    workdir: Path,
+    obs: Observer,
+    *,
+    timeout_s: float | None,
+    stall_s: float | None = None,
+    readonly: bool = False,
 ) -> FioRun:
     obs.started(step)
     outcome = "failed"
@@ -332,7 +448,8 @@ def _run_step(
             fio,
             job,
             workdir,
-            timeout_s=step.expected_s * 1.5 + TIMEOUT_MARGIN_S,
+            timeout_s=timeout_s,
+            stall_s=stall_s,
             on_progress=lambda stats: obs.progress(step, stats),
             name=f"step{step.index}",
             readonly=readonly,
@@ -346,36 +463,47 @@ def _run_step(
         obs.finished(step, outcome)
 
 
-def _failed_record(
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _record(
     p: PreparedTarget,
     w: Workload,
     position: int,
     job: str,
-    e: FioFailed,
-    started: str,
+    *,
+    run: FioRun | None = None,
+    failure: FioFailed | None = None,
 ) -> ResultRecord:
+    """The stored row of one workload on one target: its result or its failure."""
+    output = run.output if run else None
     return ResultRecord(
         target=p.target.spec,
         workload=w.name,
         position=position,
-        status="failed",
+        status="ok" if failure is None else "failed",
         params=dict(w.params, size=p.sizes[w.name]),
-        metrics=None,
+        metrics=workload_metrics(output) if output else None,
         job_file=job,
-        fio_argv=e.argv,
-        fio_rc=e.returncode,
-        fio_version=None,
-        raw_output=None,
-        fio_stdout=None,
-        fio_stderr=e.stderr,
-        error=e.message,
-        started_at=started,
-        finished_at=now_iso(),
+        fio_argv=run.argv if run else (failure.argv if failure else []),
+        fio_rc=run.returncode if run else (failure.returncode if failure else None),
+        fio_version=output.fio_version if output else None,
+        raw_output=run.raw_output if run else None,
+        fio_stdout=run.stdout if run else None,
+        fio_stderr=run.stderr if run else (failure.stderr if failure else None),
+        error=failure.message if failure else None,
+        started_at=_iso(run.started_at) if run else now_iso(),
+        finished_at=_iso(run.finished_at) if run else now_iso(),
     )
 
 
-def _create_exclusive(path: str) -> None:
-    """Create the test file, refusing to touch anything that already exists there."""
+def _create_test_file(path: str, size: int) -> None:
+    """Create the test file at its full (sparse) size, refusing to touch anything there.
+
+    At full size, fio's layout job writes over it in place; a shorter file would make fio
+    unlink and re-create it, replacing the link fio reaches it through.
+    """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError as e:
@@ -385,6 +513,12 @@ def _create_exclusive(path: str) -> None:
             f"cannot create the test file {path}: {e.strerror}",
             "choose a directory you may write to, or run as root",
         ) from e
+    try:
+        os.ftruncate(fd, size)
+    except OSError as e:
+        os.close(fd)
+        Path(path).unlink(missing_ok=True)
+        raise UserError(f"cannot size the test file {path}: {e.strerror}") from e
     os.close(fd)
 
 

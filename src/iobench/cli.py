@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from iobench import __version__
 from iobench.errors import ExitCode, Interrupted, IobenchError, UserError
+from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
 
 EXIT_CODES_HELP = """\b
@@ -83,15 +84,18 @@ def _open_store(ctx: click.Context) -> Any:
 
 
 @contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: FrameType | None) -> NoReturn:
-        raise Interrupted("terminated by SIGTERM")
+def _stop_signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a closed ssh session) stop a run like Ctrl-C does."""
 
-    old = signal.signal(signal.SIGTERM, handler)
+    def handler(signum: int, frame: FrameType | None) -> NoReturn:
+        raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -99,7 +103,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 @click.option(
     "-s",
     "--suite",
-    default="quick",
+    default=DEFAULT_SUITE,
     show_default=True,
     help="A built-in suite (see `iobench suites`) or the path of a suite file (.toml).",
 )
@@ -172,7 +176,7 @@ def run(
         argv=("iobench", *sys.argv[1:]),
     )
     err = _stderr()
-    with _open_store(ctx) as store, _sigterm_as_interrupt():
+    with _open_store(ctx) as store, _stop_signals_as_interrupt():
         outcome = execute(request, store, fio, ProgressDisplay(err))
         record = store.get_run(outcome.run_id)
     if as_json:
@@ -292,7 +296,7 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     from iobench.report.terminal import render_evidence, render_run
 
     with _open_store(ctx) as store:
-        record = store.get_run(store.resolve(run_ref))
+        record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
     if as_json:
         _emit_json(run_document(record))
         return
@@ -335,7 +339,8 @@ def run_cli(argv: Sequence[str]) -> int:
         if want_traceback:
             raise
         err.print(
-            "[red]iobench: internal error[/] (a bug): " + traceback.format_exc().splitlines()[-1]
+            "[red]iobench: internal error[/] (a bug): "
+            + escape(traceback.format_exc().splitlines()[-1])
         )
         err.print("  rerun with --traceback and report it")
         return int(ExitCode.RUN_FAILED)

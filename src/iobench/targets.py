@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -606,3 +606,47 @@ def hold_device(target: Target) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _same_file(a: os.stat_result, path: str) -> bool:
+    try:
+        b = Path(path).stat()
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def check_file_writable(target: Target, protected: Sequence[str] = ()) -> None:
+    """Refuse to write to an existing file that something else is using.
+
+    An active swap file, the backing file of a loop device (a mounted image, a VM disk) and
+    the ``protected`` files (iobench's own results database) are compared by device and
+    inode, so hard links and other paths to the same file are caught too.
+    """
+    try:
+        st = Path(target.path).stat()
+    except OSError as e:
+        raise UserError(f"cannot read {target.spec}: {e.strerror}") from e
+    swaps = read_text(Path("/proc/swaps")) or ""
+    for line in swaps.splitlines()[1:]:
+        fields = line.split()
+        if fields and _same_file(st, _unescape(fields[0])):
+            raise TargetUnsafe(
+                f"{target.spec} is an active swap file",
+                f"swapoff {target.path} first if it may really be overwritten",
+            )
+    for backing in sorted(SYS_BLOCK.glob("loop*/loop/backing_file")):
+        path = (read_text(backing) or "").strip().removesuffix(" (deleted)")
+        if path and _same_file(st, path):
+            loop = backing.parent.parent.name
+            raise TargetUnsafe(
+                f"{target.spec} backs the loop device /dev/{loop} (a mounted image or a disk "
+                "in use)",
+                f"detach it first (losetup -d /dev/{loop}) if it may really be overwritten",
+            )
+    for path in protected:
+        if _same_file(st, path):
+            raise TargetUnsafe(
+                f"{target.spec} is iobench's own results database",
+                "choose another file, or another database with --db",
+            )

@@ -88,7 +88,8 @@ def fio_duration(seconds: float) -> str:
     """A duration as fio reads it: whole seconds when exact, else milliseconds."""
     if seconds == int(seconds):
         return f"{int(seconds)}s"
-    return f"{round(seconds * 1000)}ms"
+    # Never round a positive duration down to 0: fio reads runtime=0 as "no limit".
+    return f"{max(round(seconds * 1000), 1)}ms"
 
 
 _IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]

@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from iobench import __version__
-from iobench.errors import UserError
 from iobench.model import Workload
 from iobench.units import fio_duration
 
 # fio's default percentile list, which holds every percentile iobench reports.
 PERCENTILE_LIST = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
-# Options iobench decides itself; a workload's `options` never carry these.
-_RESERVED = frozenset({"time_based"})
 
 
-def fio_filename(path: str) -> str:
-    """A path as a fio ``filename=`` value: ``:`` separates files in fio, so escape it.
+# fio reads the target through this link in its working directory, never by the user's
+# path: fio cuts option values at '#' and ';', strips trailing blanks, treats ':' and '\\'
+# specially, expands $-keywords and sends values with '/' to bc; a fixed plain name
+# sidesteps all of that for any path.
+TARGET_LINK = "target"
 
-    Paths that fio would expand (``$``-variables) or that cannot sit on one line are refused.
-    """
-    if "\n" in path or "\r" in path or "\0" in path:
-        raise UserError(
-            f"the path {path!r} contains a line break, which a fio job file cannot hold"
-        )
-    if "${" in path:
-        raise UserError(
-            f"the path {path!r} contains '${{', which fio would expand as an environment variable",
-            "rename the directory or file",
-        )
-    return path.replace("\\", "\\\\").replace(":", "\\:")
+
+def _target_comment(path: str) -> str:
+    """The real path, for the stored job file; JSON-quoted so it stays on one line."""
+    return f"; target: {json.dumps(path)} (fio reaches it as ./{TARGET_LINK})"
 
 
 def section_name(name: str) -> str:
@@ -37,8 +30,10 @@ def section_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "job"
 
 
-def build_jobfile(workload: Workload, filename: str, size: int) -> str:
-    """The job file that runs ``workload`` against ``filename`` over ``size`` bytes.
+def build_jobfile(workload: Workload, target_path: str, size: int) -> str:
+    """The job file that runs ``workload`` over ``size`` bytes of ``target_path``.
+
+    fio must run in a directory where :data:`TARGET_LINK` is a symlink to ``target_path``.
 
     Latency is always measured in full (never ``gtod_reduce``); completion and total latency
     both get percentiles and json+ histogram bins; ``group_reporting`` makes fio sum the
@@ -48,8 +43,9 @@ def build_jobfile(workload: Workload, filename: str, size: int) -> str:
     time_based = opts.pop("time_based", "1") != "0"
     lines = [
         f"; iobench {__version__}: workload {workload.name}",
+        _target_comment(target_path),
         "[global]",
-        f"filename={fio_filename(filename)}",
+        f"filename={TARGET_LINK}",
         f"size={size}",
         f"ioengine={workload.ioengine}",
         f"direct={1 if workload.direct else 0}",
@@ -74,29 +70,30 @@ def build_jobfile(workload: Workload, filename: str, size: int) -> str:
     ]
     if workload.rwmixread is not None:
         lines.append(f"rwmixread={workload.rwmixread}")
-    for key, value in opts.items():
-        if key not in _RESERVED:
-            lines.append(f"{key}={value}")
+    lines += [f"{key}={value}" for key, value in opts.items()]
     return "\n".join(lines) + "\n"
 
 
-def build_layout_jobfile(filename: str, size: int) -> str:
+def build_layout_jobfile(target_path: str, size: int, *, direct: bool = True) -> str:
     """A job that writes the whole test file once with incompressible data, then syncs it.
 
     Reading a file that was never written measures the filesystem's holes, not the device,
     and fio lays out write-only jobs with fallocate alone; so iobench writes its test files
-    itself before any workload runs.
+    itself before any workload runs. The file must already have its full (sparse) size, so
+    fio writes over it in place. ``direct`` keeps gigabytes of dirty pages (and a long final
+    flush) out of it; use False where the filesystem lacks O_DIRECT.
     """
     return "\n".join(
         [
             f"; iobench {__version__}: lay out the test file",
+            _target_comment(target_path),
             "[layout]",
-            f"filename={fio_filename(filename)}",
+            f"filename={TARGET_LINK}",
             f"size={size}",
             "rw=write",
             "bs=1M",
             "ioengine=psync",
-            "direct=0",
+            f"direct={1 if direct else 0}",
             "refill_buffers=1",
             "end_fsync=1",
             "",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
+from iobench.fio.jobfile import TARGET_LINK
 from iobench.fio.parse import parse_fio_output, scan_json_objects
 from iobench.model import FioOutput
 
@@ -90,22 +91,32 @@ def find_fio() -> FioInfo:
     return FioInfo(path=path, version=text.removeprefix("fio-").split()[0])
 
 
+def link_target(workdir: Path, target_path: str) -> None:
+    """Point ``workdir/target`` (the name job files use) at the real file or device."""
+    link = workdir / TARGET_LINK
+    link.unlink(missing_ok=True)
+    link.symlink_to(target_path)
+
+
 def run_fio(
     fio: FioInfo,
     job_file: str,
     workdir: Path,
     *,
-    timeout_s: float,
+    timeout_s: float | None,
+    stall_s: float | None = None,
     on_progress: Callable[[LiveStats], None] | None = None,
     name: str = "job",
     readonly: bool = False,
 ) -> FioRun:
     """Run one job file and return its evidence; raise FioFailed when fio failed.
 
-    ``workdir`` is a private directory owned by the caller; the job file, fio's output and
-    its stdout/stderr are written there. ``readonly`` adds fio's own ``--readonly`` guard.
-    On KeyboardInterrupt (or any exception raised by a signal handler) fio's whole process
-    group is stopped before the exception propagates.
+    ``workdir`` is a private directory owned by the caller, and fio's working directory;
+    the job file, fio's output and its stdout/stderr are written there. ``timeout_s`` is a
+    hard limit (None: none); ``stall_s`` stops fio when the bytes it has moved stop growing
+    for that long. ``readonly`` adds fio's own ``--readonly`` guard. On KeyboardInterrupt
+    (or any exception raised by a signal handler) fio's whole process group is stopped
+    before the exception propagates.
     """
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
@@ -132,7 +143,7 @@ def run_fio(
             cwd=workdir,
         )
         try:
-            timed_out = _wait(proc, out_path, started, timeout_s, on_progress)
+            stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress).wait()
         except BaseException:
             stop_process_group(proc)
             raise
@@ -143,15 +154,28 @@ def run_fio(
         stdout, stderr = out_f.read(), err_f.read()
     finished = time.time()
     raw = out_path.read_text(errors="replace") if out_path.exists() else ""
-    if timed_out:
+    for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
+        path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
+    link = workdir / TARGET_LINK
+    if link.exists() and not link.is_symlink():
+        # fio re-creates a file it finds too small; it would have measured the work dir.
+        link.unlink()
         raise FioFailed(
-            f"fio did not finish within {timeout_s:.0f} s (runtime plus margin) and was stopped",
-            "the target may be hanging (a stalled network mount or a failing disk); "
-            "check `dmesg`, or retry with a shorter --runtime",
+            "fio replaced the link to the target with a file of its own, so it did not "
+            "test the target (the test area was larger than the file)",
+            "this is a bug in iobench's sizing; please report it",
             argv=argv,
             returncode=proc.returncode,
             stderr=stderr,
-            output_path=str(out_path),
+        )
+    if stopped is not None:
+        raise FioFailed(
+            stopped,
+            "the target may be hanging (a stalled network mount or a failing disk): check "
+            "`dmesg` and the mount; then retry",
+            argv=argv,
+            returncode=proc.returncode,
+            stderr=stderr,
         )
     output: FioOutput | None
     try:
@@ -173,42 +197,68 @@ def run_fio(
     return run
 
 
-def _wait(
-    proc: subprocess.Popen[bytes],
-    out_path: Path,
-    started: float,
-    timeout_s: float,
-    on_progress: Callable[[LiveStats], None] | None,
-) -> bool:
-    """Wait for fio, feeding progress; True when the hard timeout struck."""
-    offset = 0  # fio's output up to here has been read
-    last: tuple[float, int, int] | None = None  # (elapsed_ms, total_ios, io_bytes)
-    rate: tuple[float | None, float | None] = (None, None)  # over the latest interval
-    while proc.poll() is None:
-        if time.time() - started > timeout_s:
-            stop_process_group(proc)
-            return True
-        time.sleep(POLL_S)
-        if on_progress is None or not out_path.exists():
-            continue
+class _Watch:
+    """Waits for fio: reads its 1 s snapshots for progress and enforces the limits."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        out_path: Path,
+        timeout_s: float | None,
+        stall_s: float | None,
+        on_progress: Callable[[LiveStats], None] | None,
+    ) -> None:
+        self.proc = proc
+        self.out_path = out_path
+        self.timeout_s = timeout_s
+        self.stall_s = stall_s
+        self.on_progress = on_progress
+        self.offset = 0  # fio's output up to here has been read
+        self.last: tuple[float, int, int] | None = None  # (elapsed_ms, total_ios, io_bytes)
+        self.rate: tuple[float | None, float | None] = (None, None)  # latest interval
+        self.started = time.monotonic()
+        self.moved_at = self.started  # when the byte count last grew
+
+    def wait(self) -> str | None:
+        """None when fio exited by itself; else why it was stopped."""
+        while self.proc.poll() is None:
+            now = time.monotonic()
+            if self.timeout_s is not None and now - self.started > self.timeout_s:
+                stop_process_group(self.proc)
+                return (
+                    f"fio did not finish within {self.timeout_s:.0f} s (runtime plus margin) "
+                    "and was stopped"
+                )
+            if self.stall_s is not None and now - self.moved_at > self.stall_s:
+                stop_process_group(self.proc)
+                return f"fio moved no data for {self.stall_s:.0f} s and was stopped"
+            time.sleep(POLL_S)
+            self._read_snapshots()
+            if self.on_progress is not None:
+                self.on_progress(LiveStats(time.monotonic() - self.started, *self.rate))
+        return None
+
+    def _read_snapshots(self) -> None:
         try:
-            with out_path.open("rb") as f:
-                f.seek(offset)
-                chunk = f.read().decode(errors="replace")
+            with self.out_path.open("rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
         except OSError:
-            continue
+            return
         # Only complete snapshots count; a partly written one is read again next time.
-        reports = [(end, o) for _, end, o in scan_json_objects(chunk) if "jobs" in o]
-        if reports:
-            offset += len(chunk[: reports[-1][0]].encode())
-            snap = _totals(reports[-1][1])
-            base = last or (0.0, 0, 0)
-            if snap[0] > base[0]:
-                dt = (snap[0] - base[0]) / 1000
-                rate = ((snap[1] - base[1]) / dt, (snap[2] - base[2]) / dt)
-            last = snap
-        on_progress(LiveStats(time.time() - started, *rate))
-    return False
+        text = chunk.decode(errors="replace")
+        reports = [(end, o) for _, end, o in scan_json_objects(text) if "jobs" in o]
+        if not reports:
+            return
+        self.offset += len(text[: reports[-1][0]].encode())
+        snap = _totals(reports[-1][1])
+        base = self.last or (0.0, 0, 0)
+        if snap[0] > base[0]:
+            dt = (snap[0] - base[0]) / 1000
+            self.rate = ((snap[1] - base[1]) / dt, (snap[2] - base[2]) / dt)
+        if snap[2] > base[2]:
+            self.moved_at = time.monotonic()
+        self.last = snap
 
 
 def _totals(report: dict[str, Any]) -> tuple[float, int, int]:

@@ -186,7 +186,7 @@ def render_suites(suites: list[Suite], console: Console) -> None:
 def render_evidence(run: RunRecord, console: Console) -> None:
     """The stored evidence of every result: argv, job file, fio's stderr."""
     for r in run.results:
-        console.rule(f"{r.workload} on {r.target} ({r.status}, fio exit code {r.fio_rc})")
+        console.rule(escape(f"{r.workload} on {r.target} ({r.status}, fio exit code {r.fio_rc})"))
         console.print("argv: " + " ".join(r.fio_argv), highlight=False, markup=False)
         console.print(r.job_file.rstrip(), highlight=False, markup=False)
         if r.error:

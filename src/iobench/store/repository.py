@@ -118,6 +118,11 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        except sqlite3.OperationalError as e:
+            raise StoreError(
+                f"cannot open the results database {path}: {e}",
+                "check its permissions, or point --db or IOBENCH_DB at another file",
+            ) from e
         except sqlite3.DatabaseError as e:
             raise StoreError(
                 f"{path} is not an iobench results database ({e})",
@@ -174,6 +179,9 @@ class Store:
                 )
         for number in range(version, SCHEMA_VERSION):
             with self._tx() as conn:
+                # Another process may have migrated while this one waited for the lock.
+                if conn.execute("PRAGMA user_version").fetchone()[0] > number:
+                    continue
                 for statement in MIGRATIONS[number].split(";"):
                     if statement.strip():
                         conn.execute(statement)
@@ -333,15 +341,21 @@ class Store:
             )
         return int(row["id"])
 
-    def get_run(self, run_id: int) -> RunRecord:
+    def get_run(self, run_id: int, *, with_raw: bool = False) -> RunRecord:
+        """A run with its targets and results; fio's raw output only when ``with_raw``."""
         row = self._conn.execute("SELECT *, 0 AS result_count FROM runs WHERE id = ?", (run_id,))
         found = row.fetchone()
         if found is None:
             raise UserError(f"there is no run {run_id} in {self.path}")
         run = self._run_from_row(found)
         run.targets.extend(self._targets(run_id))
+        raw_column = "raw_output_z" if with_raw else "NULL AS raw_output_z"
         for r in self._conn.execute(
-            "SELECT * FROM results WHERE run_id = ? ORDER BY position, id", (run_id,)
+            "SELECT id, target, workload, position, status, params_json, metrics_json,"
+            " job_file, fio_argv_json, fio_rc, fio_version, fio_stdout, fio_stderr, error,"
+            f" started_at, finished_at, {raw_column}"
+            " FROM results WHERE run_id = ? ORDER BY position, id",
+            (run_id,),
         ):
             run.results.append(
                 ResultRecord(

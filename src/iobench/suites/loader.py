@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
+from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, UserError
 from iobench.model import Suite, Workload
 from iobench.suites.options import (
@@ -281,6 +282,12 @@ class _Builder:
                 f"workload #{index + 1}: name must be {NAME_RULE}; not {show_value(name)}",
                 self.lines.key(section, "name"),
             )
+        if name.lower() == "global":
+            raise self.fail(
+                f'workload #{index + 1}: the name "{name}" is fio\'s section for shared '
+                "options; choose another name",
+                self.lines.key(section, "name"),
+            )
         where = f'workload "{name}": '
         merged = {**defaults, **self.section(table, section, where)}
         for key in REQUIRED:
@@ -433,4 +440,9 @@ def apply_overrides(
             size=w.size if size is None else int(size),
         )
 
-    return dataclasses.replace(suite, workloads=tuple(override(w) for w in suite.workloads))
+    # A suite that is indicative because its runs are short stops being so when the user
+    # gives a runtime long enough for steady state.
+    indicative = suite.indicative and (runtime_s is None or runtime_s < MIN_STEADY_RUNTIME_S)
+    return dataclasses.replace(
+        suite, workloads=tuple(override(w) for w in suite.workloads), indicative=indicative
+    )

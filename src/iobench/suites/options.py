@@ -205,7 +205,7 @@ def _fio_sync(key: str, value: object) -> str:
     )
 
 
-_FLOAT = r"\d+(?:\.\d+)?"
+_FLOAT = r"[0-9]+(?:\.[0-9]+)?"  # ASCII digits only: fio reads nothing else
 _DISTRIBUTION_RE = re.compile(  # always used with fullmatch: no trailing newline can pass
     rf"random|(?:zipf|pareto|normal):{_FLOAT}(?::{_FLOAT})?"
     r"|zoned(?::\d+/\d+){1,256}|zoned_abs(?::\d+/\d+[kKmMgGtTpP]?){1,256}"
@@ -247,7 +247,7 @@ def _fio_bssplit(key: str, value: object) -> str:
                 size = parse_size(size_text)
             except ValueError:
                 size = 0
-            if size <= 0 or (pct_text and not pct_text.isdigit()):
+            if size <= 0 or (pct_text and not re.fullmatch(r"[0-9]+", pct_text)):
                 raise InvalidValue(
                     f"{key} must be SIZE/PERCENT pairs joined by ':', {example}; "
                     f"{show_value(entry)} in {show_value(value)} is not one"
@@ -338,7 +338,6 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "buffer_compress_chunk": _fio_size(1),
     "dedupe_percentage": _fio_int(0, 100),
     "blockalign": _fio_size(1),
-    "offset": _fio_size(0),
     "random_distribution": _fio_distribution,
     "percentage_random": _fio_int(0, 100),
     "bssplit": _fio_bssplit,
