@@ -118,6 +118,16 @@ class Scratch:
         )
         return where
 
+    def swapon_file(self, path: Path) -> None:
+        run_tool("swapon", str(path))
+        self.stack.callback(
+            subprocess.run,
+            [tool("swapoff"), str(path)],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+
     def swapon(self, dev: str) -> None:
         run_tool("mkswap", dev)
         run_tool("swapon", dev)

@@ -192,3 +192,23 @@ def test_a_killed_writer_leaves_only_whole_rows(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def _open_and_write(path: str, barrier: Any) -> None:
+    barrier.wait(30)
+    _writer(path, 2)
+
+
+def test_many_processes_creating_a_new_database_at_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "fresh.db")
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(6)
+    procs = [ctx.Process(target=_open_and_write, args=(path, barrier)) for _ in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0] * 6
+    with Store.open(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION
+        assert len(store.list_runs()) == 12

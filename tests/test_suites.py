@@ -603,3 +603,34 @@ def test_errors_point_at_the_line_in_the_right_workload(
         parse_suite("\n".join(lines) + "\n", "prop.toml", "prop.toml")
     assert info.value.line == expected
     assert f'workload "w{bad}": iodepth must be a whole number' in info.value.message
+
+
+def test_a_workload_cannot_be_named_global(tmp_path: Path) -> None:
+    err = error(tmp_path, BASE.replace('name = "w1"', 'name = "global"'))
+    assert err.line == 5
+    assert "fio's section for shared options" in detail(err)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['bssplit = "4k/\u00b2"', 'random_distribution = "zipf:\u0661.\u0662"'],
+    ids=["superscript-digit", "arabic-digits"],
+)
+def test_non_ascii_digits_are_refused_not_crashed_on(tmp_path: Path, line: str) -> None:
+    err = error(tmp_path, BASE + line + "\n")
+    assert err.line == 10
+    assert line.split(" =")[0] in detail(err)
+
+
+def test_offset_is_not_an_option_any_more(tmp_path: Path) -> None:
+    err = error(tmp_path, BASE + 'offset = "1G"\n')
+    assert err.line == 10
+    assert "offset" in detail(err)
+
+
+def test_long_runtime_override_makes_quick_not_indicative() -> None:
+    quick = load_builtin("quick")
+    assert quick.indicative
+    assert apply_overrides(quick, runtime_s=5).indicative
+    assert not apply_overrides(quick, runtime_s=300).indicative
+    assert apply_overrides(quick, size=1 << 20).indicative

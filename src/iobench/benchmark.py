@@ -284,6 +284,7 @@ def execute(
     observer: Observer | None = None,
     *,
     timeout_margin_s: float = TIMEOUT_MARGIN_S,
+    stall_s: float = STALL_S,
 ) -> Outcome:
     """Run the whole request; returns the stored run's id and status.
 
@@ -326,7 +327,9 @@ def execute(
         steps = iter(plan_steps(prepared, suite))
         obs.planned(plan_steps(prepared, suite))
         for index, p in enumerate(prepared):
-            _run_target(request, store, fio, obs, run_id, index, p, steps, state, timeout_margin_s)
+            _run_target(
+                request, store, fio, obs, run_id, index, p, steps, state, timeout_margin_s, stall_s
+            )
         status = "complete"
     except (KeyboardInterrupt, Interrupted):
         status, error = "aborted", Interrupted("interrupted; the workloads that finished are kept")
@@ -383,6 +386,7 @@ def _run_target(
     steps: Iterator[Step],
     state: _RunState,
     timeout_margin_s: float,
+    stall_s: float,
 ) -> None:
     """Lay out (if iobench owns the file) and run every workload on one target."""
     assert state.workdir is not None
@@ -404,7 +408,7 @@ def _run_target(
             state.created.append(p.filename)
         direct = all(w.direct for w in suite.workloads)
         job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
-        _run_step(fio, step, job, state.workdir, obs, timeout_s=None, stall_s=STALL_S)
+        _run_step(fio, step, job, state.workdir, obs, timeout_s=None, stall_s=stall_s)
     for i, w in enumerate(suite.workloads):
         step = next(steps)
         job = build_jobfile(w, p.filename, p.sizes[w.name])

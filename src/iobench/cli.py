@@ -37,7 +37,9 @@ def _stdout() -> Console:
 
 
 def _stderr() -> Console:
-    return Console(stderr=True, width=None if sys.stderr.isatty() else 160, highlight=False)
+    return Console(
+        stderr=True, width=None if sys.stderr.isatty() else 160, highlight=False, soft_wrap=True
+    )
 
 
 def _emit_json(doc: Any) -> None:

@@ -123,7 +123,7 @@ def render_warnings(warnings: list[dict[str, Any]], console: Console) -> None:
         colour = "yellow" if severity == "warning" else "cyan"
         console.print(f"  [{colour}]{severity}[/] {escape('[' + wid + ']')}", highlight=False)
         for w in members:
-            console.print(f"    {w.get('message')}", highlight=False, markup=False)
+            console.print(f"    {w.get('message')}", highlight=False, markup=False, soft_wrap=True)
         console.print(f"    fix: {fix}", highlight=False, markup=False, style="dim")
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import sqlite3
+import time
 import uuid
 import zlib
 from collections.abc import Iterator, Sequence
@@ -115,9 +116,9 @@ class Store:
         try:
             conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            _enable_wal(conn)
         except sqlite3.OperationalError as e:
             raise StoreError(
                 f"cannot open the results database {path}: {e}",
@@ -420,6 +421,20 @@ class Store:
             finished_at=row["finished_at"],
             result_count=row["result_count"],
         )
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL. SQLite does not wait for the lock this needs (no busy handler for it),
+    so several processes creating one new database at once must retry."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _dumps(value: Any) -> str:

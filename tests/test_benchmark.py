@@ -1,0 +1,180 @@
+"""A run as a whole: awkward paths, several targets, stalls, files in use, progress."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from iobench.benchmark import RunRequest, Step, execute
+from iobench.cli import run_cli
+from iobench.errors import TargetUnsafe
+from iobench.fio.runner import LiveStats, find_fio
+from iobench.model import Target
+from iobench.report.progress import ProgressDisplay
+from iobench.store import Store
+from iobench.suites import load_suite_file
+from iobench.targets import check_file_writable
+from scratch import Scratch
+
+MINI = """\
+name = "mini"
+description = "one read and one write workload"
+[defaults]
+runtime = "1s"
+size = "4M"
+iodepth = 4
+numjobs = 1
+bs = "4k"
+[[workload]]
+name = "rr"
+rw = "randread"
+[[workload]]
+name = "rw"
+rw = "randwrite"
+"""
+
+
+def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run_cli(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def mini(tmp_path: Path) -> str:
+    path = tmp_path / "mini.toml"
+    path.write_text(MINI)
+    return str(path)
+
+
+@pytest.mark.fio
+def test_a_path_fio_would_misread_is_tested_where_the_user_said(
+    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path, mini: str
+) -> None:
+    parent = tmp_path / "parent"
+    target = parent / "bench#2;x\\y :z $ncpus "
+    target.mkdir(parents=True)
+    code, out, err = invoke(capsys, "run", str(target), "--suite", mini, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["status"] for r in doc["results"]] == ["ok", "ok"]
+    assert doc["results"][1]["write"]["io_bytes"] > 0
+    assert [p.name for p in parent.iterdir()] == [target.name], "nothing written beside it"
+    assert list(target.iterdir()) == [], "the test file is removed"
+
+
+@pytest.mark.fio
+def test_two_targets_one_run(
+    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path, mini: str
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    code, out, err = invoke(capsys, "run", str(a), str(b), "--suite", mini)
+    assert code == 0, err
+    assert f"{a} (directory" in out and f"{b} (directory" in out, "one table per target"
+    assert list(a.iterdir()) == [] and list(b.iterdir()) == []
+    code, out, _ = invoke(capsys, "show", "latest", "--json")
+    doc = json.loads(out)
+    assert [(r["target"], r["workload"]) for r in doc["results"]] == [
+        (str(a), "rr"), (str(a), "rw"), (str(b), "rr"), (str(b), "rw"),
+    ]  # fmt: skip
+
+
+def test_the_same_target_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = invoke(capsys, "run", str(tmp_path), str(tmp_path / "."))
+    assert code == 2
+    assert "are the same target" in err
+
+
+def test_stalled_layout_fails_the_run_and_cleans_up(
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mini: str
+) -> None:
+    monkeypatch.setenv("FAKE_FIO_MODE", "hang")
+    target = tmp_path / "vol"
+    target.mkdir()
+    request = RunRequest(targets=(str(target),), suite=load_suite_file(mini))
+    started = time.monotonic()
+    with Store.open(tmp_path / "db.sqlite") as store:
+        outcome = execute(request, store, find_fio(), stall_s=1.0, timeout_margin_s=1.0)
+        run = store.get_run(outcome.run_id)
+    assert time.monotonic() - started < 30
+    assert outcome.status == "failed" and run.status == "failed"
+    assert outcome.error is not None and "moved no data for 1 s" in outcome.error.message
+    assert list(target.iterdir()) == []
+
+
+def _target(path: Path) -> Target:
+    return Target(str(path), str(path), "file", path.stat().st_size)
+
+
+def test_results_database_is_never_a_target(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    Store.open(db).close()
+    with pytest.raises(TargetUnsafe, match="iobench's own results database"):
+        check_file_writable(_target(db), [str(db)])
+    os.link(db, tmp_path / "alias")
+    with pytest.raises(TargetUnsafe, match="results database"):
+        check_file_writable(_target(tmp_path / "alias"), [str(db)])
+
+
+@pytest.mark.root
+def test_loop_backing_file_and_swap_file_are_never_written(scratch: Scratch) -> None:
+    image = scratch.image(16 << 20)
+    dev = scratch.loop(image)
+    with pytest.raises(TargetUnsafe, match=f"backs the loop device {dev}"):
+        check_file_writable(_target(image))
+    swapfile = scratch.tmp_path / "swapfile"
+    swapfile.write_bytes(bytes(16 << 20))  # swapon refuses files with holes
+    swapfile.chmod(0o600)
+    subprocess.run(["mkswap", str(swapfile)], check=True, capture_output=True)
+    scratch.swapon_file(swapfile)
+    with pytest.raises(TargetUnsafe, match="is an active swap file"):
+        check_file_writable(_target(swapfile))
+    plain = scratch.image(1 << 20)
+    check_file_writable(_target(plain))  # an unused file passes
+
+
+def test_progress_display_on_a_terminal_shows_live_rates() -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=140)
+    display = ProgressDisplay(console)
+    steps = [Step(0, "/data", "lay out test file", 2.0, None), Step(1, "/data", "rr", 3.0, None)]
+    display.planned(steps)
+    display.started(steps[0])
+    display.finished(steps[0], "done")
+    display.started(steps[1])
+    display.progress(steps[1], LiveStats(1.0, 12345.0, 50 * 2**20))
+    display._progress.refresh()  # type: ignore[union-attr]
+    display.finished(steps[1], "interrupted")
+    display.close()
+    text = buf.getvalue()
+    assert "2 steps on 1 target(s), about 5s" in text
+    assert "[1/2] lay out test file on /data" in text and "done" in text
+    assert "12.3k IOPS" in text and "50 MiB/s" in text
+    assert "[2/2] rr on /data" in text and "interrupted" in text
+
+
+def test_progress_display_without_a_terminal_prints_plain_lines() -> None:
+    buf = io.StringIO()
+    display = ProgressDisplay(Console(file=buf, force_terminal=False, width=140))
+    step = Step(0, "/data", "rr", 3.0, None)
+    display.planned([step])
+    display.started(step)
+    display.progress(step, LiveStats(1.0, 100.0, 100.0))
+    display.finished(step, "failed")
+    display.close()
+    assert buf.getvalue().splitlines() == [
+        "iobench: 1 steps on 1 target(s), about 3s",
+        "[1/1] rr on /data ...",
+        "[1/1] rr on /data failed",
+    ]
