@@ -64,13 +64,11 @@ class FioFailed(IobenchError):
         argv: list[str] | None = None,
         returncode: int | None = None,
         stderr: str = "",
-        output_path: str | None = None,
     ) -> None:
         super().__init__(message, hint)
         self.argv = argv or []
         self.returncode = returncode
         self.stderr = stderr
-        self.output_path = output_path
 
 
 class FioOutputError(IobenchError):

@@ -78,12 +78,6 @@ class Suite:
     # True when the suite's numbers are a first look only (short runs, small file).
     indicative: bool = False
 
-    def workload(self, name: str) -> Workload:
-        for w in self.workloads:
-            if w.name == name:
-                return w
-        raise KeyError(name)
-
 
 TargetKind = Literal["directory", "file", "block"]
 

@@ -1,6 +1,8 @@
 """Sizes, durations and rates: parse what users type, format what users read.
 
-Sizes follow fio's default (``kb_base=1024``): ``4k`` = ``4KiB`` = ``4KB`` = 4096 bytes.
+Every size prefix is a power of 1024, as in fio's ``4k``: ``4k`` = ``4KiB`` = ``4KB`` = 4096
+bytes. (fio itself reads ``MB`` and ``MiB`` with different bases depending on its
+``kb_base``; iobench converts sizes to bytes before fio sees them, so that never matters.)
 Durations are seconds unless a unit is given (``us``, ``ms``, ``s``, ``m``, ``h``, ``d``),
 as in fio. Values are stored in base units (bytes, seconds, nanoseconds) and converted only
 when rendered.
