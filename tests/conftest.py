@@ -42,3 +42,10 @@ def fake_fio(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def scratch(tmp_path: Path) -> Iterator[Scratch]:
     """Loop devices, mounts and swap (needs root); all removed after the test."""
     yield from scratch_fixture(tmp_path)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that runs real fio carries the `fio` marker (select with -m fio / not fio)."""
+    for item in items:
+        if "real_fio" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.fio)

@@ -122,10 +122,31 @@ def test_list_on_an_empty_database(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out) == {"schema_version": 1, "kind": "runs", "runs": []}
 
 
-def test_show_unknown_run(capsys: pytest.CaptureFixture[str]) -> None:
+def test_reading_commands_create_no_database(
+    capsys: pytest.CaptureFixture[str], isolated_db: Path
+) -> None:
+    code, out, _ = invoke(capsys, "list")
+    assert (code, out) == (0, "no runs stored yet; start one with `iobench run`\n")
     code, _, err = invoke(capsys, "show", "42")
     assert code == 2
-    assert "there is no run 42" in err
+    assert err == (
+        f"iobench: error: no runs are stored yet: there is no database at {isolated_db}\n"
+        "  what to do: run a benchmark first with `iobench run`, or point --db at your "
+        "database\n"
+    )
+    assert not isolated_db.exists()
+
+
+def test_show_unknown_run(capsys: pytest.CaptureFixture[str], isolated_db: Path) -> None:
+    from iobench.store import Store
+
+    Store.open(isolated_db).close()
+    code, _, err = invoke(capsys, "show", "42")
+    assert code == 2
+    assert err == (
+        f"iobench: error: there is no run 42 in {isolated_db}\n"
+        "  what to do: see the runs with `iobench list`\n"
+    )
 
 
 def test_failing_fio_stores_a_failed_run_and_leaves_no_file(

@@ -79,10 +79,16 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
     ctx.obj = {"db": db}
 
 
-def _open_store(ctx: click.Context) -> Any:
-    from iobench.store import Store, default_db_path
+def _db_path(ctx: click.Context) -> Path:
+    from iobench.store import default_db_path
 
-    return Store.open(ctx.obj["db"] or default_db_path())
+    return Path(ctx.obj["db"] or default_db_path())
+
+
+def _open_store(ctx: click.Context) -> Any:
+    from iobench.store import Store
+
+    return Store.open(_db_path(ctx))
 
 
 @contextmanager
@@ -272,8 +278,11 @@ def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> N
     from iobench.report.jsondoc import runs_document
     from iobench.report.terminal import render_run_list
 
-    with _open_store(ctx) as store:
-        runs = store.list_runs(limit=limit, label=label)
+    if not _db_path(ctx).exists():  # reading creates nothing
+        runs = []
+    else:
+        with _open_store(ctx) as store:
+            runs = store.list_runs(limit=limit, label=label)
     if as_json:
         _emit_json(runs_document(runs))
     else:
@@ -297,6 +306,11 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     from iobench.report.jsondoc import run_document
     from iobench.report.terminal import render_evidence, render_run
 
+    if not _db_path(ctx).exists():  # reading creates nothing
+        raise UserError(
+            f"no runs are stored yet: there is no database at {_db_path(ctx)}",
+            "run a benchmark first with `iobench run`, or point --db at your database",
+        )
     with _open_store(ctx) as store:
         record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
     if as_json:
