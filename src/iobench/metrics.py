@@ -31,12 +31,14 @@ def latency_dict(stats: LatencyStats | None, *, with_bins: bool = True) -> dict[
     out: dict[str, Any] = {
         "n": stats.n,
         "mean": stats.mean_ns,
-        "min": stats.min_ns,
-        "max": stats.max_ns,
+        "min": round(stats.min_ns),
+        "max": round(stats.max_ns),
         "stddev": stats.stddev_ns,
     }
     for p in PERCENTILES:
-        out[percentile_key(p)] = computed.get(p, stats.percentile(p))
+        value = computed.get(p, stats.percentile(p))
+        # fio's percentiles are bucket values: whole nanoseconds (fio 2.x µs * 1000 too).
+        out[percentile_key(p)] = None if value is None else round(value)
     if with_bins and stats.bins:
         out["bins"] = {str(k): v for k, v in sorted(stats.bins.items())}
     return out
