@@ -4,14 +4,55 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from iobench.cli import run_cli
 from scratch import Scratch, scratch_fixture
 
 FAKES = Path(__file__).parent / "fakes"
+
+# A small suite with one reading and one writing workload, for tests that run fio.
+MINI_SUITE = """\
+name = "mini"
+description = "one read and one write workload"
+[defaults]
+runtime = "1s"
+size = "4M"
+iodepth = 4
+numjobs = 1
+bs = "4k"
+[[workload]]
+name = "rr"
+rw = "randread"
+[[workload]]
+name = "rw"
+rw = "randwrite"
+"""
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    """Run the iobench CLI in-process: ``code, stdout, stderr = cli("run", ...)``."""
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        code = run_cli(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return invoke
+
+
+@pytest.fixture
+def mini_suite(tmp_path: Path) -> str:
+    """The path of a file holding MINI_SUITE."""
+    path = tmp_path / "mini.toml"
+    path.write_text(MINI_SUITE)
+    return str(path)
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from conftest import Cli
 from iobench.benchmark import RunRequest, Step, execute
-from iobench.cli import run_cli
 from iobench.errors import TargetUnsafe
 from iobench.fio.runner import LiveStats, find_fio
 from iobench.model import Target
@@ -23,45 +23,15 @@ from iobench.suites import load_suite_file
 from iobench.targets import check_file_writable
 from scratch import Scratch
 
-MINI = """\
-name = "mini"
-description = "one read and one write workload"
-[defaults]
-runtime = "1s"
-size = "4M"
-iodepth = 4
-numjobs = 1
-bs = "4k"
-[[workload]]
-name = "rr"
-rw = "randread"
-[[workload]]
-name = "rw"
-rw = "randwrite"
-"""
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run_cli(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def mini(tmp_path: Path) -> str:
-    path = tmp_path / "mini.toml"
-    path.write_text(MINI)
-    return str(path)
-
 
 @pytest.mark.fio
 def test_a_path_fio_would_misread_is_tested_where_the_user_said(
-    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path, mini: str
+    cli: Cli, real_fio: str, tmp_path: Path, mini_suite: str
 ) -> None:
     parent = tmp_path / "parent"
     target = parent / "bench#2;x\\y :z $ncpus "
     target.mkdir(parents=True)
-    code, out, err = invoke(capsys, "run", str(target), "--suite", mini, "--json")
+    code, out, err = cli("run", str(target), "--suite", mini_suite, "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert [r["status"] for r in doc["results"]] == ["ok", "ok"]
@@ -71,38 +41,34 @@ def test_a_path_fio_would_misread_is_tested_where_the_user_said(
 
 
 @pytest.mark.fio
-def test_two_targets_one_run(
-    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path, mini: str
-) -> None:
+def test_two_targets_one_run(cli: Cli, real_fio: str, tmp_path: Path, mini_suite: str) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    code, out, err = invoke(capsys, "run", str(a), str(b), "--suite", mini)
+    code, out, err = cli("run", str(a), str(b), "--suite", mini_suite)
     assert code == 0, err
     assert f"{a} (directory" in out and f"{b} (directory" in out, "one table per target"
     assert list(a.iterdir()) == [] and list(b.iterdir()) == []
-    code, out, _ = invoke(capsys, "show", "latest", "--json")
+    code, out, _ = cli("show", "latest", "--json")
     doc = json.loads(out)
     assert [(r["target"], r["workload"]) for r in doc["results"]] == [
         (str(a), "rr"), (str(a), "rw"), (str(b), "rr"), (str(b), "rw"),
     ]  # fmt: skip
 
 
-def test_the_same_target_twice_is_refused(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, _, err = invoke(capsys, "run", str(tmp_path), str(tmp_path / "."))
+def test_the_same_target_twice_is_refused(cli: Cli, tmp_path: Path) -> None:
+    code, _, err = cli("run", str(tmp_path), str(tmp_path / "."))
     assert code == 2
     assert "are the same target" in err
 
 
 def test_stalled_layout_fails_the_run_and_cleans_up(
-    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mini: str
+    fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mini_suite: str
 ) -> None:
     monkeypatch.setenv("FAKE_FIO_MODE", "hang")
     target = tmp_path / "vol"
     target.mkdir()
-    request = RunRequest(targets=(str(target),), suite=load_suite_file(mini))
+    request = RunRequest(targets=(str(target),), suite=load_suite_file(mini_suite))
     started = time.monotonic()
     with Store.open(tmp_path / "db.sqlite") as store:
         outcome = execute(request, store, find_fio(), stall_s=1.0, timeout_margin_s=1.0)

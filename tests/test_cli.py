@@ -9,13 +9,8 @@ from typing import Any
 
 import pytest
 
-from iobench.cli import main, run_cli
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run_cli(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+from conftest import Cli
+from iobench.cli import main
 
 
 def _commands() -> list[str]:
@@ -23,75 +18,67 @@ def _commands() -> list[str]:
 
 
 @pytest.mark.parametrize("command", _commands())
-def test_every_command_has_help_with_an_example(
-    capsys: pytest.CaptureFixture[str], command: str
-) -> None:
-    code, out, _ = invoke(capsys, command, "--help")
+def test_every_command_has_help_with_an_example(cli: Cli, command: str) -> None:
+    code, out, _ = cli(command, "--help")
     assert code == 0
     assert main.commands[command].help, f"{command} has no help text"
     assert "Example" in out, f"{command} --help shows no example"
 
 
-def test_top_level_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = invoke(capsys, "--help")
+def test_top_level_help_documents_exit_codes(cli: Cli) -> None:
+    code, out, _ = cli("--help")
     assert code == 0
     for line in ("0    success", "2    bad input", "3    target refused", "130  interrupted"):
         assert line in out
 
 
-def test_unknown_suite_lists_the_builtins(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, out, err = invoke(capsys, "run", str(tmp_path), "--suite", "nosuch")
+def test_unknown_suite_lists_the_builtins(cli: Cli, tmp_path: Path) -> None:
+    code, out, err = cli("run", str(tmp_path), "--suite", "nosuch")
     assert code == 2
     assert out == ""
     assert "nosuch" in err and "quick" in err and "standard" in err
     assert "Traceback" not in err
 
 
-def test_bad_runtime_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = invoke(capsys, "run", str(tmp_path), "--runtime", "soon")
+def test_bad_runtime_is_bad_input(cli: Cli, tmp_path: Path) -> None:
+    code, _, err = cli("run", str(tmp_path), "--runtime", "soon")
     assert code == 2
     assert "--runtime: 'soon' is not a duration" in err
 
 
-def test_missing_target_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = invoke(capsys, "run", str(tmp_path / "nope"))
+def test_missing_target_is_bad_input(cli: Cli, tmp_path: Path) -> None:
+    code, _, err = cli("run", str(tmp_path / "nope"))
     assert code == 2
     assert str(tmp_path / "nope") in err
 
 
-def test_overwrite_signatures_needs_destructive(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, _, err = invoke(capsys, "run", str(tmp_path), "--overwrite-signatures")
+def test_overwrite_signatures_needs_destructive(cli: Cli, tmp_path: Path) -> None:
+    code, _, err = cli("run", str(tmp_path), "--overwrite-signatures")
     assert code == 2
     assert "--overwrite-signatures only makes sense with --destructive" in err
 
 
 def test_fio_missing_names_the_install_command(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    code, _, err = invoke(capsys, "run", str(tmp_path))
+    code, _, err = cli("run", str(tmp_path))
     assert code == 1
     assert "fio is not installed" in err and "apt-get install fio" in err
     assert list(tmp_path.iterdir()) == []
 
 
-def test_existing_file_is_not_written_without_destructive(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_existing_file_is_not_written_without_destructive(cli: Cli, tmp_path: Path) -> None:
     f = tmp_path / "data.bin"
     f.write_bytes(b"precious" * 1000)
-    code, _, err = invoke(capsys, "run", str(f))
+    code, _, err = cli("run", str(f))
     assert code == 3
     assert "would be overwritten" in err and "--destructive" in err
     assert f.read_bytes() == b"precious" * 1000
 
 
-def test_suites_json_lists_every_builtin(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = invoke(capsys, "suites", "--json")
+def test_suites_json_lists_every_builtin(cli: Cli) -> None:
+    code, out, _ = cli("suites", "--json")
     assert code == 0
     doc = json.loads(out)
     names = [s["name"] for s in doc["suites"]]
@@ -101,10 +88,8 @@ def test_suites_json_lists_every_builtin(capsys: pytest.CaptureFixture[str]) -> 
     assert len(quick["workloads"]) == 6
 
 
-def test_info_json_describes_host_and_filesystem(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, out, _ = invoke(capsys, "info", str(tmp_path), "--json")
+def test_info_json_describes_host_and_filesystem(cli: Cli, tmp_path: Path) -> None:
+    code, out, _ = cli("info", str(tmp_path), "--json")
     assert code == 0
     doc = json.loads(out)
     assert doc["kind"] == "info" and doc["schema_version"] == 1
@@ -114,20 +99,18 @@ def test_info_json_describes_host_and_filesystem(
     assert doc["target"]["context"]["filesystem"]["fstype"]
 
 
-def test_list_on_an_empty_database(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = invoke(capsys, "list")
+def test_list_on_an_empty_database(cli: Cli) -> None:
+    code, out, _ = cli("list")
     assert code == 0
     assert "no runs stored yet" in out
-    code, out, _ = invoke(capsys, "list", "--json")
+    code, out, _ = cli("list", "--json")
     assert json.loads(out) == {"schema_version": 1, "kind": "runs", "runs": []}
 
 
-def test_reading_commands_create_no_database(
-    capsys: pytest.CaptureFixture[str], isolated_db: Path
-) -> None:
-    code, out, _ = invoke(capsys, "list")
+def test_reading_commands_create_no_database(cli: Cli, isolated_db: Path) -> None:
+    code, out, _ = cli("list")
     assert (code, out) == (0, "no runs stored yet; start one with `iobench run`\n")
-    code, _, err = invoke(capsys, "show", "42")
+    code, _, err = cli("show", "42")
     assert code == 2
     assert err == (
         f"iobench: error: no runs are stored yet: there is no database at {isolated_db}\n"
@@ -137,11 +120,11 @@ def test_reading_commands_create_no_database(
     assert not isolated_db.exists()
 
 
-def test_show_unknown_run(capsys: pytest.CaptureFixture[str], isolated_db: Path) -> None:
+def test_show_unknown_run(cli: Cli, isolated_db: Path) -> None:
     from iobench.store import Store
 
     Store.open(isolated_db).close()
-    code, _, err = invoke(capsys, "show", "42")
+    code, _, err = cli("show", "42")
     assert code == 2
     assert err == (
         f"iobench: error: there is no run 42 in {isolated_db}\n"
@@ -150,7 +133,7 @@ def test_show_unknown_run(capsys: pytest.CaptureFixture[str], isolated_db: Path)
 
 
 def test_failing_fio_stores_a_failed_run_and_leaves_no_file(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
     monkeypatch: pytest.MonkeyPatch,
     fake_fio: None,
     tmp_path: Path,
@@ -158,7 +141,7 @@ def test_failing_fio_stores_a_failed_run_and_leaves_no_file(
     monkeypatch.setenv("FAKE_FIO_MODE", "fail")
     target = tmp_path / "t"
     target.mkdir()
-    code, out, err = invoke(capsys, "run", str(target), "--size", "4M", "--json")
+    code, out, err = cli("run", str(target), "--size", "4M", "--json")
     assert code == 1
     assert "fio: failed parsing rw=bogus" in err
     assert "is stored as failed" in err
@@ -179,13 +162,11 @@ def _check_direction(d: dict[str, Any]) -> None:
 
 
 @pytest.mark.fio
-def test_quick_suite_json_end_to_end(
-    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path
-) -> None:
+def test_quick_suite_json_end_to_end(cli: Cli, real_fio: str, tmp_path: Path) -> None:
     target = tmp_path / "vol"
     target.mkdir()
-    code, out, err = invoke(
-        capsys, "run", str(target), "--suite", "quick", "--runtime", "1s", "--ramp", "0",
+    code, out, err = cli(
+        "run", str(target), "--suite", "quick", "--runtime", "1s", "--ramp", "0",
         "--size", "16M", "--label", "[bold]x[/] <script>alert(1)</script>", "--json",
     )  # fmt: skip
     assert code == 0, err
@@ -219,20 +200,20 @@ def test_quick_suite_json_end_to_end(
     assert list(target.iterdir()) == [], "the test file is removed"
 
     # show gives back the same document; list has the run; the table escapes the label
-    code, shown, _ = invoke(capsys, "show", "latest", "--json")
+    code, shown, _ = cli("show", "latest", "--json")
     assert json.loads(shown) == doc
-    code, listed, _ = invoke(capsys, "list", "--json")
+    code, listed, _ = cli("list", "--json")
     assert [r["run_id"] for r in json.loads(listed)["runs"]] == [doc["run_id"]]
-    code, table, _ = invoke(capsys, "show", str(doc["run_id"]))
+    code, table, _ = cli("show", str(doc["run_id"]))
     assert "label [bold]x[/] <script>alert(1)</script>" in table
     assert "randwrite-4k-qd32x4" in table
-    code, raw, _ = invoke(capsys, "show", "latest", "--raw")
+    code, raw, _ = cli("show", "latest", "--raw")
     assert "--output-format=json+" in raw and "[randread-4k-qd1]" in raw
 
 
 @pytest.mark.fio
 def test_existing_file_read_only_suite_leaves_it_unchanged(
-    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path
+    cli: Cli, real_fio: str, tmp_path: Path
 ) -> None:
     f = tmp_path / "data.bin"
     f.write_bytes(hashlib.sha256(b"x").digest() * (2 << 15))  # 2 MiB of data
@@ -243,7 +224,7 @@ def test_existing_file_read_only_suite_leaves_it_unchanged(
         '[[workload]]\nname = "rr"\nrw = "randread"\nbs = "4k"\niodepth = 4\nnumjobs = 1\n'
         'runtime = "1s"\n'
     )
-    code, out, err = invoke(capsys, "run", str(f), "--suite", str(suite), "--json")
+    code, out, err = cli("run", str(f), "--suite", str(suite), "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["results"][0]["params"]["size"] == 2 << 20
@@ -252,10 +233,8 @@ def test_existing_file_read_only_suite_leaves_it_unchanged(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.bin", "reads.toml"]
 
 
-def test_not_enough_free_space_is_refused_before_anything_runs(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, out, err = invoke(capsys, "run", str(tmp_path), "--size", "100T")
+def test_not_enough_free_space_is_refused_before_anything_runs(cli: Cli, tmp_path: Path) -> None:
+    code, out, err = cli("run", str(tmp_path), "--size", "100T")
     assert code == 2
     assert out == ""
     assert "free" in err and "--size" in err
@@ -264,7 +243,7 @@ def test_not_enough_free_space_is_refused_before_anything_runs(
 
 @pytest.mark.fio
 def test_fio_failing_mid_suite_keeps_the_finished_workload(
-    capsys: pytest.CaptureFixture[str], real_fio: str, tmp_path: Path
+    cli: Cli, real_fio: str, tmp_path: Path
 ) -> None:
     suite = tmp_path / "s.toml"
     suite.write_text(
@@ -275,7 +254,7 @@ def test_fio_failing_mid_suite_keeps_the_finished_workload(
     )
     target = tmp_path / "vol"
     target.mkdir()
-    code, out, err = invoke(capsys, "run", str(target), "--suite", str(suite), "--json")
+    code, out, err = cli("run", str(target), "--suite", str(suite), "--json")
     assert code == 1
     assert "EINVAL" in err and "fio said: fio: io_u error" in err
     doc = json.loads(out)

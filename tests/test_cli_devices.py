@@ -7,70 +7,40 @@ from pathlib import Path
 
 import pytest
 
-from iobench.cli import run_cli
+from conftest import MINI_SUITE, Cli
 from scratch import Scratch, sha256_of
-
-SUITE = """\
-name = "mini"
-description = "one read and one write workload"
-[defaults]
-runtime = "1s"
-size = "8M"
-iodepth = 4
-numjobs = 1
-bs = "4k"
-[[workload]]
-name = "rr"
-rw = "randread"
-[[workload]]
-name = "rw"
-rw = "randwrite"
-"""
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run_cli(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def two_way_suite(tmp_path: Path) -> str:
-    path = tmp_path / "mini.toml"
-    path.write_text(SUITE)
-    return str(path)
 
 
 @pytest.mark.root
 def test_write_suite_on_ext4_loop_device_is_refused_and_device_unchanged(
-    capsys: pytest.CaptureFixture[str], scratch: Scratch
+    cli: Cli, scratch: Scratch
 ) -> None:
     dev = scratch.loop()
     scratch.mkfs(dev)
     before = sha256_of(dev)
-    code, out, err = invoke(capsys, "run", dev, "--suite", "quick")
+    code, out, err = cli("run", dev, "--suite", "quick")
     assert code == 3
     assert "--destructive" in err
-    code, out, err = invoke(capsys, "run", dev, "--suite", "quick", "--destructive", "--json")
+    code, out, err = cli("run", dev, "--suite", "quick", "--destructive", "--json")
     assert code == 3
     assert out == ""
     assert "ext4" in err and "--overwrite-signatures" in err
     assert sha256_of(dev) == before
-    code, out, _ = invoke(capsys, "list", "--json")
+    code, out, _ = cli("list", "--json")
     assert json.loads(out)["runs"] == [], "a refused run stores nothing"
 
 
 @pytest.mark.root
 @pytest.mark.fio
 def test_read_only_suite_runs_on_a_device_without_destructive(
-    capsys: pytest.CaptureFixture[str], scratch: Scratch, real_fio: str, tmp_path: Path
+    cli: Cli, scratch: Scratch, real_fio: str, tmp_path: Path
 ) -> None:
     dev = scratch.loop()
     scratch.mkfs(dev)  # reading a device that holds a filesystem is harmless
     before = sha256_of(dev)
     suite = tmp_path / "reads.toml"
-    suite.write_text(SUITE.split('[[workload]]\nname = "rw"')[0])
-    code, out, err = invoke(capsys, "run", dev, "--suite", str(suite), "--json")
+    suite.write_text(MINI_SUITE.split('[[workload]]\nname = "rw"')[0])
+    code, out, err = cli("run", dev, "--suite", str(suite), "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["targets"][0]["kind"] == "block"
@@ -81,10 +51,10 @@ def test_read_only_suite_runs_on_a_device_without_destructive(
 @pytest.mark.root
 @pytest.mark.fio
 def test_destructive_run_on_a_blank_device(
-    capsys: pytest.CaptureFixture[str], scratch: Scratch, real_fio: str, two_way_suite: str
+    cli: Cli, scratch: Scratch, real_fio: str, mini_suite: str
 ) -> None:
     dev = scratch.loop()
-    code, out, err = invoke(capsys, "run", dev, "--suite", two_way_suite, "--destructive", "--json")
+    code, out, err = cli("run", dev, "--suite", mini_suite, "--destructive", "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert [r["workload"] for r in doc["results"]] == ["rr", "rw"]
