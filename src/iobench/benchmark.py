@@ -324,8 +324,9 @@ def execute(
     internal: str | None = None
     try:
         state.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
-        steps = iter(plan_steps(prepared, suite))
-        obs.planned(plan_steps(prepared, suite))
+        plan = plan_steps(prepared, suite)
+        obs.planned(plan)
+        steps = iter(plan)
         for index, p in enumerate(prepared):
             _run_target(
                 request, store, fio, obs, run_id, index, p, steps, state, timeout_margin_s, stall_s
