@@ -169,20 +169,20 @@ class Store:
                 f"this iobench knows schema {SCHEMA_VERSION})",
                 "upgrade iobench, or use another database with --db",
             )
-        if version == 0:
-            tables = self._conn.execute(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-            ).fetchone()[0]
-            if tables:
-                raise StoreError(
-                    f"{self.path} is an SQLite database but not one of iobench's",
-                    "point --db or IOBENCH_DB at another file",
-                )
         for number in range(version, SCHEMA_VERSION):
             with self._tx() as conn:
-                # Another process may have migrated while this one waited for the lock.
-                if conn.execute("PRAGMA user_version").fetchone()[0] > number:
+                # Decided under the lock: another process may have migrated meanwhile.
+                current = conn.execute("PRAGMA user_version").fetchone()[0]
+                if current > number:
                     continue
+                tables = conn.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                ).fetchone()[0]
+                if current == 0 and tables:
+                    raise StoreError(
+                        f"{self.path} is an SQLite database but not one of iobench's",
+                        "point --db or IOBENCH_DB at another file",
+                    )
                 for statement in MIGRATIONS[number].split(";"):
                     if statement.strip():
                         conn.execute(statement)
