@@ -212,3 +212,28 @@ def test_many_processes_creating_a_new_database_at_once(tmp_path: Path) -> None:
     with Store.open(path) as store:
         assert store.schema_version() == SCHEMA_VERSION
         assert len(store.list_runs()) == 12
+
+
+def test_a_schema_1_database_is_upgraded_and_keeps_its_runs(tmp_path: Path) -> None:
+    from iobench.store.schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(MIGRATIONS[0] + ";PRAGMA user_version = 1;")
+    conn.execute(
+        "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
+        " iobench_version, started_at) VALUES ('u', 'complete', 'quick', '{}', 'old', '[]',"
+        " '{}', '0.1.0', '2026-01-01T00:00:00Z')"
+    )
+    conn.execute(
+        "INSERT INTO results (run_id, target, workload, position, status, params_json,"
+        " job_file, fio_argv_json, started_at, finished_at) VALUES (1, '/t', 'w', 0, 'ok',"
+        " '{}', '[x]', '[]', 'a', 'b')"
+    )
+    conn.commit()
+    conn.close()
+    with Store.open(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION
+        run = store.get_run(1)
+    assert (run.label, run.origin, run.source) == ("old", "run", None)
+    assert [(r.workload, r.repetition, r.samples) for r in run.results] == [("w", 1, None)]

@@ -69,6 +69,9 @@ class ResultRecord:
     error: str | None
     started_at: str
     finished_at: str
+    repetition: int = 1  # 1..N with --repeat N
+    # Per-second samples from fio's interval logs (see fio/logs.py), None when not recorded.
+    samples: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class RunRecord:
     targets: list[TargetRecord] = field(default_factory=list)
     results: list[ResultRecord] = field(default_factory=list)
     result_count: int = 0
+    origin: str = "run"  # "run": measured by iobench; "imported": from fio output files
+    source: str | None = None  # imported runs: the file(s) they came from
 
 
 class Store:
@@ -223,12 +228,15 @@ class Store:
         host: dict[str, Any],
         iobench_version: str,
         targets: Sequence[TargetRecord],
+        origin: str = "run",
+        source: str | None = None,
+        started_at: str | None = None,
     ) -> int:
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
-                " iobench_version, started_at, pid, hostname)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " iobench_version, started_at, pid, hostname, origin, source)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     str(uuid.uuid4()),
                     suite,
@@ -237,9 +245,11 @@ class Store:
                     _dumps(list(argv)),
                     _dumps(host),
                     iobench_version,
-                    now_iso(),
+                    started_at or now_iso(),
                     os.getpid(),
                     socket.gethostname(),
+                    origin,
+                    source,
                 ),
             )
             run_id = cur.lastrowid
@@ -257,8 +267,9 @@ class Store:
             conn.execute(
                 "INSERT INTO results (run_id, target, workload, position, status, params_json,"
                 " metrics_json, job_file, fio_argv_json, fio_rc, fio_version, raw_output_z,"
-                " fio_stdout, fio_stderr, error, started_at, finished_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " fio_stdout, fio_stderr, error, started_at, finished_at, repetition,"
+                " samples_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     r.target,
@@ -277,6 +288,8 @@ class Store:
                     r.error,
                     r.started_at,
                     r.finished_at,
+                    r.repetition,
+                    None if r.samples is None else _dumps(r.samples),
                 ),
             )
 
@@ -354,8 +367,8 @@ class Store:
         for r in self._conn.execute(
             "SELECT id, target, workload, position, status, params_json, metrics_json,"
             " job_file, fio_argv_json, fio_rc, fio_version, fio_stdout, fio_stderr, error,"
-            f" started_at, finished_at, {raw_column}"
-            " FROM results WHERE run_id = ? ORDER BY position, id",
+            f" started_at, finished_at, repetition, samples_json, {raw_column}"
+            " FROM results WHERE run_id = ? ORDER BY repetition, position, id",
             (run_id,),
         ):
             run.results.append(
@@ -380,6 +393,8 @@ class Store:
                     error=r["error"],
                     started_at=r["started_at"],
                     finished_at=r["finished_at"],
+                    repetition=r["repetition"],
+                    samples=None if r["samples_json"] is None else json.loads(r["samples_json"]),
                 )
             )
         return run
@@ -420,6 +435,8 @@ class Store:
             started_at=row["started_at"],
             finished_at=row["finished_at"],
             result_count=row["result_count"],
+            origin=row["origin"],
+            source=row["source"],
         )
 
 

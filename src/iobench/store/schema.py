@@ -57,6 +57,14 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX results_run ON results(run_id, position);
     CREATE INDEX runs_label ON runs(label);
     """,
+    # 2: repetitions of a workload, per-second samples, and runs imported from fio files.
+    """
+    ALTER TABLE results ADD COLUMN repetition INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE results ADD COLUMN samples_json TEXT;
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'run';
+    ALTER TABLE runs ADD COLUMN source TEXT;
+    CREATE INDEX runs_origin ON runs(origin)
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
