@@ -30,6 +30,9 @@ if [ "$dev" = 1 ]; then
     command -v ip >/dev/null || packages+=(iproute2)
     command -v pvcreate >/dev/null || packages+=(lvm2)
     command -v cryptsetup >/dev/null || packages+=(cryptsetup-bin)
+    # The HTML report is opened in headless Chromium by the tests (Debian's package; on
+    # Ubuntu it is a snap that does not run in containers, and those tests then skip).
+    command -v chromium >/dev/null || packages+=(chromium)
 fi
 if [ "${#packages[@]}" -gt 0 ]; then
     echo "setup: installing OS packages: ${packages[*]}"

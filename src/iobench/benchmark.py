@@ -21,14 +21,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iobench import __version__
+from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
+from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.errors import FioFailed, Interrupted, IobenchError, TargetUnsafe, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
+from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import FioInfo, FioRun, LiveStats, link_target, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
-from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
+from iobench.store.repository import ResultRecord, RunRecord, Store, TargetRecord, now_iso
 from iobench.targets import (
     check_block_device_writable,
     check_file_writable,
@@ -59,6 +62,7 @@ class Step:
     name: str
     expected_s: float
     workload: Workload | None  # None for the layout step
+    repetition: int = 1
 
 
 class Observer(Protocol):
@@ -96,6 +100,7 @@ class RunRequest:
     destructive: bool = False
     overwrite_signatures: bool = False
     argv: tuple[str, ...] = ()
+    repeat: int = 1  # run every workload this many times
 
 
 @dataclass(frozen=True)
@@ -191,21 +196,19 @@ def check_space(prepared: Sequence[PreparedTarget]) -> None:
         check_free_space(group[0].target, sum(p.layout_bytes for p in group))
 
 
-def plan_steps(prepared: Sequence[PreparedTarget], suite: Suite) -> list[Step]:
+def plan_steps(prepared: Sequence[PreparedTarget], suite: Suite, repeat: int = 1) -> list[Step]:
+    """Layouts first, then every repetition: each workload on every target in turn, so
+    drift over time hits all targets alike."""
     steps: list[Step] = []
     for p in prepared:
         if p.layout_bytes:
-            steps.append(
-                Step(
-                    len(steps),
-                    p.target.spec,
-                    "lay out test file",
-                    1.0 + p.layout_bytes / LAYOUT_BYTES_PER_S,
-                    None,
-                )
-            )
+            expected = 1.0 + p.layout_bytes / LAYOUT_BYTES_PER_S
+            steps.append(Step(len(steps), p.target.spec, "lay out test file", expected, None))
+    for rep in range(1, repeat + 1):
         for w in suite.workloads:
-            steps.append(Step(len(steps), p.target.spec, w.name, expected_seconds(w), w))
+            for p in prepared:
+                name = w.name if repeat == 1 else f"{w.name} ({rep}/{repeat})"
+                steps.append(Step(len(steps), p.target.spec, name, expected_seconds(w), w, rep))
     return steps
 
 
@@ -324,13 +327,20 @@ def execute(
     internal: str | None = None
     try:
         state.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
-        plan = plan_steps(prepared, suite)
+        plan = plan_steps(prepared, suite, request.repeat)
         obs.planned(plan)
         steps = iter(plan)
-        for index, p in enumerate(prepared):
-            _run_target(
-                request, store, fio, obs, run_id, index, p, steps, state, timeout_margin_s, stall_s
+        for p in prepared:
+            _prepare_on_disk(request, fio, obs, p, steps, state, stall_s)
+        for step in steps:
+            assert step.workload is not None
+            index = next(i for i, p in enumerate(prepared) if p.target.spec == step.target)
+            w = step.workload
+            position = index * len(suite.workloads) + suite.workloads.index(w)
+            _run_workload(
+                store, fio, obs, run_id, prepared[index], w, position, step, state, timeout_margin_s
             )
+        state.findings.extend(run_findings(store.get_run(run_id)))
         status = "complete"
     except (KeyboardInterrupt, Interrupted):
         status, error = "aborted", Interrupted("interrupted; the workloads that finished are kept")
@@ -372,67 +382,94 @@ def plan_findings(
             device_bytes=dev_bytes,
             device_name=dev_name,
         )
-        findings.extend(method_findings(suite, facts, host_cpu_count(host)))
+        findings.extend(
+            f for f in method_findings(suite, facts, host_cpu_count(host)) if f not in findings
+        )
     return findings
 
 
-def _run_target(
+def _prepare_on_disk(
     request: RunRequest,
-    store: Store,
     fio: FioInfo,
     obs: Observer,
-    run_id: int,
-    index: int,
     p: PreparedTarget,
     steps: Iterator[Step],
     state: _RunState,
-    timeout_margin_s: float,
     stall_s: float,
 ) -> None:
-    """Lay out (if iobench owns the file) and run every workload on one target."""
+    """Before the first workload: hold a device that will be written, lay out a test file."""
     assert state.workdir is not None
-    suite = request.suite
     if p.target.kind == "block" and not p.readonly:
-        # Checked again now (a run may reach this target hours after the first check), then
-        # held: nobody may mount, swapon or assemble the device while fio writes to it.
+        # Checked again now (the first check may be a while ago), then held: nobody may
+        # mount, swapon or assemble the device while fio writes to it.
         check_block_device_writable(
             p.target,
             destructive=request.destructive,
             overwrite_signatures=request.overwrite_signatures,
         )
         state.holds.enter_context(hold_device(p.target))
-    link_target(state.workdir, p.filename)
     if p.created:
         step = next(steps)
         with _signals_deferred():
             _create_test_file(p.filename, p.layout_bytes)
             state.created.append(p.filename)
-        direct = all(w.direct for w in suite.workloads)
+        direct = all(w.direct for w in request.suite.workloads)
         job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
+        link_target(state.workdir, p.filename)
         _run_step(fio, step, job, state.workdir, obs, timeout_s=None, stall_s=stall_s)
-    for i, w in enumerate(suite.workloads):
-        step = next(steps)
-        job = build_jobfile(w, p.filename, p.sizes[w.name])
-        position = index * len(suite.workloads) + i
-        try:
-            run = _run_step(
-                fio,
-                step,
-                job,
-                state.workdir,
-                obs,
-                readonly=p.readonly,
-                timeout_s=step.expected_s * 1.5 + timeout_margin_s,
+
+
+def _run_workload(
+    store: Store,
+    fio: FioInfo,
+    obs: Observer,
+    run_id: int,
+    p: PreparedTarget,
+    w: Workload,
+    position: int,
+    step: Step,
+    state: _RunState,
+    timeout_margin_s: float,
+) -> None:
+    """Run one workload once on one target and store the result (or the failure)."""
+    assert state.workdir is not None
+    job = build_jobfile(w, p.filename, p.sizes[w.name])
+    link_target(state.workdir, p.filename)
+    try:
+        run = _run_step(
+            fio,
+            step,
+            job,
+            state.workdir,
+            obs,
+            readonly=p.readonly,
+            timeout_s=step.expected_s * 1.5 + timeout_margin_s,
+        )
+    except FioFailed as e:
+        store.add_result(run_id, _record(p, w, position, job, step.repetition, failure=e))
+        raise
+    assert run.output is not None
+    state.fio_version = state.fio_version or run.output.fio_version
+    store.add_result(run_id, _record(p, w, position, job, step.repetition, run=run))
+
+
+def run_findings(run: RunRecord) -> list[Finding]:
+    """Findings from the measurements themselves (so far: unstable repetitions)."""
+    found = []
+    for target, workload, direction, cv in unstable(run):
+        found.append(
+            Finding(
+                "unstable-repeats",
+                "warning",
+                f"{workload} on {target}: {direction} IOPS vary by {cv:.1f} % (coefficient of "
+                f"variation) across its repetitions, more than {UNSTABLE_CV_PCT:g} %",
+                "run longer (--runtime), repeat more often, and look for other load on the "
+                "storage or the host",
+                workload=workload,
+                target=target,
             )
-        except FioFailed as e:
-            store.add_result(run_id, _record(p, w, position, job, failure=e))
-            raise
-        assert run.output is not None
-        state.fio_version = state.fio_version or run.output.fio_version
-        store.add_result(run_id, _record(p, w, position, job, run=run))
-    with _signals_deferred():
-        state.holds.close()
-        state.remove_test_files()
+        )
+    return found
 
 
 def _run_step(
@@ -477,6 +514,7 @@ def _record(
     w: Workload,
     position: int,
     job: str,
+    repetition: int,
     *,
     run: FioRun | None = None,
     failure: FioFailed | None = None,
@@ -500,6 +538,8 @@ def _record(
         error=failure.message if failure else None,
         started_at=_iso(run.started_at) if run else now_iso(),
         finished_at=_iso(run.finished_at) if run else now_iso(),
+        repetition=repetition,
+        samples=parse_interval_logs(run.logs) if run else None,
     )
 
 

@@ -129,6 +129,14 @@ def _stop_signals_as_interrupt() -> Iterator[None]:
     is_flag=True,
     help="With --destructive: also allow a device that carries a filesystem or partition table.",
 )
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
+    help="Run every workload N times (interleaved across targets); results show the mean, "
+    "its 95 % confidence interval and the coefficient of variation.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.pass_context
 def run(
@@ -141,6 +149,7 @@ def run(
     size: str | None,
     destructive: bool,
     overwrite_signatures: bool,
+    repeat: int,
     as_json: bool,
 ) -> int:
     """Run a suite on each TARGET (default: the current directory) and store the results.
@@ -154,6 +163,7 @@ def run(
       iobench run /mnt/vol --suite standard --label ceph-rbd
       iobench run /dev/nvme1n1 --suite volume --destructive
       iobench run /mnt/vol --suite my-suite.toml --runtime 30s --size 4G --json
+      iobench run /mnt/local /mnt/ceph --suite standard --repeat 3
     """
     from iobench.benchmark import RunRequest, execute
     from iobench.fio.runner import find_fio
@@ -182,6 +192,7 @@ def run(
         destructive=destructive,
         overwrite_signatures=overwrite_signatures,
         argv=("iobench", *sys.argv[1:]),
+        repeat=repeat,
     )
     err = _stderr()
     with _open_store(ctx) as store, _stop_signals_as_interrupt():
@@ -306,11 +317,7 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     from iobench.report.jsondoc import run_document
     from iobench.report.terminal import render_evidence, render_run
 
-    if not _db_path(ctx).exists():  # reading creates nothing
-        raise UserError(
-            f"no runs are stored yet: there is no database at {_db_path(ctx)}",
-            "run a benchmark first with `iobench run`, or point --db at your database",
-        )
+    _require_db(ctx)
     with _open_store(ctx) as store:
         record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
     if as_json:
@@ -320,6 +327,213 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     render_run(record, out)
     if raw:
         render_evidence(record, out)
+
+
+def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[Any]:
+    """Runs named by id/latest/-N, then the latest run of each label, in that order."""
+    ids = [store.resolve(r) for r in refs]
+    for label in labels:
+        found = store.list_runs(label=label, limit=1)
+        if not found:
+            raise UserError(
+                f"no stored run has the label {label!r}",
+                "see the labels with `iobench list`",
+            )
+        ids.append(found[0].id)
+    if not ids:
+        raise UserError("name at least one run (an id, latest, -N) or --label")
+    seen: list[int] = []
+    for i in ids:
+        if i not in seen:
+            seen.append(i)
+    return [store.get_run(i) for i in seen]
+
+
+def _require_db(ctx: click.Context) -> None:
+    if not _db_path(ctx).exists():  # reading creates nothing
+        raise UserError(
+            f"no runs are stored yet: there is no database at {_db_path(ctx)}",
+            "run a benchmark first with `iobench run`, or point --db at your database",
+        )
+
+
+@main.command()
+@click.argument("run_refs", nargs=-1, metavar="[RUN]...")
+@click.option("--label", "labels", multiple=True, help="The latest run with this label.")
+@click.option("--baseline", help="The run the others are compared with (default: the first).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.pass_context
+def compare(
+    ctx: click.Context,
+    run_refs: tuple[str, ...],
+    labels: tuple[str, ...],
+    baseline: str | None,
+    as_json: bool,
+) -> None:
+    """Compare runs side by side: ratios to a baseline, noise, and context differences.
+
+    Workloads are matched on identical parameters; what cannot be matched is listed. With
+    repetitions (run --repeat), a difference inside the noise is shown as such. A run with
+    several targets contributes one column per target.
+
+    \b
+    Examples:
+      iobench compare 3 4
+      iobench compare --label local-ssd --label ceph-rbd
+      iobench compare 3 4 5 --baseline 4 --json
+    """
+    from iobench.analysis.compare import compare as compare_runs
+    from iobench.report.compare import render_comparison
+
+    _require_db(ctx)
+    with _open_store(ctx) as store:
+        runs = _runs_for(store, run_refs, labels)
+        base = store.resolve(baseline) if baseline else None
+    if base is not None and base not in [r.id for r in runs]:
+        raise UserError(
+            f"the baseline run {base} is not among the compared runs",
+            "name it among the runs too",
+        )
+    comparison = compare_runs(runs, base)
+    if as_json:
+        _emit_json(comparison.to_dict())
+    else:
+        render_comparison(comparison, _stdout())
+
+
+@main.command()
+@click.argument("run_refs", nargs=-1, metavar="[RUN]...")
+@click.option("--label", "labels", multiple=True, help="The latest run with this label.")
+@click.option("--baseline", help="The run the others are compared with (default: the first).")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The report file: .html (charts, works offline) or .md (tables for a ticket).",
+)
+@click.pass_context
+def report(
+    ctx: click.Context,
+    run_refs: tuple[str, ...],
+    labels: tuple[str, ...],
+    baseline: str | None,
+    output: Path,
+) -> None:
+    """Write a report of one or more runs: self-contained HTML with charts, or Markdown.
+
+    \b
+    Examples:
+      iobench report latest -o report.html
+      iobench report 3 4 5 -o comparison.html
+      iobench report --label local-ssd --label ceph-rbd -o ticket.md
+    """
+    from iobench.analysis.compare import compare as compare_runs
+    from iobench.report.html import render_html
+    from iobench.report.markdown import render_markdown
+
+    suffix = output.suffix.lower()
+    if suffix not in (".html", ".htm", ".md", ".markdown"):
+        raise UserError(
+            f"-o {output}: the report format comes from the file name; use .html or .md"
+        )
+    _require_db(ctx)
+    with _open_store(ctx) as store:
+        runs = _runs_for(store, run_refs, labels)
+        base = store.resolve(baseline) if baseline else None
+    setups = sum(max(1, len(r.targets)) for r in runs)
+    comparison = compare_runs(runs, base) if setups > 1 else None
+    text = (
+        render_html(runs, comparison)
+        if suffix in (".html", ".htm")
+        else render_markdown(runs, comparison)
+    )
+    _write_atomically(output, text)
+    _stderr().print(f"wrote {output} ({len(runs)} run(s))", highlight=False, markup=False)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write the whole file or nothing: a temporary file beside it, then a rename."""
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {path}: the directory {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.iobench-tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {e.strerror}") from e
+
+
+@main.command(name="import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--label", help="A label for the imported runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.pass_context
+def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_json: bool) -> None:
+    """Import fio JSON output files (fio 2.x and 3.x, json or json+, client/server) as runs.
+
+    Every file is checked first; if any is not fio output, nothing is imported.
+
+    \b
+    Examples:
+      iobench import results.json --label legacy
+      iobench import old/*.json --json
+    """
+    from iobench.importer import import_files
+    from iobench.report.jsondoc import runs_document
+
+    with _open_store(ctx) as store:
+        ids = import_files(store, list(files), label=label, argv=("iobench", *sys.argv[1:]))
+        runs = [store.get_run(i) for i in ids]
+    if as_json:
+        _emit_json(runs_document(runs))
+        return
+    out = _stdout()
+    for r in runs:
+        out.print(
+            f"imported run {r.id} from {r.source}: {len(r.results)} result(s), fio "
+            f"{r.fio_version or '?'}",
+            highlight=False,
+            markup=False,
+        )
+
+
+@main.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json"]),
+    default="csv",
+    show_default=True,
+    help="csv: one row per workload, direction and repetition; json: as `show --json`.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of stdout.",
+)
+@click.pass_context
+def export(ctx: click.Context, run_ref: str, fmt: str, output: Path | None) -> None:
+    """Export one run's results as CSV or JSON.
+
+    \b
+    Examples:
+      iobench export latest > results.csv
+      iobench export 7 --format json -o run7.json
+    """
+    from iobench.export import export_csv, export_json
+
+    _require_db(ctx)
+    with _open_store(ctx) as store:
+        run = store.get_run(store.resolve(run_ref))
+    text = export_csv(run) if fmt == "csv" else export_json(run)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomically(output, text)
 
 
 def _print_error(e: IobenchError, console: Console) -> None:

@@ -6,6 +6,7 @@ Percentiles are named ``p1`` ... ``p99.99``; a value fio did not produce is null
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from iobench.analysis.histogram import percentiles_from_bins
@@ -13,7 +14,9 @@ from iobench.model import (
     DIRECTIONS,
     PERCENTILES,
     DirectionResult,
+    DiskUtil,
     FioOutput,
+    JobResult,
     LatencyStats,
     percentile_key,
 )
@@ -65,7 +68,15 @@ def workload_metrics(output: FioOutput) -> dict[str, Any]:
     jobs = [j for j in output.jobs if j.jobname != "All clients"]
     if not jobs:
         raise ValueError("fio output holds no job")
-    job = jobs[0]
+    return job_metrics(jobs[0], output.disk_util)
+
+
+def job_metrics(job: JobResult, disk_util: Sequence[DiskUtil]) -> dict[str, Any]:
+    """The metrics of one entry of fio's ``jobs`` (or ``client_stats``) array.
+
+    ``disk_util`` is fio's device view for the whole report (pass ``()`` when it does not
+    belong to this job alone).
+    """
     out: dict[str, Any] = {"metrics_version": METRICS_VERSION}
     for d in DIRECTIONS:
         out[d] = direction_dict(job.direction(d))
@@ -81,7 +92,7 @@ def workload_metrics(output: FioOutput) -> dict[str, Any]:
             "in_queue_ms": u.in_queue_ms,
             "util_pct": u.util_pct,
         }
-        for u in output.disk_util
+        for u in disk_util
     ]
     return out
 

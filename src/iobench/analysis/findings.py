@@ -47,6 +47,8 @@ class TargetFacts:
 
 
 def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) -> list[Finding]:
+    """Findings about the plan; those about the suite alone have no target (the same for
+    every target), those about this target name it."""
     found: list[Finding] = []
     if cpu_count:
         for w in suite.workloads:
@@ -60,7 +62,6 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
                         "use more iodepth and fewer jobs (numjobs <= CPU count), or a larger "
                         "machine",
                         workload=w.name,
-                        target=target.spec,
                     )
                 )
     for w in suite.workloads:
@@ -74,7 +75,6 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
                     "storage does",
                     "set `direct = true` in the suite, or make the test file much larger than RAM",
                     workload=w.name,
-                    target=target.spec,
                 )
             )
     if target.device_bytes and target.test_bytes < SMALL_FILE_RATIO * target.device_bytes:
@@ -102,7 +102,6 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
                 f"the {suite.name} suite runs each workload for at most "
                 f"{format_duration(longest)}: its numbers are indicative, a first look",
                 "use --suite standard (or --runtime 60s) for numbers to quote",
-                target=target.spec,
             )
         )
     else:
@@ -117,7 +116,6 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
                     "cliffs)",
                     f"use --runtime {format_duration(MIN_STEADY_RUNTIME_S)} or more",
                     workload=w.name,
-                    target=target.spec,
                 )
             )
     return found

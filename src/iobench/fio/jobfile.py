@@ -6,6 +6,7 @@ import json
 import re
 
 from iobench import __version__
+from iobench.fio.logs import INTERVAL_MS, LOG_PREFIX
 from iobench.model import Workload
 from iobench.units import fio_duration
 
@@ -61,6 +62,11 @@ def build_jobfile(workload: Workload, target_path: str, size: int) -> str:
         "lat_percentiles=1",
         f"percentile_list={PERCENTILE_LIST}",
         "randrepeat=0",
+        # Per-second IOPS, bandwidth and latency for timelines (fio/logs.py reads them).
+        f"write_iops_log={LOG_PREFIX}",
+        f"write_bw_log={LOG_PREFIX}",
+        f"write_lat_log={LOG_PREFIX}",
+        f"log_avg_msec={INTERVAL_MS}",
         "",
         f"[{section_name(workload.name)}]",
         f"rw={workload.rw}",

@@ -17,12 +17,13 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio.jobfile import TARGET_LINK
+from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output, scan_json_objects
 from iobench.model import FioOutput
 
@@ -63,6 +64,7 @@ class FioRun:
     output: FioOutput | None
     started_at: float
     finished_at: float
+    logs: dict[str, str] = field(default_factory=dict)  # interval logs: file name -> text
 
 
 def find_fio() -> FioInfo:
@@ -154,6 +156,10 @@ def run_fio(
         stdout, stderr = out_f.read(), err_f.read()
     finished = time.time()
     raw = out_path.read_text(errors="replace") if out_path.exists() else ""
+    logs: dict[str, str] = {}
+    for log in workdir.glob(f"{LOG_PREFIX}_*.log"):
+        logs[log.name] = log.read_text(errors="replace")
+        log.unlink()
     for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
         path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
     link = workdir / TARGET_LINK
@@ -192,6 +198,7 @@ def run_fio(
         output=output,
         started_at=started,
         finished_at=finished,
+        logs=logs,
     )
     check_run(run)
     return run

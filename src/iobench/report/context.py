@@ -18,8 +18,9 @@ def host_lines(host: dict[str, Any]) -> list[tuple[str, str]]:
     kernel = host.get("kernel") or {}
     cpu = host.get("cpu") or {}
     virt = host.get("virtualization") or {}
-    guest = f"{virt['vm']} guest" if virt.get("vm") else None
-    container = f"in a {virt['container']} container" if virt.get("container") else None
+    vm, ct = virt.get("vm"), virt.get("container")
+    guest = f"{vm} guest" if vm and vm != "none" else None
+    container = f"in a {ct} container" if ct and ct != "none" else None
     cpus = None
     if cpu.get("online"):
         cpus = f"{cpu['online']} online"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from iobench.analysis.compare import summarize_results
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
 from iobench.store.repository import RunRecord
@@ -16,6 +17,7 @@ def result_document(r: Any, run: RunRecord) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "workload": r.workload,
         "target": r.target,
+        "repetition": r.repetition,
         "status": r.status,
         "params": r.params,
     }
@@ -27,6 +29,7 @@ def result_document(r: Any, run: RunRecord) -> dict[str, Any]:
     doc["error"] = r.error
     doc["started_at"] = r.started_at
     doc["finished_at"] = r.finished_at
+    doc["samples"] = r.samples
     return doc
 
 
@@ -40,6 +43,8 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         "suite": run.suite,
         "suite_source": run.suite_def.get("source"),
         "label": run.label,
+        "origin": run.origin,
+        "source": run.source,
         "fio_version": run.fio_version,
         "iobench_version": run.iobench_version,
         "started_at": run.started_at,
@@ -58,6 +63,8 @@ def run_document(run: RunRecord) -> dict[str, Any]:
         ],
         "warnings": run.warnings,
         "results": [result_document(r, run) for r in run.results],
+        # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
+        "summary": summarize_results(run),
     }
 
 
@@ -68,6 +75,7 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
         "status": run.status,
         "suite": run.suite,
         "label": run.label,
+        "origin": run.origin,
         "targets": [t.spec for t in run.targets],
         "results": run.result_count,
         "fio_version": run.fio_version,

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from iobench.analysis.compare import summarize_results
+from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.model import DIRECTIONS, Suite
 from iobench.store.repository import RunRecord
 from iobench.units import (
@@ -31,18 +33,34 @@ def render_run(run: RunRecord, console: Console) -> None:
         highlight=False,
     )
     host = run.host
-    cpu = host.get("cpu") or {}
-    virt = (host.get("virtualization") or {}).get("vm")
-    console.print(
-        f"host {host.get('hostname', '?')}: {cpu.get('model') or '?'} x{cpu.get('online') or '?'}"
-        f", {format_bytes(host.get('memory_bytes'))} RAM, kernel "
-        f"{(host.get('kernel') or {}).get('release', '?')}" + (f", {virt} guest" if virt else ""),
-        highlight=False,
-        markup=False,
-        style="dim",
-    )
+    if run.origin == "imported":
+        console.print(
+            f"imported from {run.source}: {host.get('note') or ''}",
+            highlight=False,
+            markup=False,
+            style="dim",
+        )
+    else:
+        cpu = host.get("cpu") or {}
+        virt = (host.get("virtualization") or {}).get("vm")
+        virt = None if virt == "none" else virt
+        console.print(
+            f"host {host.get('hostname', '?')}: {cpu.get('model') or '?'} "
+            f"x{cpu.get('online') or '?'}, {format_bytes(host.get('memory_bytes'))} RAM, kernel "
+            f"{(host.get('kernel') or {}).get('release', '?')}"
+            + (f", {virt} guest" if virt else ""),
+            highlight=False,
+            markup=False,
+            style="dim",
+        )
+    repeated = any(r.repetition > 1 for r in run.results)
+    summaries = summarize_results(run) if repeated else []
     for t in run.targets:
         rows = [r for r in run.results if r.target == t.spec]
+        used_clat = False
+        if repeated:
+            _render_repeated(t, rows, [x for x in summaries if x["target"] == t.spec], console)
+            continue
         table = Table(
             title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
             title_justify="left",
@@ -64,12 +82,7 @@ def render_run(run: RunRecord, console: Console) -> None:
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         for r in rows:
             p = r.params
-            shape = [
-                escape(r.workload),
-                escape(str(p.get("rw"))),
-                format_size_short(int(p.get("bs", 0))),
-                f"{p.get('iodepth')} x {p.get('numjobs')}",
-            ]
+            shape = [escape(r.workload), *_shape(p)]
             if r.status != "ok" or not r.metrics:
                 table.add_row(*shape, "", "[red]failed[/]: " + escape((r.error or "")[:80]))
                 continue
@@ -79,21 +92,105 @@ def render_run(run: RunRecord, console: Console) -> None:
                 if not m:
                     continue
                 lat = m.get("lat_ns") or m.get("clat_ns") or {}
+                clat = m.get("clat_ns") or {}
+
+                def pct(key: str, lat: dict[str, Any] = lat, clat: dict[str, Any] = clat) -> str:
+                    # fio records total-latency percentiles only with lat_percentiles=1
+                    # (iobench sets it; imported files often lack it): fall back to
+                    # completion latency, marked with *.
+                    nonlocal used_clat
+                    if lat.get(key) is not None:
+                        return format_ns(lat[key])
+                    if clat.get(key) is not None:
+                        used_clat = True
+                        return format_ns(clat[key]) + "*"
+                    return "-"
+
                 table.add_row(
                     *(shape if first else [""] * 4),
                     d,
                     format_iops(m.get("iops")),
                     format_rate(m.get("bw_bytes")),
                     format_ns(lat.get("mean")),
-                    format_ns(lat.get("p50")),
-                    format_ns(lat.get("p99")),
-                    format_ns(lat.get("p99.9")),
+                    pct("p50"),
+                    pct("p99"),
+                    pct("p99.9"),
                 )
                 first = False
+        if used_clat:
+            table.caption = "* completion latency: the output has no total-latency percentiles"
+            table.caption_justify = "left"
         console.print(table)
     if run.error:
         console.print(f"[red]error:[/] {escape(run.error)}", highlight=False)
     render_warnings(run.warnings, console)
+
+
+def _shape(p: dict[str, Any]) -> list[str]:
+    """rw, bs and "QD x jobs" cells; "-" for what is not known (imported runs)."""
+
+    def known(v: Any) -> str:
+        return "-" if v is None else str(v)
+
+    bs = p.get("bs")
+    return [
+        escape(known(p.get("rw"))),
+        format_size_short(int(bs)) if isinstance(bs, int) and bs > 0 else "-",
+        f"{known(p.get('iodepth'))} x {known(p.get('numjobs'))}",
+    ]
+
+
+def _pm(summary: dict[str, Any], fmt: Any) -> str:
+    """``mean ± half-width of the 95 % CI`` (just the mean with one repetition)."""
+    mean = summary.get("mean")
+    if mean is None:
+        return "-"
+    low, high = summary.get("ci95_low"), summary.get("ci95_high")
+    if low is None or high is None:
+        return str(fmt(mean))
+    return f"{fmt(mean)} ± {fmt((high - low) / 2)}"
+
+
+def _render_repeated(
+    t: Any, rows: list[Any], summaries: list[dict[str, Any]], console: Console
+) -> None:
+    """One row per workload and direction: the mean over the repetitions, CI and CV."""
+    table = Table(
+        title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
+        title_justify="left",
+        title_style="bold",
+        caption="mean ± half-width of the 95 % confidence interval over n repetitions; "
+        "CV = coefficient of variation of IOPS",
+        caption_justify="left",
+    )
+    for col in ("workload", "rw", "bs", "QD x jobs", "dir", "n", "IOPS", "CV", "bandwidth",
+                "lat mean", "p99"):  # fmt: skip
+        table.add_column(col, justify="left" if col in ("workload", "rw", "dir") else "right")
+    params = {r.workload: r.params for r in rows}
+    for sm in summaries:
+        p = params.get(sm["workload"], {})
+        cv = sm["iops"].get("cv_pct")
+        cv_text = "-" if cv is None else f"{cv:.1f} %"
+        if cv is not None and cv > UNSTABLE_CV_PCT:
+            cv_text = f"[yellow]{cv_text}[/]"
+        table.add_row(
+            escape(sm["workload"]),
+            *_shape(p),
+            sm["direction"],
+            str(sm["n"]),
+            _pm(sm["iops"], format_iops),
+            cv_text,
+            _pm(sm["bw_bytes"], format_rate),
+            _pm(sm["lat_mean_ns"], format_ns),
+            _pm(sm["lat_p99_ns"], format_ns),
+        )
+    failed = [r for r in rows if r.status != "ok"]
+    for r in failed:
+        table.add_row(
+            escape(r.workload), "", "", "", "", f"#{r.repetition}", "[red]failed[/]: "
+            + escape((r.error or "")[:80]), "", "", "", ""
+        )  # fmt: skip
+    console.print(table)
 
 
 def _target_detail(ctx: dict[str, Any]) -> str:

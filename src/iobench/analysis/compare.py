@@ -1,0 +1,652 @@
+"""Comparing runs: match workloads on identical parameters, summarise their repetitions,
+and say how each setup stands against a baseline — as a difference or as noise.
+
+Pure functions over stored runs (no SQL, no printing). The rules are in docs/compare.md:
+
+- a *setup* is one (run, target) pair, one column of the comparison;
+- results of one workload (its repetitions) are summarised together, per direction;
+- workloads are matched across setups only when their stored ``params`` are identical;
+  whatever cannot be matched is listed in ``unmatched`` with the reason, never dropped;
+- ratios are to the baseline's mean; a verdict of "faster"/"slower" needs the 95 %
+  confidence intervals of the IOPS not to overlap (:func:`iobench.analysis.stats.differs`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from iobench.analysis.histogram import merge_bins, percentiles_from_bins
+from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, differs, summarize
+from iobench.errors import UserError
+from iobench.model import DIRECTIONS
+from iobench.store.repository import ResultRecord, RunRecord
+from iobench.units import format_duration, format_size_short
+
+SCHEMA_VERSION = 1
+
+# The order in which parameters are named when saying why workloads did not match.
+_PARAM_ORDER = (
+    "rw",
+    "bs",
+    "iodepth",
+    "numjobs",
+    "rwmixread",
+    "ioengine",
+    "direct",
+    "size",
+    "runtime_s",
+    "ramp_s",
+    "options",
+)
+
+Verdict = str  # "baseline" | "faster" | "slower" | "within noise" | "noise unknown" | "no baseline"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One column: a (run, target) pair."""
+
+    key: str  # "run 7", or "run 7 /mnt/x" when the run has several targets
+    run_id: int
+    target: str  # the target as given on the command line (TargetRecord.spec)
+    label: str | None  # the run's label
+    name: str  # what a person reads: the label (with the key if the label is shared), else key
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One setup's figures for one matched workload and direction."""
+
+    setup: str  # Setup.key
+    iops: Summary
+    bw_bytes: Summary
+    lat_mean_ns: Summary
+    lat_p99_ns: Summary  # the p99 of each repetition, summarised
+    lat_p99_merged_ns: float | None  # p99 of the repetitions' merged histogram bins
+    iops_ratio: float | None  # mean IOPS / the baseline's mean IOPS; None for the baseline
+    bw_ratio: float | None
+    lat_mean_ratio: float | None  # mean latency / the baseline's (above 1: slower)
+    verdict: Verdict  # from the IOPS, see docs/compare.md
+
+
+@dataclass(frozen=True)
+class Row:
+    """One matched workload x direction."""
+
+    workload: str  # the workload's name; names that differ between setups joined with " / "
+    direction: str  # read | write | trim
+    params: dict[str, Any]  # the identical params that matched
+    cells: tuple[Cell, ...]  # in setup order; a setup without this workload has no cell
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    setup: str  # Setup.key
+    workload: str
+    params: dict[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True)
+class ContextDiff:
+    field: str  # "fio version", "kernel", "host", "cpu", "device", "filesystem", "mount options"
+    values: dict[str, str | None]  # Setup.key -> value (None: unknown)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    setups: tuple[Setup, ...]
+    baseline: str  # Setup.key
+    rows: tuple[Row, ...]
+    unmatched: tuple[Unmatched, ...]
+    context: tuple[ContextDiff, ...]  # only the fields whose values differ
+
+    def setup(self, key: str) -> Setup:
+        for s in self.setups:
+            if s.key == key:
+                return s
+        raise KeyError(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document (``kind: "comparison"``, docs/compare.md)."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "comparison",
+            "baseline": self.baseline,
+            "setups": [asdict(s) for s in self.setups],
+            "rows": [
+                {
+                    "workload": r.workload,
+                    "direction": r.direction,
+                    "params": copy.deepcopy(r.params),
+                    "cells": [_cell_dict(c) for c in r.cells],
+                }
+                for r in self.rows
+            ],
+            "unmatched": [
+                {
+                    "setup": u.setup,
+                    "workload": u.workload,
+                    "params": copy.deepcopy(u.params),
+                    "reason": u.reason,
+                }
+                for u in self.unmatched
+            ],
+            "context": [{"field": d.field, "values": dict(d.values)} for d in self.context],
+        }
+
+
+def _cell_dict(c: Cell) -> dict[str, Any]:
+    return {
+        "setup": c.setup,
+        "iops": c.iops.as_dict(),
+        "bw_bytes": c.bw_bytes.as_dict(),
+        "lat_mean_ns": c.lat_mean_ns.as_dict(),
+        "lat_p99_ns": c.lat_p99_ns.as_dict(),
+        "lat_p99_merged_ns": c.lat_p99_merged_ns,
+        "iops_ratio": c.iops_ratio,
+        "bw_ratio": c.bw_ratio,
+        "lat_mean_ratio": c.lat_mean_ratio,
+        "verdict": c.verdict,
+    }
+
+
+# -- figures of one workload's repetitions ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Figures:
+    iops: Summary
+    bw_bytes: Summary
+    lat_mean_ns: Summary
+    lat_p99_ns: Summary
+    lat_p99_merged_ns: float | None
+
+
+def _latency(section: dict[str, Any]) -> dict[str, Any]:
+    """Total latency (what the application waits for); completion latency when fio gave no
+    total (as the run table does)."""
+    lat = section.get("lat_ns") or section.get("clat_ns")
+    return lat if isinstance(lat, dict) else {}
+
+
+def _sections(results: Sequence[ResultRecord], direction: str) -> list[dict[str, Any]]:
+    out = []
+    for r in results:
+        section = (r.metrics or {}).get(direction)
+        if section:
+            out.append(section)
+    return out
+
+
+def _merged_p99(lats: Sequence[dict[str, Any]]) -> float | None:
+    """p99 of the summed histograms; None when any repetition lacks bins (percentiles are
+    never averaged)."""
+    bins = [lat.get("bins") for lat in lats]
+    if not bins or not all(bins):
+        return None
+    merged = merge_bins(*({int(k): int(v) for k, v in b.items()} for b in bins if b))
+    found = percentiles_from_bins(merged, [99.0])
+    return found[0][1] if found else None
+
+
+def _figures(results: Sequence[ResultRecord], direction: str) -> _Figures:
+    sections = _sections(results, direction)
+    lats = [_latency(s) for s in sections]
+    return _Figures(
+        iops=summarize([s.get("iops") for s in sections]),
+        bw_bytes=summarize([s.get("bw_bytes") for s in sections]),
+        lat_mean_ns=summarize([lat.get("mean") for lat in lats]),
+        lat_p99_ns=summarize([lat.get("p99") for lat in lats]),
+        lat_p99_merged_ns=_merged_p99(lats),
+    )
+
+
+def _ok(r: ResultRecord) -> bool:
+    return r.status == "ok" and r.metrics is not None
+
+
+# -- per-run summaries (for `run` / `show` with repetitions) ------------------------------------
+
+
+def summarize_results(run: RunRecord) -> list[dict[str, Any]]:
+    """Per target, workload and direction: the repetitions' summaries (JSON-ready).
+
+    Keys: ``target``, ``workload``, ``direction``, ``n`` (repetitions with that direction),
+    and ``iops``, ``bw_bytes``, ``lat_mean_ns``, ``lat_p99_ns`` as ``Summary.as_dict()``.
+    In target order, then suite order. Failed results are left out.
+    """
+    target_order = {t.spec: i for i, t in enumerate(sorted(run.targets, key=lambda t: t.position))}
+    groups: dict[tuple[str, str], list[ResultRecord]] = {}
+    for r in run.results:
+        if _ok(r):
+            groups.setdefault((r.target, r.workload), []).append(r)
+    ordered = sorted(
+        groups.items(),
+        key=lambda kv: (
+            target_order.get(kv[0][0], len(target_order)),
+            min(r.position for r in kv[1]),
+        ),
+    )
+    out: list[dict[str, Any]] = []
+    for (target, workload), results in ordered:
+        results = sorted(results, key=lambda r: r.repetition)
+        for d in DIRECTIONS:
+            if not _sections(results, d):
+                continue
+            f = _figures(results, d)
+            out.append(
+                {
+                    "target": target,
+                    "workload": workload,
+                    "direction": d,
+                    "n": f.iops.n,
+                    "iops": f.iops.as_dict(),
+                    "bw_bytes": f.bw_bytes.as_dict(),
+                    "lat_mean_ns": f.lat_mean_ns.as_dict(),
+                    "lat_p99_ns": f.lat_p99_ns.as_dict(),
+                }
+            )
+    return out
+
+
+def unstable(run: RunRecord) -> list[tuple[str, str, str, float]]:
+    """(target, workload, direction, CV %) of every workload whose repetitions' IOPS vary by
+    more than UNSTABLE_CV_PCT (coefficient of variation, needs at least 2 repetitions)."""
+    found = []
+    for s in summarize_results(run):
+        cv = s["iops"]["cv_pct"]
+        if s["iops"]["n"] >= 2 and cv is not None and cv > UNSTABLE_CV_PCT:
+            found.append((s["target"], s["workload"], s["direction"], float(cv)))
+    return found
+
+
+# -- matching ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Group:
+    """The ok repetitions of one workload in one setup."""
+
+    setup: int  # index into the setups
+    workload: str
+    params: dict[str, Any]
+    pkey: str
+    position: int
+    results: tuple[ResultRecord, ...]
+
+
+def _canonical(value: Any) -> Any:
+    """Params as compared: 5.0 and 5 are the same number; dict order does not matter."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def params_key(params: dict[str, Any]) -> str:
+    return json.dumps(_canonical(params), sort_keys=True, separators=(",", ":"))
+
+
+def _format_param(key: str, value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key in ("bs", "size") and isinstance(value, int):
+        return format_size_short(value)
+    if key in ("runtime_s", "ramp_s") and isinstance(value, int | float):
+        return format_duration(float(value))
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items())) or "none"
+    return str(value)
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """``["bs 4k vs 8k", ...]``: the parameters in which ``a`` differs from ``b``."""
+    ca, cb = _canonical(a), _canonical(b)
+    keys = [k for k in _PARAM_ORDER if k in ca or k in cb]
+    keys += sorted((set(ca) | set(cb)) - set(keys))
+    return [
+        f"{k} {_format_param(k, a.get(k))} vs {_format_param(k, b.get(k))}"
+        for k in keys
+        if ca.get(k) != cb.get(k)
+    ]
+
+
+def _setups(runs: Sequence[RunRecord]) -> list[Setup]:
+    pairs: list[tuple[RunRecord, str]] = []
+    for run in runs:
+        specs = [t.spec for t in sorted(run.targets, key=lambda t: t.position)]
+        for r in run.results:
+            if r.target not in specs:
+                specs.append(r.target)
+        if not specs:
+            raise UserError(
+                f"run {run.id} has no target and no result to compare",
+                "choose runs from `iobench list` that have results",
+            )
+        pairs.extend((run, spec) for spec in specs)
+    multi = {run.id: sum(1 for r, _ in pairs if r.id == run.id) > 1 for run in runs}
+    keys = [f"run {run.id} {spec}" if multi[run.id] else f"run {run.id}" for run, spec in pairs]
+    label_count: dict[str, int] = {}
+    for run, _ in pairs:
+        if run.label:
+            label_count[run.label] = label_count.get(run.label, 0) + 1
+    setups = []
+    for (run, spec), key in zip(pairs, keys, strict=True):
+        if run.label and label_count[run.label] == 1:
+            name = run.label
+        elif run.label:
+            name = f"{run.label} ({key})"
+        else:
+            name = key
+        setups.append(Setup(key=key, run_id=run.id, target=spec, label=run.label, name=name))
+    return setups
+
+
+def _groups(run: RunRecord, setup_index: dict[tuple[int, str], int]) -> list[_Group]:
+    found: dict[tuple[int, str, str], list[ResultRecord]] = {}
+    for r in run.results:
+        if _ok(r):
+            s = setup_index[(run.id, r.target)]
+            found.setdefault((s, r.workload, params_key(r.params)), []).append(r)
+    return [
+        _Group(
+            setup=s,
+            workload=workload,
+            params=results[0].params,
+            pkey=pkey,
+            position=min(r.position for r in results),
+            results=tuple(sorted(results, key=lambda r: r.repetition)),
+        )
+        for (s, workload, pkey), results in found.items()
+    ]
+
+
+def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Comparison:
+    """Compare the setups (run x target) of ``runs``; see the module docstring.
+
+    The baseline is the first target of run ``baseline_run_id``, else the first setup.
+    Raises UserError when there is nothing to compare with (fewer than two setups), a run is
+    given twice, or the baseline run is not among ``runs``.
+    """
+    ids = [run.id for run in runs]
+    for run_id in ids:
+        if ids.count(run_id) > 1:
+            raise UserError(f"run {run_id} is given twice", "name each run to compare once")
+    setups = _setups(runs)
+    if len(setups) < 2:
+        raise UserError(
+            "a comparison needs at least two runs, or one run with several targets",
+            "name two or more runs, e.g. `iobench compare 3 7`, or use --label twice",
+        )
+    if baseline_run_id is None:
+        baseline = 0
+    else:
+        if baseline_run_id not in ids:
+            raise UserError(
+                f"the baseline run {baseline_run_id} is not one of the runs compared "
+                f"({', '.join(str(i) for i in ids)})",
+                "give one of the compared runs as --baseline",
+            )
+        baseline = next(i for i, s in enumerate(setups) if s.run_id == baseline_run_id)
+    setup_index = {(s.run_id, s.target): i for i, s in enumerate(setups)}
+    groups = [g for run in runs for g in _groups(run, setup_index)]
+    failed = [(setup_index[(run.id, r.target)], r) for run in runs for r in run.results]
+    failed = [(s, r) for s, r in failed if not _ok(r)]
+
+    rows: list[tuple[tuple[int, int, int], Row]] = []
+    unmatched: list[tuple[tuple[int, int], Unmatched]] = []
+    matched_sets, leftovers = _match(groups)
+    for members in matched_sets:
+        order = min((g.setup, g.position) for g in members)
+        for di, d in enumerate(DIRECTIONS):
+            having = [g for g in members if _sections(g.results, d)]
+            if len(having) >= 2:
+                rows.append(((*order, di), _row(having, d, setups, baseline)))
+            elif len(having) == 1:
+                g = having[0]
+                others = _others(setups)
+                unmatched.append(
+                    (
+                        (g.setup, g.position),
+                        _unmatched(g, setups, f"{others} measured its {d} direction"),
+                    )
+                )
+    for g in leftovers:
+        unmatched.append(
+            ((g.setup, g.position), _unmatched(g, setups, _why(g, groups, failed, setups)))
+        )
+    # A workload that failed in every repetition has no group: list it too.
+    have_group = {(g.setup, g.workload) for g in groups}
+    seen: set[tuple[int, str]] = set()
+    for s, r in failed:
+        if (s, r.workload) in have_group or (s, r.workload) in seen:
+            continue
+        seen.add((s, r.workload))
+        if r.status == "ok":
+            reason = "no metrics were stored for it"
+        else:
+            lines = (r.error or "").strip().splitlines()
+            reason = "failed: " + (lines[0] if lines else "no error message stored")
+        unmatched.append(
+            (
+                (s, r.position),
+                Unmatched(
+                    setup=setups[s].key,
+                    workload=r.workload,
+                    params=r.params,
+                    reason=reason,
+                ),
+            )
+        )
+    rows.sort(key=lambda item: item[0])
+    unmatched.sort(key=lambda item: item[0])
+    return Comparison(
+        setups=tuple(setups),
+        baseline=setups[baseline].key,
+        rows=tuple(r for _, r in rows),
+        unmatched=tuple(u for _, u in unmatched),
+        context=_context(runs, setups),
+    )
+
+
+def _match(groups: Sequence[_Group]) -> tuple[list[list[_Group]], list[_Group]]:
+    """Sets of groups (at most one per setup, at least two setups) with identical params,
+    and the groups left over. Where one setup has several workloads with the same params,
+    those are matched by name as well."""
+    by_params: dict[str, list[_Group]] = {}
+    for g in groups:
+        by_params.setdefault(g.pkey, []).append(g)
+    matched: list[list[_Group]] = []
+    leftovers: list[_Group] = []
+    for members in by_params.values():
+        per_setup = [g.setup for g in members]
+        if len(set(per_setup)) == len(per_setup):
+            candidates = [members]
+        else:
+            by_name: dict[str, list[_Group]] = {}
+            for g in members:
+                by_name.setdefault(g.workload, []).append(g)
+            candidates = list(by_name.values())
+        for c in candidates:
+            if len(c) >= 2:
+                matched.append(c)
+            else:
+                leftovers.extend(c)
+    return matched, leftovers
+
+
+def _others(setups: Sequence[Setup]) -> str:
+    """How to say "nobody else" for these setups: "no other run" or "no other target"."""
+    runs = {s.run_id for s in setups}
+    if len(runs) == len(setups):
+        return "no other run"
+    if len(runs) == 1:
+        return "no other target"
+    return "no other run or target"
+
+
+def _where(s: Setup) -> str:
+    return s.key if s.name == s.key else f"{s.name} ({s.key})"
+
+
+def _why(
+    g: _Group,
+    groups: Sequence[_Group],
+    failed: Sequence[tuple[int, ResultRecord]],
+    setups: Sequence[Setup],
+) -> str:
+    others = _others(setups)
+    failed_same = [s for s, r in failed if s != g.setup and params_key(r.params) == g.pkey]
+    if failed_same:
+        where = ", ".join(dict.fromkeys(_where(setups[s]) for s in failed_same))
+        return f"the workload with these parameters failed in {where}"
+    twins = [o for o in groups if o.setup == g.setup and o.pkey == g.pkey and o is not g]
+    if twins:
+        return (
+            f"its run has other workloads with the same parameters "
+            f"({', '.join(o.workload for o in twins)}), and {others} has a workload "
+            "of this name with them"
+        )
+    candidates = [o for o in groups if o.setup != g.setup]
+    if not candidates:
+        return f"{others} has any result"
+    nearest = min(
+        candidates,
+        key=lambda o: (len(_differences(g.params, o.params)), o.workload != g.workload, o.setup),
+    )
+    diffs = _differences(g.params, nearest.params)
+    shown = ", ".join(diffs[:3]) + (f" and {len(diffs) - 3} more" if len(diffs) > 3 else "")
+    return (
+        f"{others} has a workload with these parameters "
+        f"(nearest: {shown} in {_where(setups[nearest.setup])}, {nearest.workload})"
+    )
+
+
+def _unmatched(g: _Group, setups: Sequence[Setup], reason: str) -> Unmatched:
+    return Unmatched(setup=setups[g.setup].key, workload=g.workload, params=g.params, reason=reason)
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    if value is None or base is None or base == 0:
+        return None
+    return value / base
+
+
+def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], baseline: int) -> Row:
+    members = sorted(members, key=lambda g: g.setup)
+    figures = {g.setup: _figures(g.results, direction) for g in members}
+    base = figures.get(baseline)
+    cells = []
+    for g in members:
+        f = figures[g.setup]
+        ratios: tuple[float | None, float | None, float | None]
+        if g.setup == baseline:
+            verdict, ratios = "baseline", (None, None, None)
+        elif base is None:
+            verdict, ratios = "no baseline", (None, None, None)
+        else:
+            ratios = (
+                _ratio(f.iops.mean, base.iops.mean),
+                _ratio(f.bw_bytes.mean, base.bw_bytes.mean),
+                _ratio(f.lat_mean_ns.mean, base.lat_mean_ns.mean),
+            )
+            verdict = _verdict(f.iops, base.iops)
+        cells.append(
+            Cell(
+                setup=setups[g.setup].key,
+                iops=f.iops,
+                bw_bytes=f.bw_bytes,
+                lat_mean_ns=f.lat_mean_ns,
+                lat_p99_ns=f.lat_p99_ns,
+                lat_p99_merged_ns=f.lat_p99_merged_ns,
+                iops_ratio=ratios[0],
+                bw_ratio=ratios[1],
+                lat_mean_ratio=ratios[2],
+                verdict=verdict,
+            )
+        )
+    names = list(dict.fromkeys(g.workload for g in members))
+    return Row(
+        workload=" / ".join(names),
+        direction=direction,
+        params=copy.deepcopy(members[0].params),
+        cells=tuple(cells),
+    )
+
+
+def _verdict(value: Summary, base: Summary) -> Verdict:
+    d = differs(value, base)
+    if d is None:
+        return "noise unknown"
+    if not d:
+        return "within noise"
+    assert value.mean is not None and base.mean is not None
+    return "faster" if value.mean > base.mean else "slower"
+
+
+# -- context ----------------------------------------------------------------------------------
+
+
+def _device(ctx: dict[str, Any]) -> str | None:
+    block = ctx.get("block") or {}
+    disks = block.get("disks") or []
+    if not disks:
+        note = block.get("note")
+        return str(note) if note else None
+    d = disks[0]
+    parts = [
+        str(d["transport"]) if d.get("transport") else None,
+        str(d["model"]).strip() if d.get("model") else None,
+        f"vendor {str(d['vendor']).strip()}" if d.get("vendor") else None,
+    ]
+    text = ", ".join(p for p in parts if p) or str(d.get("path") or d.get("kname") or "") or None
+    if text and len(disks) > 1:
+        text += f" (+{len(disks) - 1} more disk{'s' if len(disks) > 2 else ''})"
+    return text
+
+
+def _fio_version(run: RunRecord) -> str | None:
+    if run.fio_version:
+        return run.fio_version
+    versions = dict.fromkeys(r.fio_version for r in run.results if r.fio_version)
+    return ", ".join(v for v in versions if v) or None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _context(runs: Sequence[RunRecord], setups: Sequence[Setup]) -> tuple[ContextDiff, ...]:
+    by_id = {run.id: run for run in runs}
+    fields: dict[str, dict[str, str | None]] = {
+        k: {}
+        for k in ("fio version", "kernel", "host", "cpu", "device", "filesystem", "mount options")
+    }
+    for s in setups:
+        run = by_id[s.run_id]
+        host = run.host or {}
+        target = next((t for t in run.targets if t.spec == s.target), None)
+        ctx = target.context if target else {}
+        fs = ctx.get("filesystem") or {}
+        fields["fio version"][s.key] = _fio_version(run)
+        fields["kernel"][s.key] = _text((host.get("kernel") or {}).get("release"))
+        fields["host"][s.key] = _text(host.get("hostname"))
+        fields["cpu"][s.key] = _text((host.get("cpu") or {}).get("model"))
+        fields["device"][s.key] = _device(ctx)
+        fields["filesystem"][s.key] = _text(fs.get("fstype"))
+        fields["mount options"][s.key] = _text(fs.get("options"))
+    return tuple(
+        ContextDiff(field=name, values=values)
+        for name, values in fields.items()
+        if len(set(values.values())) > 1
+    )

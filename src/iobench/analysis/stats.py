@@ -1,0 +1,130 @@
+"""Statistics over the repetitions of one workload: mean, 95 % confidence interval, CV.
+
+Pure functions over plain numbers. A missing value (None) is skipped, never counted as 0.
+With one repetition there is no estimate of the noise: stddev, the interval and the
+coefficient of variation are None, and :func:`differs` answers None ("noise unknown").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# Repetitions whose coefficient of variation exceeds this (in %) get a warning.
+UNSTABLE_CV_PCT = 5.0
+
+# Two-sided 95 % critical values of Student's t, df = 1..30 (t_{0.975, df}).
+_T95 = (
+    12.706205,
+    4.302653,
+    3.182446,
+    2.776445,
+    2.570582,
+    2.446912,
+    2.364624,
+    2.306004,
+    2.262157,
+    2.228139,
+    2.200985,
+    2.178813,
+    2.160369,
+    2.144787,
+    2.131450,
+    2.119905,
+    2.109816,
+    2.100922,
+    2.093024,
+    2.085963,
+    2.079614,
+    2.073873,
+    2.068658,
+    2.063899,
+    2.059539,
+    2.055529,
+    2.051831,
+    2.048407,
+    2.045230,
+    2.042272,
+)
+_Z975 = 1.959963984540054  # the standard normal's 97.5 % quantile
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The repetitions of one figure (IOPS, bandwidth, a latency), summarised."""
+
+    n: int
+    mean: float | None
+    stddev: float | None  # sample standard deviation (n - 1); None when n < 2
+    ci95_low: float | None  # Student-t 95 % confidence interval of the mean; None when n < 2
+    ci95_high: float | None
+    cv_pct: float | None  # 100 * stddev / |mean|; None when n < 2 or mean == 0
+
+    @property
+    def ci95_half_width(self) -> float | None:
+        if self.ci95_low is None or self.ci95_high is None:
+            return None
+        return (self.ci95_high - self.ci95_low) / 2
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def t_critical_95(df: float) -> float:
+    """The two-sided 95 % critical value of Student's t with ``df`` degrees of freedom.
+
+    Exact (to 6 decimals) for df 1..30 from a table; above that the Cornish-Fisher
+    expansion (Abramowitz & Stegun 26.7.5), within 1e-5 of the true value for df > 30;
+    ``math.inf`` gives the normal's 1.959964.
+    """
+    if math.isnan(df) or df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, not {df}")
+    if math.isinf(df):
+        return _Z975
+    if df != int(df):
+        raise ValueError(f"degrees of freedom must be a whole number, not {df}")
+    if df <= len(_T95):
+        return _T95[int(df) - 1]
+    z = _Z975
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def summarize(values: Sequence[float | None]) -> Summary:
+    """Mean, sample stddev, Student-t 95 % interval of the mean and CV of ``values``.
+
+    None entries are missing measurements and are skipped; ``n`` counts the others.
+    """
+    present = [float(v) for v in values if v is not None]
+    for v in present:
+        if not math.isfinite(v):
+            raise ValueError(f"cannot summarise a non-finite value: {v}")
+    n = len(present)
+    if n == 0:
+        return Summary(0, None, None, None, None, None)
+    mean = math.fsum(present) / n
+    if n == 1:
+        return Summary(1, mean, None, None, None, None)
+    stddev = math.sqrt(math.fsum((v - mean) ** 2 for v in present) / (n - 1))
+    half = t_critical_95(n - 1) * stddev / math.sqrt(n)
+    cv = None if mean == 0 else 100 * stddev / abs(mean)
+    return Summary(n, mean, stddev, mean - half, mean + half, cv)
+
+
+def differs(a: Summary, b: Summary) -> bool | None:
+    """Whether two figures differ beyond the noise of their repetitions.
+
+    The rule is deliberately simple and conservative: True when the two 95 % confidence
+    intervals do not overlap, False when they do ("within noise"), None when either side
+    has fewer than 2 repetitions (the noise is unknown). Non-overlap of two 95 % intervals
+    is stricter than a Welch t-test at 5 %, so a "difference" reported is a real one; a
+    small real difference may be reported as noise.
+    """
+    if a.ci95_low is None or a.ci95_high is None or b.ci95_low is None or b.ci95_high is None:
+        return None
+    return a.ci95_high < b.ci95_low or b.ci95_high < a.ci95_low

@@ -1,0 +1,97 @@
+"""fio's interval logs (``write_iops_log``/``write_bw_log``/``write_lat_log`` with
+``log_avg_msec``) turned into per-second samples. Pure.
+
+Each log line is ``time_ms, value, direction, bs, offset[, prio]``; every job writes its own
+file (``PREFIX_iops.1.log``, ``PREFIX_iops.2.log``, ...), also under ``group_reporting``. Per
+interval, iobench sums IOPS and bandwidth over the jobs and averages the jobs' mean latency
+weighted by their IOPS. Units: ``bw`` logs are KiB/s (converted to bytes/s), ``lat`` logs are
+nanoseconds, times are milliseconds since the end of the ramp.
+
+The result (``ResultRecord.samples``)::
+
+    {"interval_ms": 1000,
+     "read":  {"t_s": [1, 2, ...], "iops": [...], "bw_bytes": [...], "lat_mean_ns": [...]},
+     "write": {...}}            # a direction without IO is absent
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+INTERVAL_MS = 1000
+LOG_PREFIX = "iobench"  # the job files' write_*_log prefix (relative to fio's working dir)
+_NAME = re.compile(rf"^{LOG_PREFIX}_(iops|bw|lat)\.(\d+)\.log$")
+_DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
+
+Series = dict[tuple[int, int], float]  # (direction, interval index) -> value
+
+
+def _rows(text: str) -> list[tuple[int, float, int]]:
+    rows = []
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) < 3:
+            continue
+        try:
+            rows.append((int(fields[0]), float(fields[1]), int(fields[2])))
+        except ValueError:
+            continue
+    return rows
+
+
+def parse_interval_logs(
+    logs: Mapping[str, str], interval_ms: int = INTERVAL_MS
+) -> dict[str, Any] | None:
+    """Per-second samples from the log files' texts, keyed by file name; None if none."""
+    per_job: dict[str, dict[str, Series]] = defaultdict(dict)  # kind -> job -> series
+    for name, text in logs.items():
+        m = _NAME.match(name)
+        if not m:
+            continue
+        kind, job = m.group(1), m.group(2)
+        series: Series = {}
+        for t_ms, value, ddir in _rows(text):
+            if ddir in _DIRECTIONS:
+                series[(ddir, round(t_ms / interval_ms))] = value
+        per_job[kind][job] = series
+    iops_jobs = per_job.get("iops", {})
+    if not iops_jobs:
+        return None
+    out: dict[str, Any] = {"interval_ms": interval_ms}
+    keys = sorted({k for s in iops_jobs.values() for k in s})
+    for ddir, direction in _DIRECTIONS.items():
+        slots = [i for d, i in keys if d == ddir]
+        if not slots:
+            continue
+        iops, bw, lat = [], [], []
+        for i in slots:
+            key = (ddir, i)
+            iops.append(sum(s.get(key, 0.0) for s in iops_jobs.values()))
+            bws = [s[key] for s in per_job.get("bw", {}).values() if key in s]
+            bw.append(sum(bws) * 1024 if bws else None)
+            lat.append(_weighted_latency(key, per_job.get("lat", {}), iops_jobs))
+        if not any(iops):
+            continue
+        out[direction] = {
+            "t_s": [round(i * interval_ms / 1000, 3) for i in slots],
+            "iops": iops,
+            "bw_bytes": bw,
+            "lat_mean_ns": lat,
+        }
+    return out if len(out) > 1 else None
+
+
+def _weighted_latency(
+    key: tuple[int, int], lat_jobs: Mapping[str, Series], iops_jobs: Mapping[str, Series]
+) -> float | None:
+    total = weight = 0.0
+    for job, series in lat_jobs.items():
+        if key not in series:
+            continue
+        w = iops_jobs.get(job, {}).get(key, 0.0) or 1e-9
+        total += series[key] * w
+        weight += w
+    return total / weight if weight else None

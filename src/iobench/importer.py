@@ -1,0 +1,717 @@
+"""``iobench import``: fio JSON output produced elsewhere becomes runs in the database.
+
+Two parts:
+
+- :func:`plan_import` is pure: the text of one file -> an :class:`ImportPlan` holding
+  everything that will be stored (run row, targets, one ResultRecord per fio job entry,
+  warnings). Parsing and interpretation live here and are unit-tested without a database.
+- :func:`import_files` reads and plans **every** file first, so one file that is not fio
+  output stops the import before anything is stored; then it writes one run per file.
+
+What a fio JSON file can tell (and what it cannot) is described in docs/import-export.md.
+In short: numbers, fio's version, the options fio echoed (``global options`` / ``job
+options``, raw strings, options without a value omitted) and, in client mode, the servers'
+host:port. Not the job file, not fio's command line, not the machine or the storage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from iobench import __version__
+from iobench.errors import FioOutputError, Interrupted, UserError
+from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
+from iobench.metrics import job_metrics
+from iobench.model import DIRECTIONS, FioOutput
+from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
+
+IMPORTED_SUITE = "imported"
+UNKNOWN_TARGET = "(unknown)"
+_REPORT_KEYS = ("jobs", "client_stats")
+_UNKNOWABLE = (
+    "the fio job file (only the options fio echoes in its JSON, as typed, and not those "
+    "given without a value such as time_based)",
+    "fio's command line",
+    "the host (CPU, memory, kernel) and the storage under the target",
+)
+_HINT_NOT_FIO = (
+    "give files written by fio --output-format=json (or json+), e.g. with --output=FILE; "
+    "fio's normal and terse text output cannot be imported"
+)
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """Everything one imported file becomes: a run, its targets and its results."""
+
+    path: str  # as the user gave it (for messages)
+    source: str  # absolute path, stored as the run's source
+    started_at: str  # ISO 8601 UTC
+    time_source: str  # "job_start" | "timestamp" | "mtime" | "import time"
+    fio_version: str | None
+    client_mode: bool
+    host: dict[str, Any]
+    suite_def: dict[str, Any]
+    targets: tuple[TargetRecord, ...]
+    results: tuple[ResultRecord, ...]
+    warnings: tuple[dict[str, Any], ...]
+    status: str  # "complete", or "failed" when a job in the file reported an error
+    error: str | None
+
+
+# -- the impure part: read, validate all, store ------------------------------------------
+
+
+def import_files(
+    store: Store, paths: Sequence[str], *, label: str | None, argv: Sequence[str]
+) -> list[int]:
+    """Import fio output files as runs (origin "imported"); return the new run ids.
+
+    Every file is read and planned first; any file that cannot be read or is not fio JSON
+    output raises :class:`UserError` naming it, and nothing is stored. Then each file
+    becomes one run, written in short transactions (run, each result, finish). If storing
+    fails part-way, that run is finished as failed (aborted on Ctrl-C), never left
+    running; runs of earlier files stay stored.
+    """
+    if not paths:
+        raise UserError("no files to import", "give one or more fio JSON output files")
+    seen: dict[str, str] = {}
+    plans: list[ImportPlan] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UserError(f"{path} is given twice (also as {seen[real]})", "give every file once")
+        seen[real] = path
+        text, mtime = _read(path)
+        plans.append(plan_import(text, path, mtime=mtime))
+    return [store_plan(store, plan, label=label, argv=argv) for plan in plans]
+
+
+def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Sequence[str]) -> int:
+    """Write one planned import as a run; returns its id."""
+    run_id = store.create_run(
+        suite=IMPORTED_SUITE,
+        suite_def=plan.suite_def,
+        label=label,
+        argv=argv,
+        host=plan.host,
+        iobench_version=__version__,
+        targets=plan.targets,
+        origin="imported",
+        source=plan.source,
+        started_at=plan.started_at,
+    )
+    try:
+        for result in plan.results:
+            store.add_result(run_id, result)
+        store.finish_run(
+            run_id,
+            status=plan.status,
+            fio_version=plan.fio_version,
+            warnings=plan.warnings,
+            error=plan.error,
+        )
+    except BaseException as e:
+        interrupted = isinstance(e, KeyboardInterrupt | Interrupted)
+        with contextlib.suppress(Exception):  # the original error is the one to report
+            store.finish_run(
+                run_id,
+                status="aborted" if interrupted else "failed",
+                fio_version=plan.fio_version,
+                warnings=plan.warnings,
+                error=f"the import of {plan.source} stopped part-way: {_describe(e)}",
+            )
+        raise
+    return run_id
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted"
+    return str(getattr(e, "message", None) or e) or type(e).__name__
+
+
+def _read(path: str) -> tuple[str, float | None]:
+    """The file's text and modification time; UserError naming the file if unreadable."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+        mtime: float | None = p.stat().st_mtime
+    except IsADirectoryError:
+        raise UserError(f"{path} is a directory, not a fio output file", _HINT_NOT_FIO) from None
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist", "check the path") from None
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}", "check its permissions") from e
+    if b"\x00" in data[:4096]:
+        raise UserError(
+            f"{path} holds no fio JSON output: it holds binary data (first bytes: {data[:40]!r})",
+            _HINT_NOT_FIO,
+        )
+    return data.decode("utf-8", errors="replace"), mtime
+
+
+# -- the pure part: one file's text -> ImportPlan ----------------------------------------
+
+
+def plan_import(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
+    """Interpret one file's text as fio output and plan what to store.
+
+    ``path`` names the file in messages; its absolute form is the run's source. ``mtime``
+    (the file's modification time, seconds) dates the run when fio's output has no
+    ``timestamp`` (fio 2.1 and older). Raises UserError naming the file when it is not
+    usable fio JSON output.
+    """
+    try:
+        output = parse_fio_output(text, path)
+    except FioOutputError as e:
+        raise _not_fio_output(text, path, e) from None
+    return _Planner(text, path, output, _raw_report(text), mtime).plan(
+        messages=_lines_outside_json(text)
+    )
+
+
+def _lines_outside_json(text: str) -> list[str]:
+    """The non-blank lines of text before, between and after the JSON objects: fio's own
+    messages (``fio: terminating on signal 2``, ``<server> ...`` lines in client mode)."""
+    lines: list[str] = []
+    pos = 0
+    for start, end, _ in [*scan_json_objects(text), (len(text), len(text), {})]:
+        lines.extend(line.strip() for line in text[pos:start].splitlines() if line.strip())
+        pos = end
+    return lines
+
+
+def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
+    if "holds no fio JSON output" not in e.message:
+        return UserError(e.message, "the file is not complete, valid fio JSON output")
+    head = text.lstrip()[:60]
+    if not head:
+        found = "the file is empty" if not text else "the file holds only white space"
+        return UserError(f"{path} holds no fio JSON output: {found}", _HINT_NOT_FIO)
+    return UserError(
+        f"{path} holds no fio JSON output: {_what_it_holds(text)} (first bytes: {head!r})",
+        _HINT_NOT_FIO,
+    )
+
+
+_TERSE_LINE = re.compile(r"^\s*\d;fio-[^;]*;", re.MULTILINE)
+_NORMAL_TEXT = re.compile(r"\(groupid=\d+, jobs=\d+\)|Run status group|\biops=|\bIOPS=")
+
+
+def _what_it_holds(text: str) -> str:
+    if _TERSE_LINE.search(text):
+        return "it looks like fio's terse output (--output-format=terse)"
+    if _NORMAL_TEXT.search(text):
+        return "it looks like fio's normal text output (--output-format=normal)"
+    if scan_json_objects(text):
+        return "it holds JSON, but no object with fio's 'jobs' or 'client_stats'"
+    return "no JSON object with fio's 'jobs' or 'client_stats' was found"
+
+
+class _DupDict(dict[str, Any]):
+    """A JSON object that remembers every value of a key that occurs more than once."""
+
+    duplicates: dict[str, list[Any]]
+
+
+def _pairs_keeping_duplicates(pairs: list[tuple[str, Any]]) -> _DupDict:
+    obj = _DupDict(pairs)
+    seen: dict[str, list[Any]] = {}
+    for key, value in pairs:
+        seen.setdefault(key, []).append(value)
+    obj.duplicates = {k: v for k, v in seen.items() if len(v) > 1}
+    return obj
+
+
+_DUP_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_keeping_duplicates)
+
+
+def _raw_report(text: str) -> dict[str, Any]:
+    """The last fio report as plain JSON (the one parse_fio_output chose), decoded again
+    so that duplicate keys (fio < 3.39 client mode ``global options``) are remembered."""
+    starts = [s for s, _, o in scan_json_objects(text) if any(k in o for k in _REPORT_KEYS)]
+    report, _ = _DUP_DECODER.raw_decode(text, starts[-1])
+    assert isinstance(report, dict)
+    return report
+
+
+def _iso(seconds: float) -> str:
+    return (
+        datetime.fromtimestamp(seconds, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _str_options(value: object) -> dict[str, str]:
+    """An option echo as name -> raw string (anything else fio might put there dropped)."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items() if isinstance(v, str | int | float)}
+
+
+def _job_start(raw: Mapping[str, Any]) -> float | None:
+    """``job_start`` (fio >= 3.36: ms since the epoch) in seconds, if present."""
+    ms = _number(raw.get("job_start"))
+    return ms / 1000 if ms is not None and ms > 0 else None
+
+
+def _client_target(hostname: str | None, port: int | None) -> str:
+    host = hostname or "?"
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    return f"{host}:{port}" if port is not None else host
+
+
+class _Planner:
+    def __init__(
+        self,
+        text: str,
+        path: str,
+        output: FioOutput,
+        report: dict[str, Any],
+        mtime: float | None,
+    ) -> None:
+        self.text = text
+        self.path = path
+        self.source = str(Path(path).resolve())
+        self.output = output
+        self.report = report
+        self.mtime = mtime
+        self.warnings: list[dict[str, Any]] = []
+
+    def warn(
+        self,
+        wid: str,
+        severity: str,
+        message: str,
+        fix: str,
+        *,
+        workload: str | None = None,
+        target: str | None = None,
+    ) -> None:
+        self.warnings.append(
+            {
+                "id": wid,
+                "severity": severity,
+                "message": message,
+                "fix": fix,
+                "workload": workload,
+                "target": target,
+            }
+        )
+
+    # -- options ---------------------------------------------------------------------
+
+    def global_options(self) -> tuple[dict[str, str], dict[str, dict[str, str]], list[str]]:
+        """(shared options, per-client options by "host:port", ambiguous option names).
+
+        fio < 3.39 in client mode writes one ``global options`` object with the keys of
+        every server repeated; a key repeated with different values cannot be attributed
+        to a server and is left out. fio >= 3.39 writes a list with hostname/port each.
+        """
+        raw = self.report.get("global options")
+        per_client: dict[str, dict[str, str]] = {}
+        if isinstance(raw, list):
+            for entry in raw:
+                if isinstance(entry, Mapping):
+                    opts = _str_options(entry)
+                    host = opts.pop("hostname", None)
+                    port = opts.pop("port", None)
+                    port_n = int(port) if port is not None and port.isdigit() else None
+                    per_client[_client_target(host, port_n)] = opts
+            return {}, per_client, []
+        shared = _str_options(raw)
+        ambiguous: list[str] = []
+        duplicates = getattr(raw, "duplicates", {})
+        for key, values in duplicates.items():
+            if len({str(v) for v in values}) > 1:
+                ambiguous.append(key)
+                shared.pop(key, None)
+        return shared, per_client, sorted(ambiguous)
+
+    def raw_entries(self) -> dict[tuple[str | None, int | None, str, int], dict[str, Any]]:
+        """Raw job entries by (hostname, port, jobname, groupid); the last one wins, as
+        in the parser (interim client-mode snapshots repeat the same options)."""
+        key = "client_stats" if self.output.client_mode else "jobs"
+        found: dict[tuple[str | None, int | None, str, int], dict[str, Any]] = {}
+        entries = self.report.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            host = entry.get("hostname")
+            port = entry.get("port")
+            groupid = entry.get("groupid")
+            found[
+                (
+                    host if isinstance(host, str) else None,
+                    port if isinstance(port, int) else None,
+                    str(entry.get("jobname")),
+                    groupid if isinstance(groupid, int) else -1,
+                )
+            ] = entry
+        return found
+
+    # -- the plan --------------------------------------------------------------------
+
+    def plan(self, *, messages: list[str]) -> ImportPlan:
+        """``messages``: the lines of text outside fio's JSON (fio's own messages)."""
+        out = self.output
+        client = out.client_mode
+        jobs = [j for j in out.jobs if j.jobname != ALL_CLIENTS]
+        if client and len(jobs) < len(out.jobs):
+            self.warn(
+                "all-clients-not-stored",
+                "info",
+                "fio's 'All clients' entry (the sum over every client) is not stored as a "
+                "result: it has no latency percentiles before fio 3.39 and its host:port is "
+                "that of whichever client reported last; each client is stored on its own",
+                "compare the clients' results; the raw output keeps the 'All clients' entry",
+            )
+        if not jobs:
+            jobs = list(out.jobs)  # only an aggregate: keep it rather than nothing
+        if not jobs:
+            where = "client_stats" if client else "jobs"
+            raise UserError(
+                f"{self.path}: fio's report holds no job results ('{where}' is empty"
+                + ("; in client mode that means the servers sent nothing back)" if client else ")"),
+                "import the output of a run that finished",
+            )
+
+        shared, per_client, ambiguous = self.global_options()
+        if ambiguous:
+            self.warn(
+                "ambiguous-global-options",
+                "info",
+                "fio repeated these global options once per server with different values, "
+                f"so they cannot be attributed to a server: {', '.join(ambiguous)}",
+                "fio 3.39 and later write them per server",
+            )
+        raw_by_key = self.raw_entries()
+        single = len(jobs) == 1
+        if out.disk_util and not single:
+            self.warn(
+                "disk-util-whole-file",
+                "info",
+                "fio's disk_util covers the whole file (every job together), so it is kept "
+                "with the imported run's definition, not with each result",
+                "none needed",
+            )
+
+        fio_version = out.fio_version
+        report_time = self._report_time()
+        entries = [
+            (job, raw_by_key.get((job.hostname, job.port, job.jobname, job.groupid), {}))
+            for job in jobs
+        ]
+        job_starts = [_job_start(raw) for _, raw in entries]
+        started_at, time_source = self._started_at(
+            [t for t in job_starts if t is not None], report_time
+        )
+        # Standalone: fio's timestamp is when it printed the report, i.e. the end. Client
+        # mode: it is when the client started; the end is not in the file.
+        finished_at = _iso(report_time) if report_time is not None and not client else started_at
+
+        counts: dict[tuple[str, str], int] = {}
+        results: list[ResultRecord] = []
+        workloads: list[dict[str, Any]] = []
+        target_order: list[str] = []
+        errors: list[str] = []
+        for position, ((job, raw), job_start) in enumerate(zip(entries, job_starts, strict=True)):
+            client_key = _client_target(job.hostname, job.port) if client else None
+            base = per_client.get(client_key, shared) if client_key else shared
+            job_options = _str_options(raw.get("job options"))
+            options = {**base, **job_options}
+            target = client_key or options_target(options)
+            if target not in target_order:
+                target_order.append(target)
+            n = counts[(target, job.jobname)] = counts.get((target, job.jobname), 0) + 1
+            workload = job.jobname if n == 1 else f"{job.jobname}#{n}"
+            params = workload_params(options)
+
+            status = "ok"
+            error: str | None = None
+            if job.error != 0:
+                status = "failed"
+                error = f"fio reported error {job.error} ({os.strerror(job.error)})"
+                errors.append(f"{workload} on {target}: {error}")
+            elif all(job.direction(d) is None for d in DIRECTIONS):
+                self.warn(
+                    "no-io",
+                    "warning",
+                    f"fio reports no IO for {workload} and no error; a fio server that "
+                    "hung before its job started reports this",
+                    "do not trust this result; run the workload again",
+                    workload=workload,
+                    target=target,
+                )
+            results.append(
+                ResultRecord(
+                    target=target,
+                    workload=workload,
+                    position=position,
+                    status=status,
+                    params=params,
+                    metrics=job_metrics(job, out.disk_util if single else ()),
+                    job_file="",
+                    fio_argv=[],
+                    fio_rc=None,
+                    fio_version=fio_version,
+                    raw_output=self.text,
+                    fio_stdout=None,
+                    fio_stderr=None,
+                    error=error,
+                    started_at=started_at if job_start is None else _iso(job_start),
+                    finished_at=finished_at,
+                    repetition=1,
+                )
+            )
+            desc = raw.get("desc")
+            workloads.append(
+                dict(
+                    params,
+                    name=workload,
+                    jobname=job.jobname,
+                    groupid=job.groupid,
+                    target=target,
+                    job_options=job_options,
+                    description=desc if isinstance(desc, str) else None,
+                )
+            )
+
+        if any("terminating on signal" in m for m in messages):
+            self.warn(
+                "interrupted",
+                "warning",
+                "fio printed 'terminating on signal' with this output: the run was stopped "
+                "early, so its numbers cover less time than it was set to run",
+                "prefer the output of a run that was not interrupted",
+            )
+        if out.latency_unit == "us":
+            self.warn(
+                "microsecond-latencies",
+                "info",
+                f"fio {fio_version or '2.x'} reported latencies in microseconds; they are "
+                "stored in nanoseconds (x1000), so they carry microsecond resolution only",
+                "none needed",
+            )
+
+        if client:
+            clients = sorted({_client_target(j.hostname, j.port) for j in jobs})
+            host: dict[str, Any] = {
+                "clients": clients,
+                "note": "imported: fio's client-mode output names each server as "
+                "host:port and says nothing else about the machines",
+            }
+            if len(clients) == 1 and jobs[0].hostname:
+                host["hostname"] = jobs[0].hostname
+        else:
+            host = {
+                "note": "imported: fio's output says nothing about the machine it ran on",
+            }
+        host["fio_version"] = fio_version
+
+        suite_def: dict[str, Any] = {
+            "name": IMPORTED_SUITE,
+            "description": f"imported from {self.source}",
+            "source": self.source,
+            "origin": "imported",
+            "client_mode": client,
+            "time_source": time_source,
+            "time_note": _TIME_NOTES[time_source],
+            "global_options": per_client or shared,
+            "workloads": workloads,
+            "messages": messages,
+            "unknown": list(_UNKNOWABLE),
+        }
+        if out.disk_util and not single:
+            suite_def["disk_util"] = job_metrics(jobs[0], out.disk_util)["disk_util"]
+
+        return ImportPlan(
+            path=self.path,
+            source=self.source,
+            started_at=started_at,
+            time_source=time_source,
+            fio_version=fio_version,
+            client_mode=client,
+            host=host,
+            suite_def=suite_def,
+            targets=tuple(
+                TargetRecord(
+                    position=i,
+                    spec=t,
+                    path=t,
+                    kind="unknown",
+                    size_bytes=None,
+                    context={
+                        "note": "imported: fio's output says nothing about the filesystem "
+                        "or device behind this target"
+                    },
+                )
+                for i, t in enumerate(target_order)
+            ),
+            results=tuple(results),
+            warnings=tuple(self.warnings),
+            status="failed" if errors else "complete",
+            error="; ".join(errors) if errors else None,
+        )
+
+    def _report_time(self) -> float | None:
+        ms = _number(self.report.get("timestamp_ms"))
+        if ms is not None and ms > 0:
+            return ms / 1000
+        if self.output.timestamp:
+            return float(self.output.timestamp)
+        return None
+
+    def _started_at(self, job_starts: list[float], report_time: float | None) -> tuple[str, str]:
+        if job_starts:
+            return _iso(min(job_starts)), "job_start"
+        if report_time is not None:
+            return _iso(report_time), "timestamp"
+        if self.mtime is not None:
+            return _iso(self.mtime), "mtime"
+        return now_iso(), "import time"
+
+
+_TIME_NOTES = {
+    "job_start": "started_at is the earliest job_start fio recorded (fio 3.36 and later)",
+    "timestamp": "started_at is fio's 'timestamp': in standalone mode the time fio printed "
+    "the report (the end of the run), in client mode the time the client started",
+    "mtime": "the file has no 'timestamp' (fio 2.1 and older): started_at is the file's "
+    "modification time",
+    "import time": "neither the file nor its metadata gives a time: started_at is the time "
+    "of the import",
+}
+
+
+# -- fio option strings -> iobench params ------------------------------------------------
+
+
+def options_target(options: Mapping[str, str]) -> str:
+    """What a standalone job ran against: its filename (inside directory when relative),
+    else its directory, else "(unknown)"."""
+    filename = options.get("filename") or None
+    directory = options.get("directory") or None
+    if filename:
+        if directory and not filename.startswith("/") and ":" not in filename:
+            return f"{directory.rstrip('/')}/{filename}"
+        return filename
+    if directory:
+        return directory
+    return UNKNOWN_TARGET
+
+
+_NUMBER = re.compile(r"^\s*(0[xX][0-9a-fA-F]+|\d+)\s*([A-Za-z%]*)\s*$")
+_IEC_INVERTED = ("pib", "tib", "gib", "mib", "kib")
+_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def fio_size(value: str | None, kb_base: int = 1024) -> int | None:
+    """A size as fio reads it, in bytes; None when it is missing or not a plain size.
+
+    fio's rules (parse.c ``__get_mult_bytes``): ``k``/``kb``/``m``/``mb``... are powers of
+    ``kb_base`` (1024 by default), and ``kib``/``mib``... are powers of the *other* base,
+    so with the default kb_base ``4KiB`` is 4000 bytes. Only the first letter counts
+    otherwise (``50000Mi`` is 50000 MiB). Percentages, ranges, lists and arithmetic give
+    None.
+    """
+    if value is None:
+        return None
+    m = _NUMBER.match(value)
+    if not m:
+        return None
+    digits, suffix = m.group(1), m.group(2).lower()
+    number = int(digits, 16) if digits.lower().startswith("0x") else int(digits)
+    if suffix in ("", "b"):
+        return number
+    other = 1000 if kb_base == 1024 else 1024
+    for i, unit in enumerate(_IEC_INVERTED):
+        if suffix.startswith(unit):
+            return number * int(other ** (5 - i))
+    power = _POWERS.get(suffix[0])
+    if power is None:
+        return None
+    return number * int(kb_base**power)
+
+
+def fio_block_size(value: str | None, kb_base: int = 1024) -> int | None:
+    """``bs``: one size, or ``read,write[,trim]`` sizes; None unless they all agree."""
+    if value is None:
+        return None
+    sizes = {fio_size(part, kb_base) for part in value.split(",") if part.strip()}
+    if len(sizes) != 1:
+        return None
+    return sizes.pop()
+
+
+_TIME = re.compile(r"^\s*(\d+)\s*(us|usec|ms|msec|s|m|h|d)?\s*$", re.IGNORECASE)
+_TIME_UNITS = {
+    "us": 1e-6,
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
+
+
+def fio_seconds(value: str | None) -> float | None:
+    """A fio time option that defaults to seconds (``runtime``, ``ramp_time``)."""
+    if value is None:
+        return None
+    m = _TIME.match(value)
+    if not m:
+        return None
+    return int(m.group(1)) * _TIME_UNITS[(m.group(2) or "s").lower()]
+
+
+def _fio_bool(value: str | None) -> bool | None:
+    if value is None or not value.strip().isdigit():
+        return None
+    return int(value) != 0
+
+
+def workload_params(options: Mapping[str, str]) -> dict[str, Any]:
+    """iobench's workload parameters from fio's option echo; what fio did not echo is None
+    (fio's defaults are not assumed: the file does not say which version's applied)."""
+    kb_base = 1000 if options.get("kb_base", "").strip() == "1000" else 1024
+    rw = (options.get("rw") or "").split(":")[0].strip() or None
+    direct = _fio_bool(options.get("direct"))
+    if direct is None:
+        buffered = _fio_bool(options.get("buffered"))
+        direct = None if buffered is None else not buffered
+    rwmixread = fio_size(options.get("rwmixread"))
+    if rwmixread is None:
+        rwmixwrite = fio_size(options.get("rwmixwrite"))
+        rwmixread = None if rwmixwrite is None or rwmixwrite > 100 else 100 - rwmixwrite
+    return {
+        "rw": rw,
+        "bs": fio_block_size(options.get("bs"), kb_base),
+        "iodepth": fio_size(options.get("iodepth"), kb_base),
+        "numjobs": fio_size(options.get("numjobs"), kb_base),
+        "ioengine": options.get("ioengine") or None,
+        "direct": direct,
+        "runtime_s": fio_seconds(options.get("runtime")),
+        "ramp_s": fio_seconds(options.get("ramp_time")),
+        "size": fio_size(options.get("size"), kb_base),
+        "rwmixread": rwmixread,
+        "options": dict(options),
+    }

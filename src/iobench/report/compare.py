@@ -1,0 +1,140 @@
+"""Human rendering of `iobench compare`: one table per matched workload and direction, then
+what could not be matched, then the differences in context."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from iobench.analysis.compare import Cell, Comparison, Row
+from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary
+from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
+
+_VERDICT_STYLE = {
+    "baseline": "bold",
+    "faster": "green",
+    "slower": "red",
+    "within noise": "dim",
+    "noise unknown": "yellow",
+    "no baseline": "dim",
+}
+
+
+def format_ratio(ratio: float | None) -> str:
+    """``0.6`` -> ``60 %``; two significant digits below 10 %; None -> ``-``."""
+    if ratio is None:
+        return "-"
+    pct = ratio * 100
+    if pct >= 10:
+        return f"{pct:.0f} %"
+    return f"{pct:.2g} %"
+
+
+def format_cv(cv_pct: float | None) -> str:
+    return "-" if cv_pct is None else f"{cv_pct:.1f} %"
+
+
+def _iops(s: Summary) -> str:
+    text = format_iops(s.mean)
+    half = s.ci95_half_width
+    return text if half is None else f"{text} ± {format_iops(half)}"
+
+
+def _shape(row: Row) -> str:
+    p = row.params
+    parts = [str(p.get("rw"))]
+    if p.get("rwmixread") is not None:
+        parts[0] += f" ({p['rwmixread']}% read)"
+    if isinstance(p.get("bs"), int):
+        parts.append(format_size_short(p["bs"]))
+    parts.append(f"QD{p.get('iodepth')} x {p.get('numjobs')}")
+    if p.get("direct") is False:
+        parts.append("buffered")
+    if isinstance(p.get("runtime_s"), int | float):
+        parts.append(format_duration(float(p["runtime_s"])))
+    return " ".join(parts)
+
+
+def _unstable(cell: Cell) -> bool:
+    return cell.iops.cv_pct is not None and cell.iops.cv_pct > UNSTABLE_CV_PCT
+
+
+def render_comparison(c: Comparison, console: Console) -> None:
+    base = c.setup(c.baseline)
+    console.print(
+        f"comparing {len(c.setups)} setups, baseline [bold]{escape(base.name)}[/]",
+        highlight=False,
+    )
+    for s in c.setups:
+        if s.name == s.key:
+            console.print(f"  {escape(s.key)}", highlight=False, style="dim")
+        else:
+            console.print(f"  {escape(s.name)}: {escape(s.key)}", highlight=False, style="dim")
+    unstable: list[tuple[Row, Cell]] = []
+    for row in c.rows:
+        table = Table(
+            title=escape(f"{row.workload}  {row.direction}  ({_shape(row)})"),
+            title_justify="left",
+            title_style="bold",
+        )
+        for col, justify in (
+            ("setup", "left"),
+            ("n", "right"),
+            ("IOPS (95 % CI)", "right"),
+            ("CV", "right"),
+            ("bandwidth", "right"),
+            ("lat mean", "right"),
+            ("p99", "right"),
+            (f"vs {base.name}", "right"),
+            ("verdict", "left"),
+        ):
+            table.add_column(escape(col), justify=justify)  # type: ignore[arg-type]
+        for cell in row.cells:
+            cv = format_cv(cell.iops.cv_pct)
+            if _unstable(cell):
+                cv = f"[yellow]{cv} ![/]"
+                unstable.append((row, cell))
+            style = _VERDICT_STYLE.get(cell.verdict, "")
+            p99 = cell.lat_p99_merged_ns
+            if p99 is None:
+                p99 = cell.lat_p99_ns.mean
+            table.add_row(
+                escape(c.setup(cell.setup).name),
+                str(cell.iops.n),
+                _iops(cell.iops),
+                cv,
+                format_rate(cell.bw_bytes.mean),
+                format_ns(cell.lat_mean_ns.mean),
+                format_ns(p99),
+                "" if cell.verdict == "baseline" else format_ratio(cell.iops_ratio),
+                f"[{style}]{escape(cell.verdict)}[/]" if style else escape(cell.verdict),
+            )
+        console.print(table)
+    if not c.rows:
+        console.print("[yellow]no workload could be matched[/]: see the list below")
+    if unstable:
+        console.print("[bold]warnings[/]")
+        for row, cell in unstable:
+            console.print(
+                f"  [yellow]warning[/] {escape(row.workload)} {row.direction} in "
+                f"{escape(c.setup(cell.setup).name)}: the IOPS of its {cell.iops.n} repetitions "
+                f"vary by {format_cv(cell.iops.cv_pct)} (coefficient of variation over "
+                f"{UNSTABLE_CV_PCT:g} %)",
+                highlight=False,
+            )
+    if c.unmatched:
+        console.print("[bold]not matched[/]")
+        for u in c.unmatched:
+            console.print(
+                f"  {escape(c.setup(u.setup).name)}: {escape(u.workload)}: {escape(u.reason)}",
+                highlight=False,
+            )
+    if c.context:
+        table = Table(title="context that differs", title_justify="left", title_style="bold")
+        table.add_column("")
+        for s in c.setups:
+            table.add_column(escape(s.name))
+        for d in c.context:
+            table.add_row(d.field, *(escape(d.values.get(s.key) or "unknown") for s in c.setups))
+        console.print(table)

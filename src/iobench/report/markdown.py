@@ -1,0 +1,206 @@
+"""The Markdown report: GitHub-flavoured tables to paste into a ticket (docs/report.md).
+
+The figures are those of the HTML report (the table model in :mod:`iobench.report.html`).
+Every string is written through :func:`md_text`, so a label, path or host name shows as it
+is and cannot end a table cell, start a code span or smuggle in HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from iobench.analysis.compare import Comparison
+from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.report.html import (
+    compare_lines,
+    failed_lines,
+    result_lines,
+    run_lines,
+    run_title,
+    verdict_counts,
+    workload_shape,
+)
+from iobench.store.repository import RunRecord
+
+# Characters that mean something to Markdown inside a table cell: "|" ends a cell (even in
+# a code span, in GFM), the others start code, emphasis, strikethrough or a link. With a
+# backslash each shows as itself; "&", "<" and ">" become entities so no tag can form.
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_text(value: object) -> str:
+    """Any value as literal text for a table cell: one line, nothing interpreted."""
+    text = " ".join(str(value).split())  # newlines would end the table row
+    text = _SPECIAL.sub(r"\\\1", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """A GFM table; ``header`` and every row already escaped; columns in ``right`` align
+    right."""
+    align = ["---:" if i in right else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    for row in rows:
+        assert len(row) == len(header), (row, header)
+        lines.append("| " + " | ".join(cell or " " for cell in row) + " |")
+    return lines
+
+
+def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) -> str:
+    """The report's tables as one Markdown document."""
+    out = ["# iobench report: " + ", ".join(md_text(run_title(r)) for r in runs), ""]
+
+    out += ["## Runs", ""]
+    out += _table(
+        ["run", "label", "suite", "status", "fio", "host", "targets", "started (UTC)", "results"],
+        [
+            [
+                str(r.run_id),
+                md_text(r.label or ""),
+                md_text(r.suite),
+                md_text(r.status),
+                md_text(r.fio_version),
+                md_text(r.host),
+                md_text(r.targets),
+                md_text(r.started),
+                str(r.results),
+            ]
+            for r in run_lines(runs)
+        ],
+        {0, 8},
+    )
+    out.append("")
+
+    if comparison is not None:
+        out += _comparison(comparison)
+
+    out += [
+        "## Results",
+        "",
+        "Means over the repetitions (n); ± is the half-width of the 95 % confidence interval "
+        "relative to the mean; p99 comes from the repetitions' merged latency histogram. "
+        f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of variation).",
+        "",
+    ]
+    for run in runs:
+        out += [f"### {md_text(run_title(run))}", ""]
+        if run.error:
+            out += [f"The run ended with an error: {md_text(run.error)}", ""]
+        failed = [
+            f"- failed: {md_text(f.workload)} on {md_text(f.target)}"
+            + (f", repetition {f.repetition}" if f.repetition > 1 else "")
+            + f": {md_text(f.error)}"
+            for f in failed_lines(run)
+        ]
+        if failed:
+            out += [*failed, ""]
+        lines = result_lines(run)
+        if not lines:
+            out += ["No workload finished.", ""]
+            continue
+        out += _table(
+            ["target", "workload", "shape", "dir", "n", "IOPS", "bandwidth", "lat mean", "p99"],
+            [
+                [
+                    md_text(x.target),
+                    md_text(x.workload),
+                    md_text(x.shape),
+                    x.direction,
+                    str(x.n),
+                    md_text(x.iops) + (" ⚠" if x.unstable else ""),
+                    md_text(x.bandwidth),
+                    md_text(x.lat_mean),
+                    md_text(x.lat_p99),
+                ]
+                for x in lines
+            ],
+            {4, 5, 6, 7, 8},
+        )
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _comparison(comparison: Comparison) -> list[str]:
+    names = {s.key: s.name for s in comparison.setups}
+    out = [
+        "## Comparison",
+        "",
+        f"Baseline: **{md_text(names.get(comparison.baseline, comparison.baseline))}**. "
+        "Ratios are to the baseline's mean (a latency above 100 % is slower). "
+        "Faster or slower "
+        "needs the 95 % confidence intervals of the IOPS not to overlap.",
+        "",
+    ]
+    for name, counts in verdict_counts(comparison):
+        summary = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
+        out.append(f"- **{md_text(name)}**: {md_text(summary) or 'nothing matched'}")
+    out.append("")
+    lines = compare_lines(comparison)
+    if lines:
+        out += _table(
+            [
+                "workload",
+                "dir",
+                "setup",
+                "IOPS",
+                "ratio",
+                "bandwidth",
+                "ratio",
+                "lat mean",
+                "ratio",
+                "p99",
+                "verdict",
+            ],
+            [
+                [
+                    md_text(f"{x.workload} ({x.shape})") if x.span else "",
+                    x.direction if x.span else "",
+                    md_text(x.setup),
+                    md_text(x.iops) + (" ⚠" if x.unstable else ""),
+                    md_text(x.iops_ratio),
+                    md_text(x.bandwidth),
+                    md_text(x.bw_ratio),
+                    md_text(x.lat_mean),
+                    md_text(x.lat_ratio),
+                    md_text(x.lat_p99),
+                    md_text(x.verdict),
+                ]
+                for x in lines
+            ],
+            {3, 4, 5, 6, 7, 8, 9},
+        )
+    else:
+        out.append("No workload matched between the setups.")
+    out.append("")
+    if comparison.unmatched:
+        out += ["### Not compared", ""]
+        out += _table(
+            ["setup", "workload", "shape", "reason"],
+            [
+                [
+                    md_text(names.get(u.setup, u.setup)),
+                    md_text(u.workload),
+                    md_text(workload_shape(u.params)),
+                    md_text(u.reason),
+                ]
+                for u in comparison.unmatched
+            ],
+            set(),
+        )
+        out.append("")
+    if comparison.context:
+        out += ["### Context that differs", ""]
+        out += _table(
+            ["", *(md_text(s.name) for s in comparison.setups)],
+            [
+                [
+                    md_text(d.field),
+                    *(md_text(d.values.get(s.key) or "unknown") for s in comparison.setups),
+                ]
+                for d in comparison.context
+            ],
+            set(),
+        )
+        out.append("")
+    return out

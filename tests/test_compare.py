@@ -1,0 +1,548 @@
+"""Comparing runs: matching on identical parameters, ratios, noise, unmatched workloads,
+context differences, the JSON document and the terminal rendering. Runs are built directly
+(no database, no fio) with known numbers."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from iobench.analysis.compare import compare, summarize_results, unstable
+from iobench.analysis.histogram import merge_bins, percentiles_from_bins
+from iobench.errors import UserError
+from iobench.report.compare import format_ratio, render_comparison
+from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+
+PARAMS: dict[str, Any] = {
+    "rw": "randread",
+    "bs": 4096,
+    "iodepth": 1,
+    "numjobs": 1,
+    "ioengine": "libaio",
+    "direct": True,
+    "runtime_s": 60.0,
+    "ramp_s": 5.0,
+    "size": 1 << 30,
+    "rwmixread": None,
+    "options": {},
+}
+
+
+def params(**changes: Any) -> dict[str, Any]:
+    return {**PARAMS, **changes}
+
+
+def direction(
+    iops: float,
+    *,
+    lat_mean: float = 200_000.0,
+    p99: int = 300_000,
+    bins: dict[str, int] | None = None,
+    bs: int = 4096,
+) -> dict[str, Any]:
+    lat: dict[str, Any] = {"n": 1000, "mean": lat_mean, "min": 1000, "max": 900_000}
+    lat["p99"] = p99
+    if bins is not None:
+        lat["bins"] = bins
+    return {"iops": iops, "bw_bytes": iops * bs, "io_bytes": 1, "lat_ns": lat}
+
+
+def result(
+    workload: str,
+    iops: float | None = None,
+    *,
+    target: str = "/mnt/a",
+    rep: int = 1,
+    position: int = 0,
+    p: dict[str, Any] | None = None,
+    read: dict[str, Any] | None = None,
+    write: dict[str, Any] | None = None,
+    status: str = "ok",
+    error: str | None = None,
+) -> ResultRecord:
+    if read is None and iops is not None:
+        read = direction(iops)
+    metrics = None if status != "ok" else {"read": read, "write": write, "trim": None}
+    return ResultRecord(
+        target=target,
+        workload=workload,
+        position=position,
+        status=status,
+        params=p or params(),
+        metrics=metrics,
+        job_file="",
+        fio_argv=[],
+        fio_rc=0,
+        fio_version="3.33",
+        raw_output=None,
+        fio_stdout=None,
+        fio_stderr=None,
+        error=error,
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+        repetition=rep,
+    )
+
+
+def context(fstype: str = "ext4", options: str = "rw,relatime", model: str = "SSD 1") -> Any:
+    return {
+        "filesystem": {"fstype": fstype, "options": options},
+        "block": {"disks": [{"model": model, "vendor": "ACME", "transport": "nvme"}]},
+    }
+
+
+def run(
+    run_id: int,
+    results: list[ResultRecord],
+    *,
+    label: str | None = None,
+    targets: list[str] | None = None,
+    kernel: str = "6.1.0",
+    fio: str = "3.33",
+    contexts: dict[str, Any] | None = None,
+) -> RunRecord:
+    specs = targets or ["/mnt/a"]
+    return RunRecord(
+        id=run_id,
+        uuid=f"uuid-{run_id}",
+        status="complete",
+        suite="test",
+        suite_def={},
+        label=label,
+        argv=[],
+        host={"hostname": "box", "kernel": {"release": kernel}, "cpu": {"model": "CPU"}},
+        fio_version=fio,
+        iobench_version="0.1.0",
+        warnings=[],
+        error=None,
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+        targets=[
+            TargetRecord(i, spec, spec, "directory", None, (contexts or {}).get(spec, context()))
+            for i, spec in enumerate(specs)
+        ],
+        results=results,
+    )
+
+
+def reps(workload: str, values: list[float], **kwargs: Any) -> list[ResultRecord]:
+    return [result(workload, v, rep=i + 1, **kwargs) for i, v in enumerate(values)]
+
+
+# -- ratios and verdicts ----------------------------------------------------------------------
+
+
+def test_ratio_to_the_baseline_and_a_clear_difference() -> None:
+    base = run(1, reps("rr", [4900, 5000, 5100]), label="local-ssd")
+    other = run(2, reps("rr", [2900, 3000, 3100]), label="ceph-rbd")
+    c = compare([base, other])
+    assert c.baseline == "run 1"
+    assert [s.name for s in c.setups] == ["local-ssd", "ceph-rbd"]
+    (row,) = c.rows
+    assert (row.workload, row.direction) == ("rr", "read")
+    assert row.params == PARAMS
+    first, second = row.cells
+    assert (first.setup, first.verdict, first.iops_ratio) == ("run 1", "baseline", None)
+    assert second.iops.mean == 3000
+    assert second.iops_ratio == 0.6
+    assert second.bw_ratio == 0.6
+    assert second.lat_mean_ratio == 1.0
+    assert second.verdict == "slower"
+    assert format_ratio(second.iops_ratio) == "60 %"
+    assert c.unmatched == ()
+
+
+def test_faster_needs_separate_intervals() -> None:
+    c = compare([run(1, reps("rr", [1000, 1010, 990])), run(2, reps("rr", [2000, 2010, 1990]))])
+    assert c.rows[0].cells[1].verdict == "faster"
+    assert c.rows[0].cells[1].iops_ratio == 2.0
+
+
+def test_overlapping_intervals_are_within_noise_not_a_win() -> None:
+    c = compare([run(1, reps("rr", [1000, 1100, 900])), run(2, reps("rr", [1050, 1150, 950]))])
+    cell = c.rows[0].cells[1]
+    assert cell.iops_ratio == 1.05
+    assert cell.verdict == "within noise"
+
+
+def test_a_single_repetition_leaves_the_noise_unknown() -> None:
+    c = compare([run(1, reps("rr", [5000])), run(2, reps("rr", [3000, 3010]))])
+    cell = c.rows[0].cells[1]
+    assert cell.iops_ratio == pytest.approx(3005 / 5000)
+    assert cell.verdict == "noise unknown"
+
+
+def test_the_baseline_can_be_chosen() -> None:
+    c = compare(
+        [run(1, reps("rr", [3000])), run(2, reps("rr", [5000]), label="fast")],
+        baseline_run_id=2,
+    )
+    assert c.baseline == "run 2"
+    first, second = c.rows[0].cells
+    assert first.iops_ratio == 0.6
+    assert second.verdict == "baseline"
+
+
+def test_a_row_without_the_baseline_has_no_ratios() -> None:
+    a = run(1, [result("other", 10, p=params(bs=65536))])
+    b = run(2, reps("rr", [3000]))
+    c_ = run(3, reps("rr", [6000]))
+    c = compare([a, b, c_])
+    (row,) = c.rows
+    assert [cell.setup for cell in row.cells] == ["run 2", "run 3"]
+    assert [cell.verdict for cell in row.cells] == ["no baseline", "no baseline"]
+    assert [cell.iops_ratio for cell in row.cells] == [None, None]
+    assert [u.setup for u in c.unmatched] == ["run 1"]
+
+
+def test_failed_repetitions_are_skipped_not_counted_as_zero() -> None:
+    results = [
+        result("rr", 5000, rep=1),
+        result("rr", rep=2, status="failed", error="fio: io_u error"),
+        result("rr", 5000, rep=3),
+    ]
+    c = compare([run(1, results), run(2, reps("rr", [5000, 5000]))])
+    assert c.rows[0].cells[0].iops.n == 2
+    assert c.rows[0].cells[0].iops.mean == 5000
+    assert c.unmatched == ()
+
+
+# -- matching ---------------------------------------------------------------------------------
+
+
+def test_workloads_with_different_parameters_are_listed_with_the_reason() -> None:
+    seq = params(rw="read")
+    a = run(1, [result("rr", 5000), result("seq", 100, position=1, p=seq)])
+    b = run(2, [result("rr", 3000), result("seq", 90, position=1, p={**seq, "bs": 8192})])
+    c = compare([a, b])
+    assert [r.workload for r in c.rows] == ["rr"]
+    # Nearest is the workload with fewest differences; on a tie, the one of the same name.
+    assert [(u.setup, u.workload, u.reason) for u in c.unmatched] == [
+        (
+            "run 1",
+            "seq",
+            "no other run has a workload with these parameters "
+            "(nearest: bs 4k vs 8k in run 2, seq)",
+        ),
+        (
+            "run 2",
+            "seq",
+            "no other run has a workload with these parameters "
+            "(nearest: bs 8k vs 4k in run 1, seq)",
+        ),
+    ]
+    assert c.unmatched[0].params == seq
+
+
+def test_twins_within_a_run_are_matched_by_name() -> None:
+    a = run(1, [result("rr", 5000), result("copy", 4000, position=1)])
+    b = run(2, [result("rr", 3000)])
+    c = compare([a, b])
+    assert [(r.workload, len(r.cells)) for r in c.rows] == [("rr", 2)]
+    assert [(u.workload, u.reason) for u in c.unmatched] == [
+        (
+            "copy",
+            "its run has other workloads with the same parameters (rr), and no other run "
+            "has a workload of this name with them",
+        )
+    ]
+
+
+def test_nearest_difference_names_the_parameters_in_order() -> None:
+    a = run(1, [result("x", 100, p=params(bs=4096, iodepth=1))], label="local-ssd")
+    b = run(2, [result("x", 100, p=params(bs=8192, iodepth=32))])
+    c = compare([a, b])
+    assert c.rows == ()
+    assert [u.reason for u in c.unmatched] == [
+        "no other run has a workload with these parameters "
+        "(nearest: bs 4k vs 8k, iodepth 1 vs 32 in run 2, x)",
+        "no other run has a workload with these parameters "
+        "(nearest: bs 8k vs 4k, iodepth 32 vs 1 in local-ssd (run 1), x)",
+    ]
+
+
+def test_matching_ignores_names_and_number_spelling() -> None:
+    a = run(1, [result("randread-4k", 5000, p=params(runtime_s=60.0))])
+    b = run(2, [result("rand-r", 3000, p=params(runtime_s=60))])
+    (row,) = compare([a, b]).rows
+    assert row.workload == "randread-4k / rand-r"
+
+
+def test_a_workload_that_failed_everywhere_in_a_run_is_listed() -> None:
+    a = run(1, [result("rr", 5000), result("rw", 1000, position=1, p=params(rw="randwrite"))])
+    b = run(
+        2,
+        [
+            result("rr", 3000),
+            result("rw", position=1, p=params(rw="randwrite"), status="failed", error="ENOSPC\nx"),
+        ],
+    )
+    c = compare([a, b])
+    assert [(u.setup, u.workload, u.reason) for u in c.unmatched] == [
+        ("run 1", "rw", "the workload with these parameters failed in run 2"),
+        ("run 2", "rw", "failed: ENOSPC"),
+    ]
+
+
+def test_mixed_workloads_give_a_row_per_direction() -> None:
+    mixed = params(rw="randrw", rwmixread=70)
+    a = run(1, [result("mix", read=direction(700), write=direction(300), p=mixed)])
+    b = run(2, [result("mix", read=direction(350), write=direction(150), p=mixed)])
+    c = compare([a, b])
+    assert [(r.direction, r.cells[1].iops_ratio) for r in c.rows] == [
+        ("read", 0.5),
+        ("write", 0.5),
+    ]
+
+
+def test_a_direction_only_one_setup_measured_is_listed() -> None:
+    a = run(1, [result("mix", read=direction(700), write=direction(300))])
+    b = run(2, [result("mix", read=direction(350))])
+    c = compare([a, b])
+    assert [r.direction for r in c.rows] == ["read"]
+    assert [(u.setup, u.reason) for u in c.unmatched] == [
+        ("run 1", "no other run measured its write direction")
+    ]
+
+
+def test_two_targets_of_one_run_are_compared() -> None:
+    r = run(
+        7,
+        [result("rr", 5000, target="/mnt/a"), result("rr", 2500, target="/mnt/b")],
+        targets=["/mnt/a", "/mnt/b"],
+        contexts={"/mnt/a": context("ext4"), "/mnt/b": context("xfs")},
+    )
+    c = compare([r])
+    assert [s.key for s in c.setups] == ["run 7 /mnt/a", "run 7 /mnt/b"]
+    assert c.rows[0].cells[1].iops_ratio == 0.5
+    assert [(d.field, d.values) for d in c.context] == [
+        ("filesystem", {"run 7 /mnt/a": "ext4", "run 7 /mnt/b": "xfs"})
+    ]
+
+
+def test_a_shared_label_is_told_apart_by_the_key() -> None:
+    c = compare(
+        [run(3, reps("rr", [1])), run(4, reps("rr", [1]), label="x"), run(5, [], label="x")]
+    )
+    assert [s.name for s in c.setups] == ["run 3", "x (run 4)", "x (run 5)"]
+
+
+@pytest.mark.parametrize(
+    ("runs", "message"),
+    [
+        ([run(1, reps("rr", [1]))], "at least two runs"),
+        ([run(1, reps("rr", [1])), run(1, reps("rr", [1]))], "run 1 is given twice"),
+    ],
+)
+def test_nothing_to_compare_is_a_user_error(runs: list[RunRecord], message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        compare(runs)
+
+
+def test_the_baseline_must_be_one_of_the_runs() -> None:
+    with pytest.raises(UserError, match=r"baseline run 9 is not one of the runs compared \(1, 2\)"):
+        compare([run(1, reps("rr", [1])), run(2, reps("rr", [1]))], baseline_run_id=9)
+
+
+# -- percentiles --------------------------------------------------------------------------------
+
+
+def test_merged_p99_comes_from_the_summed_bins() -> None:
+    # Bin keys are fio's representative values: 99840, 501760 and 897024 ns are three.
+    bins1 = {"99840": 980, "501760": 20}  # p99 501760
+    bins2 = {"99840": 995, "897024": 5}  # p99 99840
+    a = run(
+        1,
+        [
+            result("rr", read=direction(100, p99=501760, bins=bins1), rep=1),
+            result("rr", read=direction(100, p99=99840, bins=bins2), rep=2),
+        ],
+    )
+    b = run(2, [result("rr", read=direction(100, p99=199680, bins={"199680": 10}))])
+    cell = compare([a, b]).rows[0].cells[0]
+    merged = merge_bins({99840: 980, 501760: 20}, {99840: 995, 897024: 5})
+    assert cell.lat_p99_merged_ns == percentiles_from_bins(merged, [99.0])[0][1]
+    # 1975 of 2000 samples are in the first bin, short of 99 %: the merged p99 is the
+    # second bin, not the mean of the repetitions' p99s.
+    assert cell.lat_p99_merged_ns == 501760.0
+    assert cell.lat_p99_ns.mean == (501760 + 99840) / 2
+
+
+def test_no_merged_p99_when_a_repetition_has_no_bins() -> None:
+    a = run(
+        1,
+        [
+            result("rr", read=direction(100, bins={"100000": 10}), rep=1),
+            result("rr", read=direction(100), rep=2),
+        ],
+    )
+    cell = compare([a, run(2, reps("rr", [100]))]).rows[0].cells[0]
+    assert cell.lat_p99_merged_ns is None
+    assert cell.lat_p99_ns.mean == 300000
+
+
+# -- context ---------------------------------------------------------------------------------
+
+
+def test_context_lists_only_the_fields_that_differ() -> None:
+    a = run(1, reps("rr", [1]), kernel="6.1.0", fio="3.33")
+    b = run(
+        2,
+        reps("rr", [1]),
+        kernel="6.8.0",
+        fio="3.33",
+        contexts={"/mnt/a": context(options="rw,noatime", model="SSD 2")},
+    )
+    c = compare([a, b])
+    assert [(d.field, d.values) for d in c.context] == [
+        ("kernel", {"run 1": "6.1.0", "run 2": "6.8.0"}),
+        ("device", {"run 1": "nvme, SSD 1, vendor ACME", "run 2": "nvme, SSD 2, vendor ACME"}),
+        ("mount options", {"run 1": "rw,relatime", "run 2": "rw,noatime"}),
+    ]
+
+
+def test_unknown_context_counts_as_a_difference() -> None:
+    b = run(2, reps("rr", [1]), fio="3.36", contexts={"/mnt/a": {}})
+    c = compare([run(1, reps("rr", [1])), b])
+    assert {d.field: d.values["run 2"] for d in c.context} == {
+        "fio version": "3.36",
+        "device": None,
+        "filesystem": None,
+        "mount options": None,
+    }
+
+
+# -- the JSON document ----------------------------------------------------------------------
+
+
+def sample() -> list[RunRecord]:
+    a = run(
+        1,
+        [
+            *reps("rr", [4900, 5000, 5100]),
+            result("only-here", 10, position=1, p=params(bs=1 << 20)),
+        ],
+        label="local-ssd",
+    )
+    b = run(2, reps("rr", [2900, 3000, 3100]), label="ceph-rbd", kernel="6.8.0")
+    return [a, b]
+
+
+def test_the_json_document_is_serialisable_and_stable() -> None:
+    doc = compare(sample()).to_dict()
+    text = json.dumps(doc, sort_keys=True, allow_nan=False)
+    assert json.loads(text) == doc
+    assert json.dumps(compare(sample()).to_dict(), sort_keys=True) == text
+    assert (doc["schema_version"], doc["kind"], doc["baseline"]) == (1, "comparison", "run 1")
+    assert doc["setups"][1] == {
+        "key": "run 2",
+        "run_id": 2,
+        "target": "/mnt/a",
+        "label": "ceph-rbd",
+        "name": "ceph-rbd",
+    }
+    cell = doc["rows"][0]["cells"][1]
+    assert sorted(cell) == [
+        "bw_bytes",
+        "bw_ratio",
+        "iops",
+        "iops_ratio",
+        "lat_mean_ns",
+        "lat_mean_ratio",
+        "lat_p99_merged_ns",
+        "lat_p99_ns",
+        "setup",
+        "verdict",
+    ]
+    assert cell["iops"]["mean"] == 3000
+    assert sorted(cell["iops"]) == ["ci95_high", "ci95_low", "cv_pct", "mean", "n", "stddev"]
+    assert (cell["iops_ratio"], cell["verdict"]) == (0.6, "slower")
+    assert doc["unmatched"][0]["workload"] == "only-here"
+    assert doc["context"] == [{"field": "kernel", "values": {"run 1": "6.1.0", "run 2": "6.8.0"}}]
+
+
+def test_the_json_document_does_not_share_the_runs_dicts() -> None:
+    runs = sample()
+    doc = compare(runs).to_dict()
+    doc["rows"][0]["params"]["bs"] = 1
+    assert runs[0].results[0].params["bs"] == 4096
+
+
+# -- per-run summaries ------------------------------------------------------------------------
+
+
+def test_summarize_results_and_unstable_repetitions() -> None:
+    r = run(
+        1,
+        [
+            *reps("steady", [1000, 1010, 990]),
+            *reps("shaky", [1000, 1200, 800], position=1),
+            result("once", 5, position=2),
+            result("broken", position=3, status="failed"),
+        ],
+    )
+    summary = summarize_results(r)
+    assert [(s["workload"], s["direction"], s["n"]) for s in summary] == [
+        ("steady", "read", 3),
+        ("shaky", "read", 3),
+        ("once", "read", 1),
+    ]
+    assert summary[0]["iops"]["mean"] == 1000
+    assert summary[0]["iops"]["cv_pct"] == pytest.approx(1.0)
+    assert set(summary[0]) == {
+        "target",
+        "workload",
+        "direction",
+        "n",
+        "iops",
+        "bw_bytes",
+        "lat_mean_ns",
+        "lat_p99_ns",
+    }
+    ((target, workload, d, cv),) = unstable(r)
+    assert (target, workload, d) == ("/mnt/a", "shaky", "read")
+    assert cv == pytest.approx(20.0)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def render(runs: list[RunRecord], baseline: int | None = None) -> str:
+    console = Console(file=StringIO(), width=160)
+    render_comparison(compare(runs, baseline), console)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert isinstance(out, str)
+    return out
+
+
+def test_rendering_shows_ratios_verdicts_unmatched_and_context() -> None:
+    out = render(sample())
+    assert "comparing 2 setups, baseline local-ssd" in out
+    assert "rr  read  (randread 4k QD1 x 1 1m)" in out
+    assert "vs local-ssd" in out
+    assert "60 %" in out
+    assert "slower" in out
+    assert "3.00k ± 248" in out
+    assert "only-here: no other run has a workload with these parameters" in out
+    assert "context that differs" in out
+    assert "6.8.0" in out
+
+
+def test_rendering_marks_noise_and_unstable_repetitions() -> None:
+    out = render([run(1, reps("rr", [1000, 1200, 800])), run(2, reps("rr", [1000, 1010, 990]))])
+    assert "within noise" in out
+    assert "20.0 % !" in out
+    assert "run 1: the IOPS of its 3 repetitions vary by 20.0 %" in out
+
+
+def test_rendering_prints_user_strings_literally() -> None:
+    evil = "<script>[bold]x[/]"
+    a = run(1, [result(evil, 1000, target="[red]t")], label=evil, targets=["[red]t"])
+    out = render([a, run(2, reps(evil, [500]))])
+    assert "baseline <script>[bold]x[/]" in out
+    assert f"{evil}  read" in out
+    assert "vs <script>[bold]x[/]" in out

@@ -1,0 +1,570 @@
+"""iobench import: fio JSON files from elsewhere become runs (real SQLite files; no fio).
+
+Every JSON fixture (external: other people's fio 2.1.4 .. 3.43 runs; recorded: fio 3.33) is
+imported into a real database and read back; the stored numbers are checked against the
+file's own fields, read here independently of the importer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iobench.errors import ExitCode, UserError
+from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
+from iobench.importer import (
+    UNKNOWN_TARGET,
+    fio_block_size,
+    fio_seconds,
+    fio_size,
+    import_files,
+    plan_import,
+    workload_params,
+)
+from iobench.store.repository import ResultRecord, RunRecord, Store
+from test_parse import EXTERNAL_STATED, TEXT_OUTPUTS
+
+DATA = Path(__file__).parent / "data" / "fio-outputs"
+EXTERNAL = DATA / "external"
+RECORDED = DATA / "recorded"
+
+JSON_FIXTURES = sorted(
+    [EXTERNAL / name for name, *_ in EXTERNAL_STATED]
+    + [p for p in RECORDED.glob("*.json") if not p.name.endswith(".meta.json")]
+)
+ARGV = ["iobench", "import"]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    with Store.open(tmp_path / "results.db") as s:
+        yield s
+
+
+def import_one(store: Store, path: Path, label: str | None = None) -> RunRecord:
+    (run_id,) = import_files(store, [str(path)], label=label, argv=ARGV)
+    return store.get_run(run_id, with_raw=True)
+
+
+def raw_report(path: Path) -> dict[str, Any]:
+    reports = [o for o in iter_json_objects(path.read_text()) if "jobs" in o or "client_stats" in o]
+    return reports[-1]
+
+
+def final_entries(path: Path) -> list[dict[str, Any]]:
+    """The job entries a file's final report states, in order, without 'All clients'.
+
+    With --status-interval sent to a server, fio 3.33 appends interim snapshots to
+    client_stats; in that recorded file (numjobs=2, one server) the last two are final.
+    """
+    report = raw_report(path)
+    if "jobs" in report:
+        return list(report["jobs"])
+    entries = [e for e in report["client_stats"] if e["jobname"] != ALL_CLIENTS]
+    if path.name == "client-status-interval-numjobs2-json.json":
+        return entries[-2:]
+    return entries
+
+
+def latency(direction: dict[str, Any], kind: str) -> tuple[dict[str, Any] | None, int]:
+    """A direction's latency object and the factor to ns (fio < 2.99 wrote microseconds)."""
+    if f"{kind}_ns" in direction:
+        return direction[f"{kind}_ns"], 1
+    return direction.get(kind), 1000
+
+
+def percentile(obj: dict[str, Any], p: float) -> float | None:
+    for key, value in (obj.get("percentile") or {}).items():
+        if float(key) == p:
+            return float(value)
+    return None
+
+
+# -- the numbers a file states are the numbers stored -------------------------------------
+
+
+@pytest.mark.parametrize("path", JSON_FIXTURES, ids=lambda p: p.name[:60])
+def test_import_stores_the_numbers_the_file_states(store: Store, path: Path) -> None:
+    run = import_one(store, path)
+    entries = final_entries(path)
+    assert len(run.results) == len(entries)
+    checked_latency = 0
+    for result, entry in zip(run.results, entries, strict=True):
+        assert result.workload.split("#")[0] == entry["jobname"]
+        assert result.metrics is not None
+        for d in ("read", "write", "trim"):
+            raw = entry.get(d)
+            stored = result.metrics[d]
+            if stored is None:
+                assert raw is None or raw["iops"] == 0, f"{d} IO dropped"
+                continue
+            assert raw is not None
+            assert stored["iops"] == raw["iops"]
+            for kind in ("lat", "clat"):
+                obj, scale = latency(raw, kind)
+                stored_lat = stored[f"{kind}_ns"]
+                if stored_lat is None:
+                    assert obj is None or obj.get("N") == 0 or obj["mean"] == 0
+                    continue
+                assert obj is not None
+                assert stored_lat["mean"] == obj["mean"] * scale
+                assert stored_lat["min"] == round(obj["min"] * scale)
+                assert stored_lat["max"] == round(obj["max"] * scale)
+                p99 = percentile(obj, 99.0)
+                if p99 is not None:
+                    assert stored_lat["p99"] == round(p99 * scale)
+                checked_latency += 1
+    assert checked_latency > 0 or run.status == "failed"
+
+
+@pytest.mark.parametrize(("name", "version", "read_iops", "write_iops"), EXTERNAL_STATED)
+def test_import_yields_the_iops_sources_md_states(
+    store: Store, name: str, version: str, read_iops: float, write_iops: float
+) -> None:
+    """SOURCES.md quotes jobs[0], or for client mode the "All clients" entry (which is not
+    stored: the clients are, and their sum is what it states)."""
+    run = import_one(store, EXTERNAL / name)
+    assert run.fio_version == version
+    assert run.origin == "imported"
+    client_mode = "client_stats" in raw_report(EXTERNAL / name)
+    for d, stated in (("read", read_iops), ("write", write_iops)):
+        if client_mode:
+            values = [r.metrics[d]["iops"] for r in run.results if r.metrics and r.metrics[d]]
+            assert sum(values) == pytest.approx(stated, rel=1e-9, abs=0)
+            continue
+        first = run.results[0].metrics
+        assert first is not None
+        if stated == 0:
+            assert first[d] is None, "a direction without IO is null, not zeros"
+        else:
+            assert first[d]["iops"] == stated
+
+
+def test_fio2_latencies_are_converted_from_microseconds(store: Store) -> None:
+    path = EXTERNAL / (
+        "distributed-system-analysis__pbench__agent_tool-scripts_postprocess_samples_fio-0_"
+        "result_reference-result_fio-result.txt"
+    )
+    run = import_one(store, path)
+    read = run.results[0].metrics["read"]  # type: ignore[index]
+    # The file: clat mean 2889.34 us, p99 5088 us; io_bytes in KiB before fio 2.21.
+    assert read["clat_ns"]["mean"] == pytest.approx(2_889_340.0)
+    assert read["clat_ns"]["p99"] == 5_088_000
+    entry = raw_report(path)["jobs"][0]["read"]
+    assert read["io_bytes"] == entry["io_bytes"] * 1024
+    assert "bins" not in read["clat_ns"]
+    assert "microsecond-latencies" in {w["id"] for w in run.warnings}
+
+
+def test_jsonplus_bins_are_kept_for_fio3(store: Store) -> None:
+    run = import_one(store, RECORDED / "libaio-randread-4k-qd8-jsonplus.json")
+    clat = run.results[0].metrics["read"]["clat_ns"]  # type: ignore[index]
+    raw = raw_report(RECORDED / "libaio-randread-4k-qd8-jsonplus.json")["jobs"][0]["read"]
+    assert clat["bins"] == raw["clat_ns"]["bins"]
+    assert sum(clat["bins"].values()) == raw["clat_ns"]["N"]
+
+
+# -- what the run records about where the numbers came from --------------------------------
+
+
+def test_imported_run_is_marked_and_keeps_the_evidence(store: Store) -> None:
+    path = RECORDED / "libaio-randread-4k-qd8-jsonplus.json"
+    run = import_one(store, path, label="legacy")
+    assert (run.origin, run.source, run.label) == ("imported", str(path.resolve()), "legacy")
+    assert (run.status, run.suite, run.fio_version, run.argv) == (
+        "complete",
+        "imported",
+        "3.33",
+        ARGV,
+    )
+    (result,) = run.results
+    assert result.raw_output == path.read_text()
+    assert (result.job_file, result.fio_argv) == ("", [])
+    assert result.target == "data.bin"
+    assert result.params == {
+        "rw": "randread",
+        "bs": 4096,
+        "iodepth": 8,
+        "numjobs": None,
+        "ioengine": "libaio",
+        "direct": True,
+        "runtime_s": 1.0,
+        "ramp_s": None,
+        "size": 16 << 20,
+        "rwmixread": None,
+        "options": {
+            "size": "16M",
+            "direct": "1",
+            "time_based": "1",
+            "runtime": "1",
+            "filename": "data.bin",
+            "ioengine": "libaio",
+            "rw": "randread",
+            "bs": "4k",
+            "iodepth": "8",
+            "lat_percentiles": "1",
+        },
+    }
+    assert run.host["fio_version"] == "3.33" and "note" in run.host
+    assert run.suite_def["source"] == str(path.resolve())
+    assert run.suite_def["workloads"][0]["job_options"]["iodepth"] == "8"
+    (target,) = run.targets
+    assert (target.spec, target.kind) == ("data.bin", "unknown")
+
+
+def test_started_at_is_fios_timestamp_else_job_start_else_the_file_mtime(
+    store: Store, tmp_path: Path
+) -> None:
+    # fio 3.33 standalone: timestamp_ms is when the report was printed (the run's end).
+    run = import_one(store, RECORDED / "seqread-1m-json.json")
+    ms = raw_report(RECORDED / "seqread-1m-json.json")["timestamp_ms"]
+    assert run.started_at == "2026-11-22T01:51:22.831Z" and ms == 1795312282831
+    assert run.suite_def["time_source"] == "timestamp"
+    # fio 3.36 records job_start: the real start.
+    brahiam = EXTERNAL / "BrahiamAcosta__SO-Kernel-trace-extraction__fio_output.json"
+    assert import_one(store, brahiam).suite_def["time_source"] == "job_start"
+    # fio 2.1.4 has no timestamp at all: the file's modification time.
+    copy = tmp_path / "pkb.json"
+    copy.write_text(
+        (EXTERNAL / "GoogleCloudPlatform__PerfKitBenchmarker__tests_data_fio_fio-parser-"
+         "sample-result.json").read_text()
+    )  # fmt: skip
+    os.utime(copy, (1_500_000_000, 1_500_000_000))
+    run = import_one(store, copy)
+    assert run.started_at == "2017-07-14T02:40:00.000Z"
+    assert run.suite_def["time_source"] == "mtime"
+
+
+def test_missing_options_are_unknown_not_zero(store: Store) -> None:
+    """fio 2.1.4 echoes no options: every parameter is None, the target unknown."""
+    run = import_one(
+        store,
+        EXTERNAL / "GoogleCloudPlatform__PerfKitBenchmarker__tests_data_fio_fio-parser-sample-"
+        "result.json",
+    )
+    assert len(run.results) == 5
+    for r in run.results:
+        assert r.target == UNKNOWN_TARGET
+        assert {k: v for k, v in r.params.items() if k != "options"} == dict.fromkeys(
+            ("rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "runtime_s", "ramp_s",
+             "size", "rwmixread")
+        )  # fmt: skip
+
+
+def test_jobs_with_one_name_are_numbered(store: Store) -> None:
+    path = EXTERNAL / (
+        "distributed-system-analysis__pbench__agent_tool-scripts_postprocess_samples_perf-fio-0_"
+        "result_reference-result_fio-result.txt"
+    )
+    run = import_one(store, path)
+    assert [r.workload for r in run.results] == ["job-/dev/nvme8n1"] + [
+        f"job-/dev/nvme8n1#{i}" for i in range(2, 9)
+    ]
+    assert {r.target for r in run.results} == {"/dev/nvme8n1"}
+    # disk_util covers all eight jobs together: kept with the run, not with each result.
+    assert all(r.metrics and r.metrics["disk_util"] == [] for r in run.results)
+    assert run.suite_def["disk_util"][0]["name"]
+
+
+def test_a_job_that_failed_in_the_file_is_stored_as_failed(store: Store) -> None:
+    run = import_one(store, RECORDED / "error-einval-direct-bs1000.json")
+    (result,) = run.results
+    assert result.status == "failed"
+    assert result.error == f"fio reported error 22 ({os.strerror(22)})"
+    assert run.status == "failed"
+    assert run.error == f"badalign on data.bin: fio reported error 22 ({os.strerror(22)})"
+
+
+def test_text_before_the_json_is_skipped_and_an_interruption_reported(store: Store) -> None:
+    run = import_one(store, EXTERNAL / "bensonjohnson__FIO-tests__fio.json")
+    assert run.status == "complete"
+    assert run.suite_def["messages"] == ["fio: terminating on signal 2"]
+    assert "interrupted" in {w["id"] for w in run.warnings}
+    stray = import_one(
+        store, EXTERNAL / "Arau__fio-results-tmp__longterm-tests_bench-results_t1-reads_reads-100-2"
+    )
+    assert stray.suite_def["messages"] == [">"]
+    assert stray.results[0].target == "/usr/share/nginx/html/p1"
+    # --status-interval: the earlier reports are JSON, not messages; the last one counts.
+    interval = import_one(store, RECORDED / "status-interval-jsonplus.json")
+    assert interval.suite_def["messages"] == []
+
+
+# -- client/server mode ------------------------------------------------------------------
+
+
+def test_client_mode_gives_one_result_per_client_keyed_by_host_and_port(store: Store) -> None:
+    path = EXTERNAL / "styliteag__fio-analyzer__scripts_tests_fixtures_fio_client_2clients.json"
+    run = import_one(store, path)
+    assert [(r.target, r.workload) for r in run.results] == [
+        ("127.0.0.1:18802", "test"),
+        ("127.0.0.1:18801", "test"),
+    ]
+    assert [t.spec for t in run.targets] == ["127.0.0.1:18802", "127.0.0.1:18801"]
+    assert run.host["clients"] == ["127.0.0.1:18801", "127.0.0.1:18802"]
+    assert "all-clients-not-stored" in {w["id"] for w in run.warnings}
+    # fio 3.43 writes 'global options' as a list, one per server.
+    assert all(r.params["options"]["directory"] == "/mnt/fio-test" for r in run.results)
+    assert all(r.metrics and r.metrics["read"]["clat_ns"]["p99"] for r in run.results)
+
+
+def test_client_mode_single_server_names_the_host(store: Store) -> None:
+    run = import_one(
+        store, EXTERNAL / "styliteag__fio-analyzer__scripts_tests_fixtures_fio_client_1client.json"
+    )
+    assert [r.target for r in run.results] == ["127.0.0.1:18801"]
+    assert run.host["hostname"] == "127.0.0.1"
+    assert run.suite_def["time_source"] == "job_start"
+
+
+def test_client_mode_options_repeated_per_server_are_not_attributed(store: Store) -> None:
+    """fio 3.33 repeats every server's global options in one object: filename=cs1.bin and
+    filename=cs2.bin. Which belongs to which server is unknowable; it is left out."""
+    run = import_one(store, RECORDED / "client-server-2-jsonplus.json")
+    assert [r.target for r in run.results] == ["127.0.0.1:42717", "127.0.0.1:46639"]
+    for r in run.results:
+        assert "filename" not in r.params["options"]
+        assert r.params["size"] == 8 << 20  # repeated with one value: kept
+    (warning,) = [w for w in run.warnings if w["id"] == "ambiguous-global-options"]
+    assert "filename" in warning["message"]
+
+
+def test_client_mode_numjobs_without_group_reporting_keeps_both_jobs(store: Store) -> None:
+    run = import_one(store, RECORDED / "client-numjobs2-no-group-reporting-json.json")
+    assert [(r.target, r.workload) for r in run.results] == [
+        ("127.0.0.1:59233", "nj"),
+        ("127.0.0.1:59233", "nj#2"),
+    ]
+
+
+def test_client_mode_status_interval_keeps_the_final_snapshot(store: Store) -> None:
+    path = RECORDED / "client-status-interval-numjobs2-json.json"
+    run = import_one(store, path)
+    final = [e["read"]["io_bytes"] for e in raw_report(path)["client_stats"][-2:]]
+    assert [r.metrics["read"]["io_bytes"] for r in run.results] == final  # type: ignore[index]
+
+
+def test_empty_client_stats_is_refused(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "dead.json"
+    path.write_text('\n{"fio version": "fio-3.33", "timestamp": 1, "client_stats": []}\n')
+    with pytest.raises(UserError) as e:
+        import_files(store, [str(path)], label=None, argv=ARGV)
+    assert str(path) in e.value.message and "no job results" in e.value.message
+    assert store.list_runs() == []
+
+
+# -- refusals: nothing stored ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "found"),
+    [
+        (TEXT_OUTPUTS[0], "fio's normal text output"),
+        (TEXT_OUTPUTS[1], "fio's terse output"),
+        (TEXT_OUTPUTS[2], "fio's normal text output"),
+    ],
+)
+def test_text_output_is_refused_naming_the_file(store: Store, name: str, found: str) -> None:
+    path = str(EXTERNAL / name)
+    with pytest.raises(UserError) as e:
+        import_files(store, [path], label=None, argv=ARGV)
+    assert e.value.exit_code == ExitCode.BAD_INPUT
+    assert int(e.value.exit_code) == 2
+    assert e.value.message.startswith(f"{path} holds no fio JSON output: it looks like {found}")
+    assert "first bytes: " in e.value.message
+    assert e.value.hint and "--output-format=json" in e.value.hint
+    assert store.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        ("shopping list\n- milk\n", "no JSON object with fio's 'jobs' or 'client_stats'"),
+        ('{"jobs_done": 3, "ok": true}', "it holds JSON, but no object with fio's 'jobs'"),
+        ("", "the file is empty"),
+        ("\n  \n", "the file holds only white space"),
+    ],
+)
+def test_a_file_that_is_not_fio_output_is_refused(
+    store: Store, tmp_path: Path, content: str, found: str
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text(content)
+    with pytest.raises(UserError) as e:
+        import_files(store, [str(path)], label=None, argv=ARGV)
+    assert e.value.message.startswith(f"{path} holds no fio JSON output: ")
+    assert found in e.value.message
+    assert e.value.exit_code == 2
+
+
+def test_binary_and_unreadable_paths_are_refused(store: Store, tmp_path: Path) -> None:
+    blob = tmp_path / "image.png"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    cases = {
+        str(blob): "holds no fio JSON output: it holds binary data",
+        str(tmp_path / "missing.json"): "does not exist",
+        str(tmp_path): "is a directory",
+    }
+    for path, message in cases.items():
+        with pytest.raises(UserError) as e:
+            import_files(store, [path], label=None, argv=ARGV)
+        assert e.value.message.startswith(f"{path} ") and message in e.value.message
+    assert store.list_runs() == []
+
+
+def test_every_file_is_checked_before_anything_is_stored(store: Store, tmp_path: Path) -> None:
+    good = [str(RECORDED / "seqread-1m-json.json"), str(EXTERNAL / TEXT_OUTPUTS[1])]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not fio\n")
+    with pytest.raises(UserError) as e:
+        import_files(store, [*good[:1], str(notes)], label="x", argv=ARGV)
+    assert str(notes) in e.value.message
+    assert store.list_runs() == []
+    with pytest.raises(UserError):
+        import_files(store, good, label="x", argv=ARGV)
+    assert store.list_runs() == []
+
+
+def test_several_files_become_several_runs(store: Store) -> None:
+    paths = [
+        RECORDED / "seqread-1m-json.json",
+        EXTERNAL / "louwrentius__fio-plot__example_data01_randread-01.json",
+        RECORDED / "client-server-2-jsonplus.json",
+    ]
+    ids = import_files(store, [str(p) for p in paths], label="legacy", argv=ARGV)
+    assert len(ids) == 3 and ids == sorted(ids)
+    runs = [store.get_run(i) for i in ids]
+    assert [r.source for r in runs] == [str(p.resolve()) for p in paths]
+    assert [r.fio_version for r in runs] == ["3.33", "2.18-59-g618e", "3.33"]
+    assert all(r.label == "legacy" and r.status == "complete" for r in runs)
+    assert [r.id for r in store.list_runs(label="legacy")] == ids[::-1]
+
+
+def test_the_same_file_twice_is_refused(store: Store) -> None:
+    path = str(RECORDED / "seqread-1m-json.json")
+    with pytest.raises(UserError, match="given twice"):
+        import_files(store, [path, path], label=None, argv=ARGV)
+    assert store.list_runs() == []
+
+
+class FailingStore(Store):
+    """A real store whose second add_result fails, as a full disk would."""
+
+    calls = 0
+
+    def add_result(self, run_id: int, r: ResultRecord) -> None:
+        FailingStore.calls += 1
+        if FailingStore.calls == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        super().add_result(run_id, r)
+
+
+def test_a_failure_while_storing_finishes_the_run_as_failed(tmp_path: Path) -> None:
+    path = EXTERNAL / "longhorn__kbench__fio-results_samsung_850_PRO_raw-block.json"
+    with Store.open(tmp_path / "r.db") as plain:
+        store = FailingStore(plain._conn, plain.path)
+        with pytest.raises(sqlite3.OperationalError):
+            import_files(store, [str(path)], label=None, argv=ARGV)
+        (run,) = plain.list_runs()
+        assert run.status == "failed"
+        assert run.error is not None and "database or disk is full" in run.error
+        assert run.result_count == 1
+
+
+# -- fio option strings ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kb_base", "expected"),
+    [
+        ("4k", 1024, 4096),
+        ("4K", 1024, 4096),
+        ("4096", 1024, 4096),
+        ("1m", 1024, 1 << 20),
+        ("1gb", 1024, 1 << 30),
+        ("10g", 1024, 10 << 30),
+        ("50000Mi", 1024, 50000 << 20),  # only the first letter counts
+        ("4KiB", 1024, 4000),  # fio's compatibility mode: *iB is the other base
+        ("4KiB", 1000, 4096),
+        ("4k", 1000, 4000),
+        ("0x1000", 1024, 4096),
+        ("512b", 1024, 512),
+        ("50%", 1024, None),
+        ("1.5g", 1024, None),
+        ("4k-16k", 1024, None),
+        ("", 1024, None),
+        (None, 1024, None),
+    ],
+)
+def test_fio_size(text: str | None, kb_base: int, expected: int | None) -> None:
+    assert fio_size(text, kb_base) == expected
+
+
+def test_fio_block_size_and_seconds() -> None:
+    assert fio_block_size("4k,4k") == 4096
+    assert fio_block_size("4k,8k") is None  # read and write differ: no single bs
+    assert fio_seconds("20s") == 20.0
+    assert fio_seconds("5m") == 300.0
+    assert fio_seconds("86400") == 86400.0
+    assert fio_seconds("500ms") == 0.5
+    assert fio_seconds("1.5s") is None
+    assert fio_seconds(None) is None
+
+
+def test_workload_params_from_option_echo() -> None:
+    params = workload_params(
+        {
+            "rw": "randread:8",
+            "iodepth": "01",
+            "buffered": "1",
+            "rwmixwrite": "30",
+            "kb_base": "1000",
+            "size": "1MiB",
+            "ramp_time": "5s",
+        }
+    )
+    assert params["rw"] == "randread"
+    assert params["iodepth"] == 1
+    assert params["direct"] is False
+    assert params["rwmixread"] == 70
+    assert params["size"] == 1 << 20
+    assert params["ramp_s"] == 5.0
+    assert params["bs"] is None and params["numjobs"] is None
+
+
+def test_plan_import_is_pure_and_needs_no_database() -> None:
+    text = (RECORDED / "psync-randrw-fsync-jsonplus.json").read_text()
+    plan = plan_import(text, "some/where/psync.json")
+    assert plan.source == str(Path("some/where/psync.json").resolve())
+    assert plan.status == "complete" and plan.fio_version == "3.33"
+    (result,) = plan.results
+    assert result.metrics is not None
+    assert (
+        result.metrics["read"]["iops"]
+        == json.loads(text[text.index("{") :])["jobs"][0]["read"]["iops"]
+    )
+    assert result.params["rwmixread"] == 50
+
+
+# -- through the command line ------------------------------------------------------------
+
+
+def test_cli_import_refuses_text_output_with_exit_code_2(cli: Any, isolated_db: Path) -> None:
+    good = str(RECORDED / "seqread-1m-json.json")
+    bad = str(EXTERNAL / TEXT_OUTPUTS[0])
+    code, out, err = cli("import", good, bad, "--label", "legacy")
+    assert code == 2
+    assert out == ""
+    assert f"{bad} holds no fio JSON output" in " ".join(err.split())
+    with Store.open(isolated_db) as store:
+        assert store.list_runs() == []
+    code, out, err = cli("import", good, "--label", "legacy")
+    assert code == 0, err
+    with Store.open(isolated_db) as store:
+        (run,) = store.list_runs()
+    assert (run.origin, run.label, run.source) == ("imported", "legacy", str(Path(good).resolve()))

@@ -1,0 +1,62 @@
+"""Per-second samples from fio's interval logs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from iobench.fio.jobfile import build_jobfile
+from iobench.fio.logs import parse_interval_logs
+from iobench.fio.runner import find_fio, link_target, run_fio
+from iobench.model import Workload
+
+
+def test_jobs_are_summed_and_latency_weighted_by_iops() -> None:
+    logs = {
+        "iobench_iops.1.log": "1000, 100, 0, 0, 0\n1000, 10, 1, 0, 0\n2000, 300, 0, 0, 0\n",
+        "iobench_iops.2.log": "1000, 300, 0, 0, 0\n2000, 100, 0, 0, 0\n",
+        "iobench_bw.1.log": "1000, 400, 0, 0, 0\n2000, 1200, 0, 0, 0\n",
+        "iobench_bw.2.log": "1000, 1200, 0, 0, 0\n1999, 400, 0, 0, 0\n",
+        "iobench_lat.1.log": "1000, 1000, 0, 0, 0\n2000, 2000, 0, 0, 0\n",
+        "iobench_lat.2.log": "1000, 3000, 0, 0, 0\n2000, 4000, 0, 0, 0\n",
+        "iobench_clat.1.log": "1000, 5, 0, 0, 0\n",  # not used
+    }
+    s = parse_interval_logs(logs)
+    assert s is not None
+    assert s["interval_ms"] == 1000
+    assert s["read"]["t_s"] == [1, 2]
+    assert s["read"]["iops"] == [400, 400]
+    assert s["read"]["bw_bytes"] == [1600 * 1024, 1600 * 1024], "KiB/s to bytes/s, 1999 ms is 2 s"
+    # job 1 weighs 100 and 300 IOPS; job 2 300 and 100
+    assert s["read"]["lat_mean_ns"] == [pytest.approx(2500), pytest.approx(2500)]
+    assert s["write"]["iops"] == [10]
+    assert s["write"]["bw_bytes"] == [None], "a missing value stays missing"
+    assert "trim" not in s
+
+
+def test_no_logs_no_samples() -> None:
+    assert parse_interval_logs({}) is None
+    assert parse_interval_logs({"other.log": "1000, 1, 0, 0, 0\n"}) is None
+    assert parse_interval_logs({"iobench_iops.1.log": "garbage\n"}) is None
+
+
+@pytest.mark.fio
+def test_real_fio_samples_add_up_to_its_own_totals(real_fio: str, tmp_path: Path) -> None:
+    target = tmp_path / "t.dat"
+    target.write_bytes(os.urandom(8 << 20))
+    link_target(tmp_path, str(target))
+    w = Workload("mix", "randrw", 4096, 4, 2, runtime_s=3.0, ramp_s=1.0)
+    run = run_fio(find_fio(), build_jobfile(w, str(target), 8 << 20), tmp_path, timeout_s=60)
+    s = parse_interval_logs(run.logs)
+    assert s is not None and run.output is not None
+    job = run.output.jobs[0]
+    assert job.read is not None and job.write is not None
+    for direction, fio_total in (("read", job.read), ("write", job.write)):
+        series = s[direction]
+        assert 2 <= len(series["t_s"]) <= 4, "about one sample per second of the 3 s runtime"
+        mean_iops = sum(series["iops"]) / len(series["iops"])
+        assert mean_iops == pytest.approx(fio_total.iops, rel=0.25)
+        assert all(v and v > 0 for v in series["lat_mean_ns"])
+    assert not list(tmp_path.glob("iobench_*.log")), "log files are removed after reading"

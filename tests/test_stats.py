@@ -1,0 +1,158 @@
+"""Statistics over repetitions: the t table, the summary, and when two figures differ."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, differs, summarize, t_critical_95
+
+
+@pytest.mark.parametrize(
+    ("df", "expected"),
+    [
+        (1, 12.706),
+        (2, 4.303),
+        (3, 3.182),
+        (4, 2.776),
+        (5, 2.571),
+        (10, 2.228),
+        (20, 2.086),
+        (29, 2.045),
+        (30, 2.042),
+        # Beyond the table: the expansion, against published values.
+        (31, 2.040),
+        (40, 2.021),
+        (60, 2.000),
+        (120, 1.980),
+        (math.inf, 1.960),
+    ],
+)
+def test_t_critical_95_matches_published_values(df: float, expected: float) -> None:
+    assert t_critical_95(df) == pytest.approx(expected, abs=5e-4)
+
+
+def test_t_critical_95_is_continuous_past_the_table() -> None:
+    # The expansion takes over at 31; it must fall smoothly from the table's last entry.
+    assert t_critical_95(30) > t_critical_95(31) > t_critical_95(32) > t_critical_95(1000)
+    assert t_critical_95(1000) > t_critical_95(math.inf)
+
+
+@pytest.mark.parametrize("df", [0, -1, 2.5, math.nan])
+def test_t_critical_95_refuses_impossible_degrees_of_freedom(df: float) -> None:
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        t_critical_95(df)
+
+
+def test_summary_of_three_repetitions() -> None:
+    s = summarize([90.0, 100.0, 110.0])
+    assert s.n == 3
+    assert s.mean == 100.0
+    assert s.stddev == pytest.approx(10.0)
+    half = 4.302653 * 10 / math.sqrt(3)
+    assert s.ci95_low == pytest.approx(100 - half)
+    assert s.ci95_high == pytest.approx(100 + half)
+    assert s.ci95_half_width == pytest.approx(half)
+    assert s.cv_pct == pytest.approx(10.0)
+
+
+def test_missing_values_are_skipped_not_zero() -> None:
+    assert summarize([None, 100.0, None, 100.0]) == Summary(2, 100.0, 0.0, 100.0, 100.0, 0.0)
+
+
+def test_one_repetition_has_no_noise_estimate() -> None:
+    assert summarize([5.0]) == Summary(1, 5.0, None, None, None, None)
+
+
+def test_no_values() -> None:
+    assert summarize([]) == Summary(0, None, None, None, None, None)
+    assert summarize([None]) == Summary(0, None, None, None, None, None)
+
+
+def test_cv_is_unknown_for_a_zero_mean() -> None:
+    s = summarize([-1.0, 1.0])
+    assert s.mean == 0
+    assert s.cv_pct is None
+
+
+def test_non_finite_values_are_refused() -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        summarize([1.0, math.inf])
+
+
+def test_as_dict_has_the_documented_keys() -> None:
+    assert summarize([1.0, 3.0]).as_dict() == {
+        "n": 2,
+        "mean": 2.0,
+        "stddev": pytest.approx(math.sqrt(2)),
+        "ci95_low": pytest.approx(2 - 12.706205 * 1),
+        "ci95_high": pytest.approx(2 + 12.706205 * 1),
+        "cv_pct": pytest.approx(100 * math.sqrt(2) / 2),
+    }
+
+
+def test_unstable_threshold_is_five_percent() -> None:
+    assert UNSTABLE_CV_PCT == 5.0
+
+
+def test_overlapping_intervals_are_within_noise() -> None:
+    a = summarize([100.0, 110.0, 90.0])
+    b = summarize([105.0, 115.0, 95.0])
+    assert differs(a, b) is False
+    assert differs(b, a) is False
+
+
+def test_separate_intervals_differ() -> None:
+    a = summarize([100.0, 101.0, 99.0])
+    b = summarize([200.0, 201.0, 199.0])
+    assert differs(a, b) is True
+    assert differs(b, a) is True
+
+
+def test_a_single_repetition_leaves_the_noise_unknown() -> None:
+    assert differs(summarize([100.0]), summarize([200.0, 201.0, 199.0])) is None
+    assert differs(summarize([200.0, 201.0]), summarize([100.0])) is None
+
+
+def test_identical_constant_figures_do_not_differ() -> None:
+    assert differs(summarize([7.0, 7.0]), summarize([7.0, 7.0])) is False
+    assert differs(summarize([7.0, 7.0]), summarize([8.0, 8.0])) is True
+
+
+values = st.lists(
+    st.one_of(st.none(), st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)),
+    max_size=30,
+)
+
+
+@given(values)
+def test_summary_properties(xs: list[float | None]) -> None:
+    s = summarize(xs)
+    present = [x for x in xs if x is not None]
+    assert s.n == len(present)
+    if s.n == 0:
+        assert s.mean is None
+        return
+    assert s.mean is not None
+    assert min(present) - 1e-6 * max(1.0, abs(min(present))) <= s.mean
+    assert s.mean <= max(present) + 1e-6 * max(1.0, abs(max(present)))
+    if s.n < 2:
+        assert (s.stddev, s.ci95_low, s.ci95_high, s.cv_pct) == (None, None, None, None)
+        return
+    assert s.stddev is not None and s.stddev >= 0
+    assert s.ci95_low is not None and s.ci95_high is not None
+    assert s.ci95_low <= s.mean <= s.ci95_high
+    assert s.cv_pct is None or s.cv_pct >= 0
+
+
+@given(values, values)
+def test_differs_is_symmetric_and_none_without_repetitions(
+    xs: list[float | None], ys: list[float | None]
+) -> None:
+    a, b = summarize(xs), summarize(ys)
+    assert differs(a, b) == differs(b, a)
+    if a.n < 2 or b.n < 2:
+        assert differs(a, b) is None
