@@ -610,7 +610,9 @@ def timeline_figure(workload: str, series: Sequence[_Series]) -> Any | None:
                 go.Scatter(
                     x=t,
                     y=[None if v is None else v / scale for v in values],
-                    mode="lines",
+                    # markers too: a short run may have a single one-second sample
+                    mode="lines+markers",
+                    marker={"size": 4},
                     name=f"{name} {d}",
                     line={"color": s.colour, "dash": _DASH[d], "width": 1.5},
                     hovertext=[
