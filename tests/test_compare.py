@@ -385,6 +385,58 @@ def test_no_merged_p99_when_a_repetition_has_no_bins() -> None:
     assert cell.lat_p99_ns.mean == 300000
 
 
+def clat_only(iops: float, *, p99: int, bins: dict[str, int] | None) -> dict[str, Any]:
+    """A direction as fio writes it without lat_percentiles: the total latency has its mean
+    only; percentiles and bins are completion latency."""
+    d = direction(iops, lat_mean=250_000.0)
+    d["lat_ns"] = {"n": 1000, "mean": 250_000.0, "min": 1000, "max": 900_000}
+    d["clat_ns"] = {"n": 1000, "mean": 240_000.0, "p99": p99}
+    if bins is not None:
+        d["clat_ns"]["bins"] = bins
+    return d
+
+
+def test_p99_falls_back_to_completion_latency_per_field() -> None:
+    a = run(
+        1,
+        [
+            result("rr", read=clat_only(100, p99=501760, bins={"99840": 980, "501760": 20})),
+            result("rr", read=clat_only(100, p99=99840, bins={"99840": 995, "897024": 5}), rep=2),
+        ],
+    )
+    b = run(2, [result("rr", read=clat_only(100, p99=199680, bins=None))])
+    base, other = compare([a, b]).rows[0].cells
+    # The mean is still total latency; p99 and the merged bins come from clat_ns.
+    assert base.lat_mean_ns.mean == 250_000.0
+    assert (base.lat_p99_kind, base.lat_p99_merged_ns) == ("clat", 501760.0)
+    assert base.lat_p99_ns.mean == (501760 + 99840) / 2
+    assert (other.lat_p99_kind, other.lat_p99_merged_ns, other.lat_p99_ns.mean) == (
+        "clat",
+        None,
+        199680,
+    )
+    out = render([a, b])
+    assert "502 µs*" in out and "200 µs*" in out
+    assert "* completion latency" in out
+
+
+def test_no_p99_has_no_kind() -> None:
+    d = direction(100)
+    del d["lat_ns"]["p99"]
+    cell = compare([run(1, [result("rr", read=d)]), run(2, reps("rr", [1]))]).rows[0].cells[0]
+    assert (cell.lat_p99_kind, cell.lat_p99_merged_ns, cell.lat_p99_ns.n) == (None, None, 0)
+    assert "completion latency" not in render(
+        [run(1, [result("rr", read=d)]), run(2, reps("rr", [1]))]
+    )
+
+
+def test_unknown_parameters_show_as_a_dash() -> None:
+    p = params(iodepth=None, numjobs=None, bs=None)
+    out = render([run(1, [result("rr", 1, p=p)]), run(2, [result("rr", 2, p=p)])])
+    assert "(randread - QD-x- 1m)" in out
+    assert "None" not in out
+
+
 # -- context ---------------------------------------------------------------------------------
 
 
@@ -453,11 +505,13 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
         "iops_ratio",
         "lat_mean_ns",
         "lat_mean_ratio",
+        "lat_p99_kind",
         "lat_p99_merged_ns",
         "lat_p99_ns",
         "setup",
         "verdict",
     ]
+    assert cell["lat_p99_kind"] == "lat"
     assert cell["iops"]["mean"] == 3000
     assert sorted(cell["iops"]) == ["ci95_high", "ci95_low", "cv_pct", "mean", "n", "stddev"]
     assert (cell["iops_ratio"], cell["verdict"]) == (0.6, "slower")
@@ -522,7 +576,7 @@ def render(runs: list[RunRecord], baseline: int | None = None) -> str:
 def test_rendering_shows_ratios_verdicts_unmatched_and_context() -> None:
     out = render(sample())
     assert "comparing 2 setups, baseline local-ssd" in out
-    assert "rr  read  (randread 4k QD1 x 1 1m)" in out
+    assert "rr  read  (randread 4k QD1x1 1m)" in out
     assert "vs local-ssd" in out
     assert "60 %" in out
     assert "slower" in out

@@ -16,17 +16,19 @@ from typing import Any
 import pytest
 
 from iobench.errors import ExitCode, UserError
-from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
-from iobench.importer import (
+from iobench.fio.options import (
     UNKNOWN_TARGET,
     fio_block_size,
     fio_seconds,
     fio_size,
-    import_files,
-    plan_import,
+    measurement_options,
     workload_params,
 )
+from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
+from iobench.importer import MAX_FILE_BYTES, import_files, plan_import
+from iobench.model import Workload
 from iobench.store.repository import ResultRecord, RunRecord, Store
+from iobench.suites.loader import parse_suite
 from test_parse import EXTERNAL_STATED, TEXT_OUTPUTS
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
@@ -197,22 +199,14 @@ def test_imported_run_is_marked_and_keeps_the_evidence(store: Store) -> None:
         "ramp_s": None,
         "size": 16 << 20,
         "rwmixread": None,
-        "options": {
-            "size": "16M",
-            "direct": "1",
-            "time_based": "1",
-            "runtime": "1",
-            "filename": "data.bin",
-            "ioengine": "libaio",
-            "rw": "randread",
-            "bs": "4k",
-            "iodepth": "8",
-            "lat_percentiles": "1",
-        },
+        # Every echoed option is a param, says where fio ran (filename) or how it reported
+        # (lat_percentiles), or is time_based=1 (iobench's default, so not stored).
+        "options": {},
     }
     assert run.host["fio_version"] == "3.33" and "note" in run.host
     assert run.suite_def["source"] == str(path.resolve())
     assert run.suite_def["workloads"][0]["job_options"]["iodepth"] == "8"
+    assert run.suite_def["global_options"]["filename"] == "data.bin"  # the full echo stays
     (target,) = run.targets
     assert (target.spec, target.kind) == ("data.bin", "unknown")
 
@@ -271,6 +265,16 @@ def test_jobs_with_one_name_are_numbered(store: Store) -> None:
     assert run.suite_def["disk_util"][0]["name"]
 
 
+def test_a_file_with_several_jobs_is_stored_once_on_the_first_result(store: Store) -> None:
+    path = EXTERNAL / (
+        "GoogleCloudPlatform__PerfKitBenchmarker__tests_data_fio_fio-parser-sample-result.json"
+    )
+    run = import_one(store, path)
+    assert len(run.results) == 5
+    assert run.results[0].raw_output == path.read_text()
+    assert [r.raw_output for r in run.results[1:]] == [None] * 4
+
+
 def test_a_job_that_failed_in_the_file_is_stored_as_failed(store: Store) -> None:
     run = import_one(store, RECORDED / "error-einval-direct-bs1000.json")
     (result,) = run.results
@@ -309,7 +313,9 @@ def test_client_mode_gives_one_result_per_client_keyed_by_host_and_port(store: S
     assert run.host["clients"] == ["127.0.0.1:18801", "127.0.0.1:18802"]
     assert "all-clients-not-stored" in {w["id"] for w in run.warnings}
     # fio 3.43 writes 'global options' as a list, one per server.
-    assert all(r.params["options"]["directory"] == "/mnt/fio-test" for r in run.results)
+    clients = run.suite_def["global_options"]
+    assert [o["directory"] for o in clients.values()] == ["/mnt/fio-test"] * 2
+    assert all("directory" not in r.params["options"] for r in run.results)
     assert all(r.metrics and r.metrics["read"]["clat_ns"]["p99"] for r in run.results)
 
 
@@ -356,6 +362,108 @@ def test_empty_client_stats_is_refused(store: Store, tmp_path: Path) -> None:
         import_files(store, [str(path)], label=None, argv=ARGV)
     assert str(path) in e.value.message and "no job results" in e.value.message
     assert store.list_runs() == []
+
+
+# -- params: imported runs match iobench's own runs in compare ------------------------------
+
+COMPARED = ("rw", "bs", "iodepth", "numjobs", "ioengine", "direct", "runtime_s", "size", "options")
+
+
+def test_the_same_job_against_different_files_has_identical_params(tmp_path: Path) -> None:
+    text = (RECORDED / "numjobs2-group-reporting-randwrite-jsonplus.json").read_text()
+    assert '"filename" : "data.bin"' in text
+    other = text.replace('"filename" : "data.bin"', '"filename" : "/mnt/other/test.bin"')
+    (a,) = plan_import(text, "a.json").results
+    (b,) = plan_import(other, "b.json").results
+    assert (a.target, b.target) == ("data.bin", "/mnt/other/test.bin")
+    assert a.params == b.params
+
+
+def test_imported_params_equal_those_of_an_iobench_run_of_the_same_workload() -> None:
+    """job file: size=8M direct=1 time_based=1 runtime=1 group_reporting=1 filename=data.bin
+    ioengine=libaio rw=randwrite bs=4k iodepth=4 numjobs=2 (the .meta.json records it)."""
+    text = (RECORDED / "numjobs2-group-reporting-randwrite-jsonplus.json").read_text()
+    (result,) = plan_import(text, "x.json").results
+    iobench = Workload(
+        name="randwrite", rw="randwrite", bs=4096, iodepth=4, numjobs=2, ioengine="libaio",
+        direct=True, runtime_s=1.0, size=8 << 20,
+    ).params  # fmt: skip
+    assert {k: result.params[k] for k in COMPARED} == {k: iobench[k] for k in COMPARED}
+
+
+def test_kept_options_are_written_as_an_iobench_suite_writes_them() -> None:
+    suite = parse_suite(
+        """
+        name = "s"
+        description = "d"
+        [[workload]]
+        name = "w"
+        rw = "randrw"
+        bs = "4k"
+        iodepth = 1
+        numjobs = 1
+        rwmixread = 50
+        ioengine = "psync"
+        runtime = "1s"
+        time_based = false
+        fsync = 4
+        end_fsync = true
+        norandommap = true
+        thinktime = "500us"
+        blockalign = "8k"
+        sync = true
+        bssplit = "4k/50:64k/50"
+        """,
+        "s.toml",
+        "test",
+    )
+    (workload,) = suite.workloads
+    echo = {
+        "filename": "/mnt/x/data.bin",
+        "rw": "randrw",
+        "rwmixread": "50",
+        "bs": "4k",
+        "iodepth": "1",
+        "numjobs": "1",
+        "ioengine": "psync",
+        "runtime": "1",
+        "time_based": "0",
+        "fsync": "4",
+        "end_fsync": "true",
+        "norandommap": "1",
+        "thinktime": "500",  # fio: a bare thinktime is microseconds
+        "blockalign": "8k",
+        "sync": "1",
+        "bssplit": "4k/50:64k/50",
+        "randrepeat": "0",
+        "lat_percentiles": "1",
+        "write_bw_log": "x",
+        "log_avg_msec": "1000",
+        "group_reporting": "1",
+        "output-format": "json",
+    }
+    params = workload_params(echo)
+    keys = ("rw", "bs", "iodepth", "numjobs", "ioengine", "runtime_s", "rwmixread", "options")
+    assert {k: params[k] for k in keys} == {k: workload.params[k] for k in keys}
+
+
+@pytest.mark.parametrize(
+    ("echo", "kept"),
+    [
+        ({"time_based": "1"}, {}),  # iobench's default: not stored
+        ({"time_based": "0"}, {"time_based": "0"}),
+        ({"readwrite": "read", "blocksize": "4k", "timeout": "5"}, {}),  # aliases are params
+        ({"kb_base": "1000", "blockalign": "4k"}, {"blockalign": "4000"}),
+        (
+            {"invalidate": "0", "stonewall": "yes", "rate": "1M,2M"},
+            {"invalidate": "0", "stonewall": "1", "rate": "1M,2M"},
+        ),
+        ({"write_iops_log": "a", "log_offset": "1", "per_job_logs": "0", "thread": "1"}, {}),
+    ],
+)
+def test_measurement_options(echo: dict[str, str], kept: dict[str, str]) -> None:
+    kb_base = 1000 if echo.get("kb_base") == "1000" else 1024
+    assert measurement_options(echo, kb_base) == kept
 
 
 # -- refusals: nothing stored ------------------------------------------------------------
@@ -408,13 +516,56 @@ def test_binary_and_unreadable_paths_are_refused(store: Store, tmp_path: Path) -
     cases = {
         str(blob): "holds no fio JSON output: it holds binary data",
         str(tmp_path / "missing.json"): "does not exist",
-        str(tmp_path): "is a directory",
     }
     for path, message in cases.items():
         with pytest.raises(UserError) as e:
             import_files(store, [path], label=None, argv=ARGV)
         assert e.value.message.startswith(f"{path} ") and message in e.value.message
     assert store.list_runs() == []
+
+
+def test_paths_that_are_not_regular_files_are_refused_before_they_are_opened(
+    store: Store, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)  # opening it would block until a writer came
+    cases = {
+        str(tmp_path): "is a directory, not a regular file",
+        str(fifo): "is a FIFO (named pipe), not a regular file",
+        "/dev/null": "is a character device, not a regular file",
+    }
+    for path, message in cases.items():
+        with pytest.raises(UserError) as e:
+            import_files(store, [path], label=None, argv=ARGV)
+        assert e.value.message.startswith(f"{path} {message}")
+        assert e.value.exit_code == 2
+    assert store.list_runs() == []
+
+
+def test_a_file_larger_than_any_fio_output_is_refused(store: Store, tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(300 << 20)  # sparse: costs no disk
+    assert MAX_FILE_BYTES == 256 << 20
+    with pytest.raises(UserError) as e:
+        import_files(store, [str(big)], label=None, argv=ARGV)
+    assert e.value.message.startswith(f"{big} is {300 << 20} bytes, more than the 256 MiB")
+    assert e.value.exit_code == 2
+
+
+def test_fio_output_cut_short_is_named_as_such(store: Store, tmp_path: Path) -> None:
+    cut = tmp_path / "x.json"
+    cut.write_bytes((RECORDED / "seqread-1m-json.json").read_bytes()[:300])
+    with pytest.raises(UserError) as e:
+        import_files(store, [str(cut)], label=None, argv=ARGV)
+    assert e.value.message == (
+        f"{cut} looks like fio output cut short (the JSON object does not end)"
+    )
+    assert e.value.exit_code == 2
+    # Cut inside a string, after fio's text messages: still cut short.
+    cut.write_text('fio: some note\n{"fio version" : "fio-3.33", "jobs" : [{"jobname" : "se')
+    with pytest.raises(UserError, match="cut short"):
+        import_files(store, [str(cut)], label=None, argv=ARGV)
 
 
 def test_every_file_is_checked_before_anything_is_stored(store: Store, tmp_path: Path) -> None:

@@ -33,10 +33,12 @@ from iobench.analysis.compare import compare
 from iobench.analysis.histogram import idx_to_val
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
-from iobench.report.html import latency_curve, nines, percentile_grid, render_html
+from iobench.report.charts import latency_curve, nines, percentile_grid
+from iobench.report.html import render_html
 from iobench.report.markdown import md_text, render_markdown
+from iobench.report.model import CLAT_NOTE, result_lines, shape_cells, workload_shape
 from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
-from iobench.units import format_iops
+from iobench.units import format_iops, format_ns
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 XSS = "<script>alert(1)</script>"
@@ -849,3 +851,88 @@ def test_chromium_command_line_screenshot_and_dom(report_file: Path, tmp_path: P
     ]
     assert len(drawn) == 11
     assert '<ul id="js-errors" hidden=""></ul>' in dom
+
+
+# -- review fixes: latency kind, chart cards, shapes, Markdown context ------------------------
+
+
+def _headings(page: str) -> list[tuple[str, str]]:
+    """(workload, shape) of each chart card, in page order."""
+    found = re.findall(
+        r'<article class="workload">\s*<h3>([^<]*) <span class="muted">([^<]*)</span>', page
+    )
+    return [(str(w), str(shape)) for w, shape in found]
+
+
+def _with_bs(run: RunRecord, workload: str, bs: int) -> RunRecord:
+    results = [
+        dataclasses.replace(r, params={**r.params, "bs": bs}) if r.workload == workload else r
+        for r in run.results
+    ]
+    return dataclasses.replace(run, results=results)
+
+
+def test_chart_cards_keep_workloads_with_different_parameters_apart() -> None:
+    a = make_run(1, "a", 1.0, 1)
+    b = _with_bs(make_run(2, "b", 1.2, 1), "randread-4k-qd8", 8192)
+    # Without a comparison: one card per workload name and parameters.
+    headings = _headings(render_html([a, b], None))
+    assert headings.count(("randread-4k-qd8", "randread 4k QD8x1")) == 1
+    assert headings.count(("randread-4k-qd8", "randread 8k QD8x1")) == 1
+    assert len(headings) == 5
+    # With one: a card per matched set (3 here), and one per workload not matched (2).
+    page = render_html([a, b], compare([a, b]))
+    headings = _headings(page)
+    assert headings[:3] == [
+        ("randrw-4k-sync", "randrw 50/50 4k QD1x1"),
+        ("randwrite-4k-2jobs", "randwrite 4k QD1x2"),
+        ("seqread-1m", "read 1M QD1x1"),
+    ]
+    assert sorted(headings[3:]) == [
+        ("randread-4k-qd8", "randread 4k QD8x1"),
+        ("randread-4k-qd8", "randread 8k QD8x1"),
+    ]
+    bars = _figures(page, "IOPS and bandwidth")
+    # Matched cards have a bar per setup, the unmatched ones a single bar.
+    assert [len([t for t in f["data"] if t["xaxis"] == "x"]) for f in bars] == [2, 2, 2, 1, 1]
+    assert page.count("not compared: no other run has a workload with these parameters") == 2
+
+
+def test_p99_without_total_latency_percentiles_is_completion_latency(
+    page: str, runs: list[RunRecord]
+) -> None:
+    # randwrite-4k-2jobs and seqread-1m: fio gave total-latency means but no percentiles.
+    clat = BASE["seqread-1m"]["read"]["clat_ns"]["p99"]
+    run3 = runs[2]  # one repetition at speed 0.95
+    lines = {(x.workload, x.direction): x for x in result_lines(run3)}
+    seq = lines[("seqread-1m", "read")]
+    assert (seq.lat_p99_kind, seq.lat_p99) == ("clat", format_ns(clat / 0.95) + "*")
+    assert lines[("randwrite-4k-2jobs", "write")].lat_p99_kind == "clat"
+    assert lines[("randread-4k-qd8", "read")].lat_p99_kind == "lat"
+    assert not lines[("randread-4k-qd8", "read")].lat_p99.endswith("*")
+    assert f'<td class="num">{format_ns(clat / 0.95)}*</td>' in page
+    assert page.count(CLAT_NOTE) == 1 + 3  # the comparison and each run's results
+    text = render_markdown(runs, compare(runs))
+    assert f"| {format_ns(clat / 0.95)}\\* |" in text
+    assert text.count(md_text(CLAT_NOTE)) == 1 + 3
+
+
+def test_unknown_parameters_show_as_a_dash() -> None:
+    assert workload_shape({"rw": "randread", "bs": 4096, "iodepth": 8}) == "randread 4k QD8x-"
+    assert workload_shape({}) == "- - QD-x-"
+    assert workload_shape({"rw": "randrw", "rwmixread": 70, "bs": 8192, "iodepth": 16,
+                           "numjobs": 2}) == "randrw 70/30 8k QD16x2"  # fmt: skip
+    assert shape_cells({"bs": None, "iodepth": 1}) == ["-", "-", "1 x -"]
+
+
+def test_markdown_has_each_runs_host_targets_and_warnings(runs: list[RunRecord]) -> None:
+    text = render_markdown(runs, compare(runs))
+    assert text.count("- host: host ") == 3
+    assert "- host: host &lt;b&gt;box&lt;/b&gt;, Debian GNU/Linux 12 (bookworm), x86\\_64;" in text
+    assert "kernel 6.1.0-18-amd64, #1 SMP Debian; virtualisation kvm guest;" in text
+    assert "- target /data: directory, ext4, mounted rw,relatime,discard, /dev/vda virtio" in text
+    assert "- target /mnt/&lt;img src=x onerror=alert(2)&gt;: directory, xfs," in text
+    assert text.count("- warning short-runtime: the quick suite is indicative") == 3
+    assert "indicative &lt;b&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;/b&gt;" in text
+    assert text.count("(fix: use --suite standard)") == 3
+    assert "<b>" not in text and "<script" not in text

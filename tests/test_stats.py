@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, differs, summarize, t_critical_95
+from iobench.analysis.stats import (
+    UNSTABLE_CV_PCT,
+    Summary,
+    differs,
+    is_unstable,
+    summarize,
+    t_critical_95,
+)
 
 
 @pytest.mark.parametrize(
@@ -156,3 +163,12 @@ def test_differs_is_symmetric_and_none_without_repetitions(
     assert differs(a, b) == differs(b, a)
     if a.n < 2 or b.n < 2:
         assert differs(a, b) is None
+
+
+def test_is_unstable_needs_two_repetitions_and_a_cv_over_the_threshold() -> None:
+    assert is_unstable(summarize([1000, 1200, 800]))  # CV 20 %
+    assert not is_unstable(summarize([1000, 1010, 990]))  # CV 1 %
+    assert not is_unstable(summarize([1000]))  # one repetition: unknown, not unstable
+    assert not is_unstable(summarize([0, 0]))  # mean 0: no CV
+    edge = Summary(3, 100.0, 5.0, 90.0, 110.0, UNSTABLE_CV_PCT)
+    assert not is_unstable(edge)  # "more than" the threshold

@@ -340,7 +340,6 @@ def execute(
             _run_workload(
                 store, fio, obs, run_id, prepared[index], w, position, step, state, timeout_margin_s
             )
-        state.findings.extend(run_findings(store.get_run(run_id)))
         status = "complete"
     except (KeyboardInterrupt, Interrupted):
         status, error = "aborted", Interrupted("interrupted; the workloads that finished are kept")
@@ -353,6 +352,8 @@ def execute(
         with _signals_deferred(redeliver=False):
             with contextlib.suppress(Exception):
                 obs.close()
+            with contextlib.suppress(Exception):  # also for the repetitions of a cut-short run
+                state.findings.extend(run_findings(store.get_run(run_id)))
             state.cleanup()
             store.finish_run(
                 run_id,

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -333,20 +334,30 @@ def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[An
     """Runs named by id/latest/-N, then the latest run of each label, in that order."""
     ids = [store.resolve(r) for r in refs]
     for label in labels:
-        found = store.list_runs(label=label, limit=1)
+        found = store.list_runs(label=label)
         if not found:
             raise UserError(
                 f"no stored run has the label {label!r}",
                 "see the labels with `iobench list`",
             )
-        ids.append(found[0].id)
+        # The latest complete run; an aborted or failed one only when there is no other.
+        chosen = next((r for r in found if r.status == "complete"), found[0])
+        if chosen.status != "complete":
+            _stderr().print(
+                f"note: the latest run labelled {label!r} is run {chosen.id}, {chosen.status}",
+                highlight=False,
+                markup=False,
+            )
+        ids.append(chosen.id)
     if not ids:
         raise UserError("name at least one run (an id, latest, -N) or --label")
-    seen: list[int] = []
-    for i in ids:
-        if i not in seen:
-            seen.append(i)
-    return [store.get_run(i) for i in seen]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise UserError(
+            f"run {twice[0]} is named twice",
+            "name each run once (a label names its latest complete run)",
+        )
+    return [store.get_run(i) for i in ids]
 
 
 def _require_db(ctx: click.Context) -> None:
@@ -442,6 +453,11 @@ def report(
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     setups = sum(max(1, len(r.targets)) for r in runs)
+    if base is not None and (setups < 2 or base not in [r.id for r in runs]):
+        raise UserError(
+            f"--baseline {baseline}: the baseline must be one of two or more compared runs",
+            "name the baseline among the runs, or drop --baseline",
+        )
     comparison = compare_runs(runs, base) if setups > 1 else None
     text = (
         render_html(runs, comparison)
@@ -456,9 +472,16 @@ def _write_atomically(path: Path, text: str) -> None:
     """Write the whole file or nothing: a temporary file beside it, then a rename."""
     if not path.parent.is_dir():
         raise UserError(f"cannot write {path}: the directory {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.iobench-tmp")
     try:
-        tmp.write_text(text)
+        # A new file of our own (O_EXCL, random name) beside the target, then a rename.
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}") from e
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        tmp.chmod(0o644)
         tmp.replace(path)
     except OSError as e:
         tmp.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,13 +29,13 @@ from typing import Any
 
 from iobench import __version__
 from iobench.errors import FioOutputError, Interrupted, UserError
+from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput
 from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
 
 IMPORTED_SUITE = "imported"
-UNKNOWN_TARGET = "(unknown)"
 _REPORT_KEYS = ("jobs", "client_stats")
 _UNKNOWABLE = (
     "the fio job file (only the options fio echoes in its JSON, as typed, and not those "
@@ -139,24 +140,66 @@ def _describe(e: BaseException) -> str:
     return str(getattr(e, "message", None) or e) or type(e).__name__
 
 
+MAX_FILE_BYTES = 256 << 20  # far more than any fio JSON output; refuses /dev/zero & co.
+_SNIFF_BYTES = 4096
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
 def _read(path: str) -> tuple[str, float | None]:
-    """The file's text and modification time; UserError naming the file if unreadable."""
-    p = Path(path)
+    """The file's text and modification time; UserError naming the file if it is not a
+    regular file of at most MAX_FILE_BYTES, cannot be read, or holds binary data.
+
+    The checks come before the file is opened: opening a FIFO would block, and reading a
+    device such as /dev/zero would never end.
+    """
     try:
-        data = p.read_bytes()
-        mtime: float | None = p.stat().st_mtime
-    except IsADirectoryError:
-        raise UserError(f"{path} is a directory, not a fio output file", _HINT_NOT_FIO) from None
+        st = Path(path).stat()
     except FileNotFoundError:
         raise UserError(f"{path} does not exist", "check the path") from None
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror}", "check its permissions") from e
-    if b"\x00" in data[:4096]:
+    if not stat.S_ISREG(st.st_mode):
+        kind = _kind(st.st_mode)
+        what = kind if kind.startswith("not ") else f"{kind}, not a regular file"
+        raise UserError(f"{path} is {what}: it cannot be fio output", _HINT_NOT_FIO)
+    if st.st_size > MAX_FILE_BYTES:
         raise UserError(
-            f"{path} holds no fio JSON output: it holds binary data (first bytes: {data[:40]!r})",
+            f"{path} is {st.st_size} bytes, more than the {MAX_FILE_BYTES >> 20} MiB iobench "
+            "imports: too large to be fio JSON output",
             _HINT_NOT_FIO,
         )
-    return data.decode("utf-8", errors="replace"), mtime
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_SNIFF_BYTES)
+            if b"\x00" in head:
+                raise UserError(
+                    f"{path} holds no fio JSON output: it holds binary data "
+                    f"(first bytes: {head[:40]!r})",
+                    _HINT_NOT_FIO,
+                )
+            # Bounded even if the file grew since stat.
+            data = head + f.read(MAX_FILE_BYTES + 1 - len(head))
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}", "check its permissions") from e
+    if len(data) > MAX_FILE_BYTES:
+        raise UserError(
+            f"{path} grew past {MAX_FILE_BYTES >> 20} MiB while it was read",
+            "import it when whatever writes it has finished",
+        )
+    return data.decode("utf-8", errors="replace"), st.st_mtime
 
 
 # -- the pure part: one file's text -> ImportPlan ----------------------------------------
@@ -191,6 +234,12 @@ def _lines_outside_json(text: str) -> list[str]:
 
 
 def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
+    if _cut_short(text):
+        return UserError(
+            f"{path} looks like fio output cut short (the JSON object does not end)",
+            "fio was stopped before it finished writing, or the file is an incomplete copy; "
+            "import the complete file",
+        )
     if "holds no fio JSON output" not in e.message:
         return UserError(e.message, "the file is not complete, valid fio JSON output")
     head = text.lstrip()[:60]
@@ -201,6 +250,30 @@ def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
         f"{path} holds no fio JSON output: {_what_it_holds(text)} (first bytes: {head!r})",
         _HINT_NOT_FIO,
     )
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|"|[{}]')
+
+
+def _cut_short(text: str) -> bool:
+    """True when the object holding ``"fio version"`` opens and never closes (braces
+    counted outside strings; a string that never ends counts as not closing)."""
+    key = text.find('"fio version"')
+    start = text.rfind("{", 0, key) if key >= 0 else -1
+    if start < 0:
+        return False
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text, start):
+        token = m.group()
+        if token == '"':
+            return True  # a string that runs to the end of the file
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
 
 
 _TERSE_LINE = re.compile(r"^\s*\d;fio-[^;]*;", re.MULTILINE)
@@ -244,7 +317,8 @@ def _raw_report(text: str) -> dict[str, Any]:
     return report
 
 
-def _iso(seconds: float) -> str:
+def iso_from_epoch(seconds: float) -> str:
+    """Seconds since the epoch as ISO 8601 UTC with milliseconds (``...T01:51:22.831Z``)."""
     return (
         datetime.fromtimestamp(seconds, UTC)
         .isoformat(timespec="milliseconds")
@@ -425,7 +499,9 @@ class _Planner:
         )
         # Standalone: fio's timestamp is when it printed the report, i.e. the end. Client
         # mode: it is when the client started; the end is not in the file.
-        finished_at = _iso(report_time) if report_time is not None and not client else started_at
+        finished_at = (
+            iso_from_epoch(report_time) if report_time is not None and not client else started_at
+        )
 
         counts: dict[tuple[str, str], int] = {}
         results: list[ResultRecord] = []
@@ -472,11 +548,12 @@ class _Planner:
                     fio_argv=[],
                     fio_rc=None,
                     fio_version=fio_version,
-                    raw_output=self.text,
+                    # The file is the run's evidence: stored once, on its first result.
+                    raw_output=self.text if position == 0 else None,
                     fio_stdout=None,
                     fio_stderr=None,
                     error=error,
-                    started_at=started_at if job_start is None else _iso(job_start),
+                    started_at=started_at if job_start is None else iso_from_epoch(job_start),
                     finished_at=finished_at,
                     repetition=1,
                 )
@@ -581,11 +658,11 @@ class _Planner:
 
     def _started_at(self, job_starts: list[float], report_time: float | None) -> tuple[str, str]:
         if job_starts:
-            return _iso(min(job_starts)), "job_start"
+            return iso_from_epoch(min(job_starts)), "job_start"
         if report_time is not None:
-            return _iso(report_time), "timestamp"
+            return iso_from_epoch(report_time), "timestamp"
         if self.mtime is not None:
-            return _iso(self.mtime), "mtime"
+            return iso_from_epoch(self.mtime), "mtime"
         return now_iso(), "import time"
 
 
@@ -598,120 +675,3 @@ _TIME_NOTES = {
     "import time": "neither the file nor its metadata gives a time: started_at is the time "
     "of the import",
 }
-
-
-# -- fio option strings -> iobench params ------------------------------------------------
-
-
-def options_target(options: Mapping[str, str]) -> str:
-    """What a standalone job ran against: its filename (inside directory when relative),
-    else its directory, else "(unknown)"."""
-    filename = options.get("filename") or None
-    directory = options.get("directory") or None
-    if filename:
-        if directory and not filename.startswith("/") and ":" not in filename:
-            return f"{directory.rstrip('/')}/{filename}"
-        return filename
-    if directory:
-        return directory
-    return UNKNOWN_TARGET
-
-
-_NUMBER = re.compile(r"^\s*(0[xX][0-9a-fA-F]+|\d+)\s*([A-Za-z%]*)\s*$")
-_IEC_INVERTED = ("pib", "tib", "gib", "mib", "kib")
-_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-
-
-def fio_size(value: str | None, kb_base: int = 1024) -> int | None:
-    """A size as fio reads it, in bytes; None when it is missing or not a plain size.
-
-    fio's rules (parse.c ``__get_mult_bytes``): ``k``/``kb``/``m``/``mb``... are powers of
-    ``kb_base`` (1024 by default), and ``kib``/``mib``... are powers of the *other* base,
-    so with the default kb_base ``4KiB`` is 4000 bytes. Only the first letter counts
-    otherwise (``50000Mi`` is 50000 MiB). Percentages, ranges, lists and arithmetic give
-    None.
-    """
-    if value is None:
-        return None
-    m = _NUMBER.match(value)
-    if not m:
-        return None
-    digits, suffix = m.group(1), m.group(2).lower()
-    number = int(digits, 16) if digits.lower().startswith("0x") else int(digits)
-    if suffix in ("", "b"):
-        return number
-    other = 1000 if kb_base == 1024 else 1024
-    for i, unit in enumerate(_IEC_INVERTED):
-        if suffix.startswith(unit):
-            return number * int(other ** (5 - i))
-    power = _POWERS.get(suffix[0])
-    if power is None:
-        return None
-    return number * int(kb_base**power)
-
-
-def fio_block_size(value: str | None, kb_base: int = 1024) -> int | None:
-    """``bs``: one size, or ``read,write[,trim]`` sizes; None unless they all agree."""
-    if value is None:
-        return None
-    sizes = {fio_size(part, kb_base) for part in value.split(",") if part.strip()}
-    if len(sizes) != 1:
-        return None
-    return sizes.pop()
-
-
-_TIME = re.compile(r"^\s*(\d+)\s*(us|usec|ms|msec|s|m|h|d)?\s*$", re.IGNORECASE)
-_TIME_UNITS = {
-    "us": 1e-6,
-    "usec": 1e-6,
-    "ms": 1e-3,
-    "msec": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-    "d": 86400.0,
-}
-
-
-def fio_seconds(value: str | None) -> float | None:
-    """A fio time option that defaults to seconds (``runtime``, ``ramp_time``)."""
-    if value is None:
-        return None
-    m = _TIME.match(value)
-    if not m:
-        return None
-    return int(m.group(1)) * _TIME_UNITS[(m.group(2) or "s").lower()]
-
-
-def _fio_bool(value: str | None) -> bool | None:
-    if value is None or not value.strip().isdigit():
-        return None
-    return int(value) != 0
-
-
-def workload_params(options: Mapping[str, str]) -> dict[str, Any]:
-    """iobench's workload parameters from fio's option echo; what fio did not echo is None
-    (fio's defaults are not assumed: the file does not say which version's applied)."""
-    kb_base = 1000 if options.get("kb_base", "").strip() == "1000" else 1024
-    rw = (options.get("rw") or "").split(":")[0].strip() or None
-    direct = _fio_bool(options.get("direct"))
-    if direct is None:
-        buffered = _fio_bool(options.get("buffered"))
-        direct = None if buffered is None else not buffered
-    rwmixread = fio_size(options.get("rwmixread"))
-    if rwmixread is None:
-        rwmixwrite = fio_size(options.get("rwmixwrite"))
-        rwmixread = None if rwmixwrite is None or rwmixwrite > 100 else 100 - rwmixwrite
-    return {
-        "rw": rw,
-        "bs": fio_block_size(options.get("bs"), kb_base),
-        "iodepth": fio_size(options.get("iodepth"), kb_base),
-        "numjobs": fio_size(options.get("numjobs"), kb_base),
-        "ioengine": options.get("ioengine") or None,
-        "direct": direct,
-        "runtime_s": fio_seconds(options.get("runtime")),
-        "ramp_s": fio_seconds(options.get("ramp_time")),
-        "size": fio_size(options.get("size"), kb_base),
-        "rwmixread": rwmixread,
-        "options": dict(options),
-    }

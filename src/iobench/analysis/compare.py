@@ -14,13 +14,22 @@ Pure functions over stored runs (no SQL, no printing). The rules are in docs/com
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from iobench.analysis.histogram import merge_bins, percentiles_from_bins
-from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, differs, summarize
+from iobench.analysis.results import (
+    LatencyKind,
+    canonical,
+    figures,
+    groups,
+    is_ok,
+    params_key,
+    run_figures,
+    sections,
+    setup_names,
+)
+from iobench.analysis.stats import Summary, differs, is_unstable
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS
 from iobench.store.repository import ResultRecord, RunRecord
@@ -67,10 +76,20 @@ class Cell:
     lat_mean_ns: Summary
     lat_p99_ns: Summary  # the p99 of each repetition, summarised
     lat_p99_merged_ns: float | None  # p99 of the repetitions' merged histogram bins
+    # which latency both p99 figures are: "lat" (total), "clat" (completion: fio gave no
+    # total-latency percentiles or bins), None (no p99 at all)
+    lat_p99_kind: LatencyKind | None
     iops_ratio: float | None  # mean IOPS / the baseline's mean IOPS; None for the baseline
     bw_ratio: float | None
     lat_mean_ratio: float | None  # mean latency / the baseline's (above 1: slower)
     verdict: Verdict  # from the IOPS, see docs/compare.md
+
+    @property
+    def p99_ns(self) -> float | None:
+        """The p99 to show: the merged one when there are bins, else the mean of the
+        repetitions' p99s."""
+        merged = self.lat_p99_merged_ns
+        return merged if merged is not None else self.lat_p99_ns.mean
 
 
 @dataclass(frozen=True)
@@ -148,66 +167,12 @@ def _cell_dict(c: Cell) -> dict[str, Any]:
         "lat_mean_ns": c.lat_mean_ns.as_dict(),
         "lat_p99_ns": c.lat_p99_ns.as_dict(),
         "lat_p99_merged_ns": c.lat_p99_merged_ns,
+        "lat_p99_kind": c.lat_p99_kind,
         "iops_ratio": c.iops_ratio,
         "bw_ratio": c.bw_ratio,
         "lat_mean_ratio": c.lat_mean_ratio,
         "verdict": c.verdict,
     }
-
-
-# -- figures of one workload's repetitions ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Figures:
-    iops: Summary
-    bw_bytes: Summary
-    lat_mean_ns: Summary
-    lat_p99_ns: Summary
-    lat_p99_merged_ns: float | None
-
-
-def _latency(section: dict[str, Any]) -> dict[str, Any]:
-    """Total latency (what the application waits for); completion latency when fio gave no
-    total (as the run table does)."""
-    lat = section.get("lat_ns") or section.get("clat_ns")
-    return lat if isinstance(lat, dict) else {}
-
-
-def _sections(results: Sequence[ResultRecord], direction: str) -> list[dict[str, Any]]:
-    out = []
-    for r in results:
-        section = (r.metrics or {}).get(direction)
-        if section:
-            out.append(section)
-    return out
-
-
-def _merged_p99(lats: Sequence[dict[str, Any]]) -> float | None:
-    """p99 of the summed histograms; None when any repetition lacks bins (percentiles are
-    never averaged)."""
-    bins = [lat.get("bins") for lat in lats]
-    if not bins or not all(bins):
-        return None
-    merged = merge_bins(*({int(k): int(v) for k, v in b.items()} for b in bins if b))
-    found = percentiles_from_bins(merged, [99.0])
-    return found[0][1] if found else None
-
-
-def _figures(results: Sequence[ResultRecord], direction: str) -> _Figures:
-    sections = _sections(results, direction)
-    lats = [_latency(s) for s in sections]
-    return _Figures(
-        iops=summarize([s.get("iops") for s in sections]),
-        bw_bytes=summarize([s.get("bw_bytes") for s in sections]),
-        lat_mean_ns=summarize([lat.get("mean") for lat in lats]),
-        lat_p99_ns=summarize([lat.get("p99") for lat in lats]),
-        lat_p99_merged_ns=_merged_p99(lats),
-    )
-
-
-def _ok(r: ResultRecord) -> bool:
-    return r.status == "ok" and r.metrics is not None
 
 
 # -- per-run summaries (for `run` / `show` with repetitions) ------------------------------------
@@ -220,49 +185,29 @@ def summarize_results(run: RunRecord) -> list[dict[str, Any]]:
     and ``iops``, ``bw_bytes``, ``lat_mean_ns``, ``lat_p99_ns`` as ``Summary.as_dict()``.
     In target order, then suite order. Failed results are left out.
     """
-    target_order = {t.spec: i for i, t in enumerate(sorted(run.targets, key=lambda t: t.position))}
-    groups: dict[tuple[str, str], list[ResultRecord]] = {}
-    for r in run.results:
-        if _ok(r):
-            groups.setdefault((r.target, r.workload), []).append(r)
-    ordered = sorted(
-        groups.items(),
-        key=lambda kv: (
-            target_order.get(kv[0][0], len(target_order)),
-            min(r.position for r in kv[1]),
-        ),
-    )
-    out: list[dict[str, Any]] = []
-    for (target, workload), results in ordered:
-        results = sorted(results, key=lambda r: r.repetition)
-        for d in DIRECTIONS:
-            if not _sections(results, d):
-                continue
-            f = _figures(results, d)
-            out.append(
-                {
-                    "target": target,
-                    "workload": workload,
-                    "direction": d,
-                    "n": f.iops.n,
-                    "iops": f.iops.as_dict(),
-                    "bw_bytes": f.bw_bytes.as_dict(),
-                    "lat_mean_ns": f.lat_mean_ns.as_dict(),
-                    "lat_p99_ns": f.lat_p99_ns.as_dict(),
-                }
-            )
-    return out
+    return [
+        {
+            "target": g.target,
+            "workload": g.workload,
+            "direction": d,
+            "n": f.n,
+            "iops": f.iops.as_dict(),
+            "bw_bytes": f.bw_bytes.as_dict(),
+            "lat_mean_ns": f.lat_mean_ns.as_dict(),
+            "lat_p99_ns": f.lat_p99_ns.as_dict(),
+        }
+        for g, d, f in run_figures(run)
+    ]
 
 
 def unstable(run: RunRecord) -> list[tuple[str, str, str, float]]:
     """(target, workload, direction, CV %) of every workload whose repetitions' IOPS vary by
-    more than UNSTABLE_CV_PCT (coefficient of variation, needs at least 2 repetitions)."""
-    found = []
-    for s in summarize_results(run):
-        cv = s["iops"]["cv_pct"]
-        if s["iops"]["n"] >= 2 and cv is not None and cv > UNSTABLE_CV_PCT:
-            found.append((s["target"], s["workload"], s["direction"], float(cv)))
-    return found
+    more than UNSTABLE_CV_PCT (:func:`iobench.analysis.stats.is_unstable`)."""
+    return [
+        (g.target, g.workload, d, float(f.iops.cv_pct or 0.0))
+        for g, d, f in run_figures(run)
+        if is_unstable(f.iops)
+    ]
 
 
 # -- matching ---------------------------------------------------------------------------------
@@ -278,21 +223,6 @@ class _Group:
     pkey: str
     position: int
     results: tuple[ResultRecord, ...]
-
-
-def _canonical(value: Any) -> Any:
-    """Params as compared: 5.0 and 5 are the same number; dict order does not matter."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
-    return value
-
-
-def params_key(params: dict[str, Any]) -> str:
-    return json.dumps(_canonical(params), sort_keys=True, separators=(",", ":"))
 
 
 def _format_param(key: str, value: Any) -> str:
@@ -311,7 +241,7 @@ def _format_param(key: str, value: Any) -> str:
 
 def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """``["bs 4k vs 8k", ...]``: the parameters in which ``a`` differs from ``b``."""
-    ca, cb = _canonical(a), _canonical(b)
+    ca, cb = canonical(a), canonical(b)
     keys = [k for k in _PARAM_ORDER if k in ca or k in cb]
     keys += sorted((set(ca) | set(cb)) - set(keys))
     return [
@@ -322,52 +252,30 @@ def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def _setups(runs: Sequence[RunRecord]) -> list[Setup]:
-    pairs: list[tuple[RunRecord, str]] = []
+    named = setup_names(runs)
     for run in runs:
-        specs = [t.spec for t in sorted(run.targets, key=lambda t: t.position)]
-        for r in run.results:
-            if r.target not in specs:
-                specs.append(r.target)
-        if not specs:
+        if not any(n.run is run for n in named):
             raise UserError(
                 f"run {run.id} has no target and no result to compare",
                 "choose runs from `iobench list` that have results",
             )
-        pairs.extend((run, spec) for spec in specs)
-    multi = {run.id: sum(1 for r, _ in pairs if r.id == run.id) > 1 for run in runs}
-    keys = [f"run {run.id} {spec}" if multi[run.id] else f"run {run.id}" for run, spec in pairs]
-    label_count: dict[str, int] = {}
-    for run, _ in pairs:
-        if run.label:
-            label_count[run.label] = label_count.get(run.label, 0) + 1
-    setups = []
-    for (run, spec), key in zip(pairs, keys, strict=True):
-        if run.label and label_count[run.label] == 1:
-            name = run.label
-        elif run.label:
-            name = f"{run.label} ({key})"
-        else:
-            name = key
-        setups.append(Setup(key=key, run_id=run.id, target=spec, label=run.label, name=name))
-    return setups
+    return [
+        Setup(key=n.key, run_id=n.run.id, target=n.target, label=n.run.label, name=n.name)
+        for n in named
+    ]
 
 
 def _groups(run: RunRecord, setup_index: dict[tuple[int, str], int]) -> list[_Group]:
-    found: dict[tuple[int, str, str], list[ResultRecord]] = {}
-    for r in run.results:
-        if _ok(r):
-            s = setup_index[(run.id, r.target)]
-            found.setdefault((s, r.workload, params_key(r.params)), []).append(r)
     return [
         _Group(
-            setup=s,
-            workload=workload,
-            params=results[0].params,
-            pkey=pkey,
-            position=min(r.position for r in results),
-            results=tuple(sorted(results, key=lambda r: r.repetition)),
+            setup=setup_index[(run.id, g.target)],
+            workload=g.workload,
+            params=g.params,
+            pkey=g.pkey,
+            position=g.position,
+            results=g.results,
         )
-        for (s, workload, pkey), results in found.items()
+        for g in groups(run)
     ]
 
 
@@ -401,7 +309,7 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
     setup_index = {(s.run_id, s.target): i for i, s in enumerate(setups)}
     groups = [g for run in runs for g in _groups(run, setup_index)]
     failed = [(setup_index[(run.id, r.target)], r) for run in runs for r in run.results]
-    failed = [(s, r) for s, r in failed if not _ok(r)]
+    failed = [(s, r) for s, r in failed if not is_ok(r)]
 
     rows: list[tuple[tuple[int, int, int], Row]] = []
     unmatched: list[tuple[tuple[int, int], Unmatched]] = []
@@ -409,7 +317,7 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
     for members in matched_sets:
         order = min((g.setup, g.position) for g in members)
         for di, d in enumerate(DIRECTIONS):
-            having = [g for g in members if _sections(g.results, d)]
+            having = [g for g in members if sections(g.results, d)]
             if len(having) >= 2:
                 rows.append(((*order, di), _row(having, d, setups, baseline)))
             elif len(having) == 1:
@@ -544,11 +452,11 @@ def _ratio(value: float | None, base: float | None) -> float | None:
 
 def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], baseline: int) -> Row:
     members = sorted(members, key=lambda g: g.setup)
-    figures = {g.setup: _figures(g.results, direction) for g in members}
-    base = figures.get(baseline)
+    figs = {g.setup: figures(g.results, direction) for g in members}
+    base = figs.get(baseline)
     cells = []
     for g in members:
-        f = figures[g.setup]
+        f = figs[g.setup]
         ratios: tuple[float | None, float | None, float | None]
         if g.setup == baseline:
             verdict, ratios = "baseline", (None, None, None)
@@ -569,6 +477,7 @@ def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], bas
                 lat_mean_ns=f.lat_mean_ns,
                 lat_p99_ns=f.lat_p99_ns,
                 lat_p99_merged_ns=f.lat_p99_merged_ns,
+                lat_p99_kind=f.lat_p99_kind,
                 iops_ratio=ratios[0],
                 bw_ratio=ratios[1],
                 lat_mean_ratio=ratios[2],

@@ -128,3 +128,9 @@ def differs(a: Summary, b: Summary) -> bool | None:
     if a.ci95_low is None or a.ci95_high is None or b.ci95_low is None or b.ci95_high is None:
         return None
     return a.ci95_high < b.ci95_low or b.ci95_high < a.ci95_low
+
+
+def is_unstable(s: Summary) -> bool:
+    """The repetitions vary by more than UNSTABLE_CV_PCT (coefficient of variation; needs
+    at least 2 repetitions). The one rule behind every "unstable" warning and mark."""
+    return s.n >= 2 and s.cv_pct is not None and s.cv_pct > UNSTABLE_CV_PCT

@@ -4,8 +4,11 @@
 Each log line is ``time_ms, value, direction, bs, offset[, prio]``; every job writes its own
 file (``PREFIX_iops.1.log``, ``PREFIX_iops.2.log``, ...), also under ``group_reporting``. Per
 interval, iobench sums IOPS and bandwidth over the jobs and averages the jobs' mean latency
-weighted by their IOPS. Units: ``bw`` logs are KiB/s (converted to bytes/s), ``lat`` logs are
-nanoseconds, times are milliseconds since the end of the ramp.
+weighted by their IOPS; a second in which some job has no sample has no total (None).
+When a job ends just after a full window fio may add a short last sample that falls into
+the same second; the one closing a full window is kept. Units: ``bw`` logs are KiB/s
+(converted to bytes/s), ``lat`` logs are nanoseconds, times are milliseconds since the end
+of the ramp.
 
 The result (``ResultRecord.samples``)::
 
@@ -53,9 +56,16 @@ def parse_interval_logs(
             continue
         kind, job = m.group(1), m.group(2)
         series: Series = {}
+        offset: dict[tuple[int, int], int] = {}  # how far each kept sample is from its slot
         for t_ms, value, ddir in _rows(text):
-            if ddir in _DIRECTIONS:
-                series[(ddir, round(t_ms / interval_ms))] = value
+            if ddir not in _DIRECTIONS:
+                continue
+            slot = round(t_ms / interval_ms)
+            key, off = (ddir, slot), abs(t_ms - slot * interval_ms)
+            # Two samples in one slot: fio adds a short one when a job ends just after a
+            # full window; keep the sample that closes a full window.
+            if key not in series or off < offset[key]:
+                series[key], offset[key] = value, off
         per_job[kind][job] = series
     iops_jobs = per_job.get("iops", {})
     if not iops_jobs:
@@ -69,9 +79,12 @@ def parse_interval_logs(
         iops, bw, lat = [], [], []
         for i in slots:
             key = (ddir, i)
-            iops.append(sum(s.get(key, 0.0) for s in iops_jobs.values()))
-            bws = [s[key] for s in per_job.get("bw", {}).values() if key in s]
-            bw.append(sum(bws) * 1024 if bws else None)
+            # A second in which some job has no sample has no total: missing, not 0.
+            every = all(key in s for s in iops_jobs.values())
+            iops.append(sum(s[key] for s in iops_jobs.values()) if every else None)
+            bw_jobs = per_job.get("bw", {})
+            every_bw = bool(bw_jobs) and all(key in s for s in bw_jobs.values())
+            bw.append(sum(s[key] for s in bw_jobs.values()) * 1024 if every_bw else None)
             lat.append(_weighted_latency(key, per_job.get("lat", {}), iops_jobs))
         if not any(iops):
             continue

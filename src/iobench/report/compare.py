@@ -8,8 +8,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.compare import Cell, Comparison, Row
-from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary
-from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
+from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, is_unstable
+from iobench.report.model import CLAT_NOTE, format_ratio, mark_kind, workload_shape
+from iobench.units import format_iops, format_ns, format_rate
+
+__all__ = ["format_cv", "format_ratio", "render_comparison"]
 
 _VERDICT_STYLE = {
     "baseline": "bold",
@@ -21,16 +24,6 @@ _VERDICT_STYLE = {
 }
 
 
-def format_ratio(ratio: float | None) -> str:
-    """``0.6`` -> ``60 %``; two significant digits below 10 %; None -> ``-``."""
-    if ratio is None:
-        return "-"
-    pct = ratio * 100
-    if pct >= 10:
-        return f"{pct:.0f} %"
-    return f"{pct:.2g} %"
-
-
 def format_cv(cv_pct: float | None) -> str:
     return "-" if cv_pct is None else f"{cv_pct:.1f} %"
 
@@ -39,25 +32,6 @@ def _iops(s: Summary) -> str:
     text = format_iops(s.mean)
     half = s.ci95_half_width
     return text if half is None else f"{text} ± {format_iops(half)}"
-
-
-def _shape(row: Row) -> str:
-    p = row.params
-    parts = [str(p.get("rw"))]
-    if p.get("rwmixread") is not None:
-        parts[0] += f" ({p['rwmixread']}% read)"
-    if isinstance(p.get("bs"), int):
-        parts.append(format_size_short(p["bs"]))
-    parts.append(f"QD{p.get('iodepth')} x {p.get('numjobs')}")
-    if p.get("direct") is False:
-        parts.append("buffered")
-    if isinstance(p.get("runtime_s"), int | float):
-        parts.append(format_duration(float(p["runtime_s"])))
-    return " ".join(parts)
-
-
-def _unstable(cell: Cell) -> bool:
-    return cell.iops.cv_pct is not None and cell.iops.cv_pct > UNSTABLE_CV_PCT
 
 
 def render_comparison(c: Comparison, console: Console) -> None:
@@ -74,7 +48,9 @@ def render_comparison(c: Comparison, console: Console) -> None:
     unstable: list[tuple[Row, Cell]] = []
     for row in c.rows:
         table = Table(
-            title=escape(f"{row.workload}  {row.direction}  ({_shape(row)})"),
+            title=escape(
+                f"{row.workload}  {row.direction}  ({workload_shape(row.params, detail=True)})"
+            ),
             title_justify="left",
             title_style="bold",
         )
@@ -92,13 +68,10 @@ def render_comparison(c: Comparison, console: Console) -> None:
             table.add_column(escape(col), justify=justify)  # type: ignore[arg-type]
         for cell in row.cells:
             cv = format_cv(cell.iops.cv_pct)
-            if _unstable(cell):
+            if is_unstable(cell.iops):
                 cv = f"[yellow]{cv} ![/]"
                 unstable.append((row, cell))
             style = _VERDICT_STYLE.get(cell.verdict, "")
-            p99 = cell.lat_p99_merged_ns
-            if p99 is None:
-                p99 = cell.lat_p99_ns.mean
             table.add_row(
                 escape(c.setup(cell.setup).name),
                 str(cell.iops.n),
@@ -106,10 +79,13 @@ def render_comparison(c: Comparison, console: Console) -> None:
                 cv,
                 format_rate(cell.bw_bytes.mean),
                 format_ns(cell.lat_mean_ns.mean),
-                format_ns(p99),
+                mark_kind(format_ns(cell.p99_ns), cell.lat_p99_kind),
                 "" if cell.verdict == "baseline" else format_ratio(cell.iops_ratio),
                 f"[{style}]{escape(cell.verdict)}[/]" if style else escape(cell.verdict),
             )
+        if any(cell.lat_p99_kind == "clat" for cell in row.cells):
+            table.caption = CLAT_NOTE
+            table.caption_justify = "left"
         console.print(table)
     if not c.rows:
         console.print("[yellow]no workload could be matched[/]: see the list below")

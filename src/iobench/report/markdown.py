@@ -1,6 +1,6 @@
 """The Markdown report: GitHub-flavoured tables to paste into a ticket (docs/report.md).
 
-The figures are those of the HTML report (the table model in :mod:`iobench.report.html`).
+The figures are those of the HTML report (the table model in :mod:`iobench.report.model`).
 Every string is written through :func:`md_text`, so a label, path or host name shows as it
 is and cannot end a table cell, start a code span or smuggle in HTML.
 """
@@ -12,12 +12,15 @@ from collections.abc import Sequence
 
 from iobench.analysis.compare import Comparison
 from iobench.analysis.stats import UNSTABLE_CV_PCT
-from iobench.report.html import (
+from iobench.report.model import (
+    CLAT_NOTE,
     compare_lines,
     failed_lines,
+    host_summary,
     result_lines,
     run_lines,
     run_title,
+    target_summaries,
     verdict_counts,
     workload_shape,
 )
@@ -85,6 +88,9 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
     ]
     for run in runs:
         out += [f"### {md_text(run_title(run))}", ""]
+        out.append(f"- host: {md_text(host_summary(run))}")
+        out += [f"- target {md_text(t)}: {md_text(text)}" for t, text in target_summaries(run)]
+        out.append("")
         if run.error:
             out += [f"The run ended with an error: {md_text(run.error)}", ""]
         failed = [
@@ -98,6 +104,7 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
         lines = result_lines(run)
         if not lines:
             out += ["No workload finished.", ""]
+            out += _warnings(run)
             continue
         out += _table(
             ["target", "workload", "shape", "dir", "n", "IOPS", "bandwidth", "lat mean", "p99"],
@@ -118,7 +125,24 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
             {4, 5, 6, 7, 8},
         )
         out.append("")
+        if any(x.lat_p99_kind == "clat" for x in lines):
+            out += [md_text(CLAT_NOTE), ""]
+        out += _warnings(run)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _warnings(run: RunRecord) -> list[str]:
+    """The run's warnings: id, message and fix of each."""
+    if not run.warnings:
+        return []
+    out = ["Warnings:", ""]
+    for w in run.warnings:
+        line = f"- {md_text(w.get('severity') or 'warning')} {md_text(w.get('id') or '-')}: "
+        line += md_text(w.get("message") or "")
+        if w.get("fix"):
+            line += f" (fix: {md_text(w['fix'])})"
+        out.append(line)
+    return [*out, ""]
 
 
 def _comparison(comparison: Comparison) -> list[str]:
@@ -170,6 +194,8 @@ def _comparison(comparison: Comparison) -> list[str]:
             ],
             {3, 4, 5, 6, 7, 8, 9},
         )
+        if any(x.lat_p99_kind == "clat" for x in lines):
+            out += ["", md_text(CLAT_NOTE)]
     else:
         out.append("No workload matched between the setups.")
     out.append("")

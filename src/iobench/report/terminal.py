@@ -8,9 +8,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from iobench.analysis.compare import summarize_results
-from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.analysis.results import Figures, Group, latency_value, run_figures
+from iobench.analysis.stats import is_unstable
 from iobench.model import DIRECTIONS, Suite
+from iobench.report.model import mark_kind, shape_cells
 from iobench.store.repository import RunRecord
 from iobench.units import (
     format_bytes,
@@ -54,12 +55,12 @@ def render_run(run: RunRecord, console: Console) -> None:
             style="dim",
         )
     repeated = any(r.repetition > 1 for r in run.results)
-    summaries = summarize_results(run) if repeated else []
+    figures = run_figures(run) if repeated else []
     for t in run.targets:
         rows = [r for r in run.results if r.target == t.spec]
         used_clat = False
         if repeated:
-            _render_repeated(t, rows, [x for x in summaries if x["target"] == t.spec], console)
+            _render_repeated(t, rows, [x for x in figures if x[0].target == t.spec], console)
             continue
         table = Table(
             title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
@@ -91,27 +92,22 @@ def render_run(run: RunRecord, console: Console) -> None:
                 m = r.metrics.get(d)
                 if not m:
                     continue
-                lat = m.get("lat_ns") or m.get("clat_ns") or {}
-                clat = m.get("clat_ns") or {}
 
-                def pct(key: str, lat: dict[str, Any] = lat, clat: dict[str, Any] = clat) -> str:
+                def pct(key: str, m: dict[str, Any] = m) -> str:
                     # fio records total-latency percentiles only with lat_percentiles=1
                     # (iobench sets it; imported files often lack it): fall back to
                     # completion latency, marked with *.
                     nonlocal used_clat
-                    if lat.get(key) is not None:
-                        return format_ns(lat[key])
-                    if clat.get(key) is not None:
-                        used_clat = True
-                        return format_ns(clat[key]) + "*"
-                    return "-"
+                    value, kind = latency_value(m, key)
+                    used_clat = used_clat or kind == "clat"
+                    return mark_kind(format_ns(value), kind)
 
                 table.add_row(
                     *(shape if first else [""] * 4),
                     d,
                     format_iops(m.get("iops")),
                     format_rate(m.get("bw_bytes")),
-                    format_ns(lat.get("mean")),
+                    format_ns(latency_value(m, "mean")[0]),
                     pct("p50"),
                     pct("p99"),
                     pct("p99.9"),
@@ -128,16 +124,7 @@ def render_run(run: RunRecord, console: Console) -> None:
 
 def _shape(p: dict[str, Any]) -> list[str]:
     """rw, bs and "QD x jobs" cells; "-" for what is not known (imported runs)."""
-
-    def known(v: Any) -> str:
-        return "-" if v is None else str(v)
-
-    bs = p.get("bs")
-    return [
-        escape(known(p.get("rw"))),
-        format_size_short(int(bs)) if isinstance(bs, int) and bs > 0 else "-",
-        f"{known(p.get('iodepth'))} x {known(p.get('numjobs'))}",
-    ]
+    return [escape(cell) for cell in shape_cells(p)]
 
 
 def _pm(summary: dict[str, Any], fmt: Any) -> str:
@@ -152,7 +139,7 @@ def _pm(summary: dict[str, Any], fmt: Any) -> str:
 
 
 def _render_repeated(
-    t: Any, rows: list[Any], summaries: list[dict[str, Any]], console: Console
+    t: Any, rows: list[Any], figures: list[tuple[Group, str, Figures]], console: Console
 ) -> None:
     """One row per workload and direction: the mean over the repetitions, CI and CV."""
     table = Table(
@@ -166,23 +153,25 @@ def _render_repeated(
     for col in ("workload", "rw", "bs", "QD x jobs", "dir", "n", "IOPS", "CV", "bandwidth",
                 "lat mean", "p99"):  # fmt: skip
         table.add_column(col, justify="left" if col in ("workload", "rw", "dir") else "right")
-    params = {r.workload: r.params for r in rows}
-    for sm in summaries:
-        p = params.get(sm["workload"], {})
-        cv = sm["iops"].get("cv_pct")
+    for g, d, f in figures:
+        cv = f.iops.cv_pct
         cv_text = "-" if cv is None else f"{cv:.1f} %"
-        if cv is not None and cv > UNSTABLE_CV_PCT:
+        if is_unstable(f.iops):
             cv_text = f"[yellow]{cv_text}[/]"
         table.add_row(
-            escape(sm["workload"]),
-            *_shape(p),
-            sm["direction"],
-            str(sm["n"]),
-            _pm(sm["iops"], format_iops),
+            escape(g.workload),
+            *_shape(g.params),
+            d,
+            str(f.n),
+            _pm(f.iops.as_dict(), format_iops),
             cv_text,
-            _pm(sm["bw_bytes"], format_rate),
-            _pm(sm["lat_mean_ns"], format_ns),
-            _pm(sm["lat_p99_ns"], format_ns),
+            _pm(f.bw_bytes.as_dict(), format_rate),
+            _pm(f.lat_mean_ns.as_dict(), format_ns),
+            mark_kind(_pm(f.lat_p99_ns.as_dict(), format_ns), f.lat_p99_kind),
+        )
+    if any(f.lat_p99_kind == "clat" and f.lat_p99_ns.n for _, _, f in figures):
+        table.caption = (
+            f"{table.caption}\n* completion latency: the output has no total-latency percentiles"
         )
     failed = [r for r in rows if r.status != "ok"]
     for r in failed:

@@ -1,0 +1,299 @@
+"""The reports' table model: formatted, unescaped strings, one line per table row.
+
+Shared by the HTML report (:mod:`iobench.report.html`), the Markdown report
+(:mod:`iobench.report.markdown`) and, for the workload shape and ratios, the terminal. No
+HTML, Markdown, plotly or jinja2 here: each renderer escapes for its own format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from iobench.analysis.compare import Comparison
+from iobench.analysis.results import Figures, LatencyKind, run_figures
+from iobench.analysis.stats import Summary, is_unstable
+from iobench.report.context import host_lines
+from iobench.store.repository import RunRecord
+from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
+
+# How a report says that a p99 is completion latency (fio gave no total-latency percentiles).
+CLAT_MARK = "*"
+CLAT_NOTE = (
+    "* completion latency: fio gave no total-latency percentiles or histogram for it "
+    "(lat_percentiles unset, e.g. an imported output)"
+)
+
+
+def run_title(run: RunRecord) -> str:
+    return f"run {run.id}" + (f" ({run.label})" if run.label else "")
+
+
+# -- workload shape ---------------------------------------------------------------------------
+
+
+def known(value: Any) -> str:
+    """A parameter as text; ``-`` when it is not known (imported runs)."""
+    return "-" if value is None else str(value)
+
+
+def shape_cells(params: dict[str, Any]) -> list[str]:
+    """rw, bs and "QD x jobs" as three strings; ``-`` for what is not known."""
+    bs = params.get("bs")
+    if isinstance(bs, int) and not isinstance(bs, bool):
+        bs_text = format_size_short(bs) if bs > 0 else "-"
+    else:
+        bs_text = known(bs)
+    return [
+        known(params.get("rw")),
+        bs_text,
+        f"{known(params.get('iodepth'))} x {known(params.get('numjobs'))}",
+    ]
+
+
+def workload_shape(params: dict[str, Any], *, detail: bool = False) -> str:
+    """``randread 4k QD32x4``; ``randrw 70/30 8k QD16x2``; ``-`` for unknown values. With
+    ``detail``, also ``buffered`` (direct=0) and the runtime."""
+    rw, bs, _ = shape_cells(params)
+    mix = params.get("rwmixread")
+    if isinstance(mix, int | float) and rw in ("rw", "readwrite", "randrw"):
+        rw += f" {mix:g}/{100 - mix:g}"
+    parts = [rw, bs, f"QD{known(params.get('iodepth'))}x{known(params.get('numjobs'))}"]
+    if detail:
+        if params.get("direct") is False:
+            parts.append("buffered")
+        runtime = params.get("runtime_s")
+        if isinstance(runtime, int | float) and not isinstance(runtime, bool):
+            parts.append(format_duration(float(runtime)))
+    return " ".join(parts)
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+
+def format_ratio(ratio: float | None) -> str:
+    """``0.6`` -> ``60 %``; two significant digits below 10 %; None -> ``-``."""
+    if ratio is None:
+        return "-"
+    pct = ratio * 100
+    if pct >= 10:
+        return f"{pct:.0f} %"
+    return f"{pct:.2g} %"
+
+
+def format_summary(s: Summary, fmt: Callable[[float | None], str]) -> str:
+    """``5.84k ±1.2 %``: the mean and the 95 % CI half-width relative to it (n > 1)."""
+    if s.mean is None:
+        return "-"
+    half = s.ci95_half_width
+    if half is None or s.mean == 0:
+        return fmt(s.mean)
+    return f"{fmt(s.mean)} ±{100 * half / abs(s.mean):.1f} %"
+
+
+def p99_text(f: Figures) -> str:
+    """The p99 of the merged histogram; without bins the repetitions' p99s summarised;
+    marked with CLAT_MARK when it is completion latency."""
+    if f.lat_p99_merged_ns is not None:
+        text = format_ns(f.lat_p99_merged_ns)
+    else:
+        text = format_summary(f.lat_p99_ns, format_ns)
+    return mark_kind(text, f.lat_p99_kind)
+
+
+def mark_kind(text: str, kind: LatencyKind | None) -> str:
+    return text + CLAT_MARK if kind == "clat" and text != "-" else text
+
+
+# -- runs -------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RunLine:
+    run_id: int
+    label: str | None
+    suite: str
+    status: str
+    fio_version: str
+    host: str
+    targets: str
+    started: str
+    results: int  # results that finished, repetitions included
+    warnings: int
+
+
+def run_lines(runs: Sequence[RunRecord]) -> list[RunLine]:
+    return [
+        RunLine(
+            run_id=run.id,
+            label=run.label,
+            suite=run.suite,
+            status=run.status,
+            fio_version=run.fio_version or "-",
+            host=str(run.host.get("hostname") or "-"),
+            targets=", ".join(t.spec for t in run.targets) or "-",
+            started=run.started_at.replace("T", " ")[:19],
+            results=sum(1 for r in run.results if r.status == "ok"),
+            warnings=len(run.warnings),
+        )
+        for run in runs
+    ]
+
+
+def host_summary(run: RunRecord) -> str:
+    """One line about the host: name, OS, kernel, virtualisation, CPU, memory (what is known)."""
+    parts = [
+        f"{k} {v}"
+        for k, v in host_lines(run.host)
+        if v and v != "-" and not v.startswith("none detected")
+    ]
+    if run.origin == "imported":
+        parts.insert(0, f"imported from {run.source or 'fio output'}")
+    return "; ".join(parts) or "-"
+
+
+def target_summaries(run: RunRecord) -> list[tuple[str, str]]:
+    """(target, one line about it: kind, filesystem, mount options, first disk)."""
+    out = []
+    for t in sorted(run.targets, key=lambda t: t.position):
+        ctx = t.context or {}
+        fs = ctx.get("filesystem") or {}
+        disks = (ctx.get("block") or {}).get("disks") or []
+        disk = disks[0] if disks else {}
+        parts = [
+            t.kind,
+            str(fs["fstype"]) if fs.get("fstype") else None,
+            f"mounted {fs['options']}" if fs.get("options") else None,
+            " ".join(str(disk[k]).strip() for k in ("path", "transport", "model") if disk.get(k))
+            or None,
+        ]
+        out.append((t.spec, ", ".join(p for p in parts if p) or "-"))
+    return out
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ResultLine:
+    target: str
+    workload: str
+    shape: str
+    direction: str
+    n: int  # repetitions
+    iops: str
+    bandwidth: str
+    lat_mean: str
+    lat_p99: str  # ends with CLAT_MARK when it is completion latency
+    lat_p99_kind: LatencyKind | None
+    unstable: bool  # the IOPS vary by more than UNSTABLE_CV_PCT
+
+
+def result_lines(run: RunRecord) -> list[ResultLine]:
+    """Per target, workload and direction of one run: the repetitions summarised."""
+    return [
+        ResultLine(
+            target=g.target,
+            workload=g.workload,
+            shape=workload_shape(g.params),
+            direction=d,
+            n=f.n,
+            iops=format_summary(f.iops, format_iops),
+            bandwidth=format_summary(f.bw_bytes, format_rate),
+            lat_mean=format_summary(f.lat_mean_ns, format_ns),
+            lat_p99=p99_text(f),
+            lat_p99_kind=f.lat_p99_kind,
+            unstable=is_unstable(f.iops),
+        )
+        for g, d, f in run_figures(run)
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class FailedLine:
+    target: str
+    workload: str
+    repetition: int
+    error: str  # the first line of the error
+
+
+def failed_lines(run: RunRecord) -> list[FailedLine]:
+    """Every result that failed, with the first line of its error."""
+    return [
+        FailedLine(
+            target=r.target,
+            workload=r.workload,
+            repetition=r.repetition,
+            error=((r.error or "").strip().splitlines() or ["no result"])[0],
+        )
+        for r in run.results
+        if r.status != "ok" or r.metrics is None
+    ]
+
+
+# -- comparison ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareLine:
+    workload: str
+    direction: str
+    shape: str
+    setup: str  # Setup.name
+    iops: str
+    iops_ratio: str
+    bandwidth: str
+    bw_ratio: str
+    lat_mean: str
+    lat_ratio: str
+    lat_p99: str  # ends with CLAT_MARK when it is completion latency
+    lat_p99_kind: LatencyKind | None
+    verdict: str
+    unstable: bool
+    span: int  # how many lines this workload has, on its first line; 0 on the others
+    baseline: bool
+
+
+def compare_lines(comparison: Comparison) -> list[CompareLine]:
+    names = {s.key: s.name for s in comparison.setups}
+    out = []
+    for row in comparison.rows:
+        for i, c in enumerate(row.cells):
+            base = c.verdict == "baseline"
+            out.append(
+                CompareLine(
+                    workload=row.workload,
+                    direction=row.direction,
+                    shape=workload_shape(row.params),
+                    setup=names.get(c.setup, c.setup),
+                    iops=format_summary(c.iops, format_iops),
+                    iops_ratio="" if base else format_ratio(c.iops_ratio),
+                    bandwidth=format_summary(c.bw_bytes, format_rate),
+                    bw_ratio="" if base else format_ratio(c.bw_ratio),
+                    lat_mean=format_summary(c.lat_mean_ns, format_ns),
+                    lat_ratio="" if base else format_ratio(c.lat_mean_ratio),
+                    lat_p99=mark_kind(format_ns(c.p99_ns), c.lat_p99_kind),
+                    lat_p99_kind=c.lat_p99_kind,
+                    verdict=c.verdict,
+                    unstable=is_unstable(c.iops),
+                    span=len(row.cells) if i == 0 else 0,
+                    baseline=c.setup == comparison.baseline,
+                )
+            )
+    return out
+
+
+def verdict_counts(comparison: Comparison) -> list[tuple[str, dict[str, int]]]:
+    """Per setup other than the baseline: how many rows got each verdict."""
+    out = []
+    for s in comparison.setups:
+        if s.key == comparison.baseline:
+            continue
+        counts: dict[str, int] = {}
+        for row in comparison.rows:
+            for c in row.cells:
+                if c.setup == s.key:
+                    counts[c.verdict] = counts.get(c.verdict, 0) + 1
+        out.append((s.name, counts))
+    return out
