@@ -128,3 +128,16 @@ def test_export_csv_and_errors(cli: Cli, two_runs: tuple[int, int], tmp_path: Pa
     assert len(lines) == 1 + 2, "one row per workload, direction and repetition"
     code, _, err = cli("export", "9")
     assert code == 2 and "there is no run 9" in err
+
+
+def test_labels_and_messages_are_text_not_markup_or_emoji(
+    cli: Cli, isolated_db: Path, tmp_path: Path
+) -> None:
+    with Store.open(isolated_db) as store:
+        _store_run(store, "a:x:[b]c[/]")
+    code, out, _ = cli("list")
+    assert code == 0 and "a:x:[b]c[/]" in out
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    code, _, err = cli("import", str(passwd))
+    assert code == 2 and "root:x:0:0" in err

@@ -271,15 +271,31 @@ def test_repetitions_are_rows_and_awkward_text_survives(store: Store) -> None:
     assert rows[0]["usr_cpu_pct"] is None and rows[0]["sys_cpu_pct"] == 0.0
 
 
-def test_json_export_is_the_show_document(store: Store) -> None:
+def test_json_export_is_the_show_document_with_bins_and_evidence(store: Store) -> None:
     for run in (
         imported(store, RECORDED / "client-server-2-jsonplus.json"),
         store_run_with_repetitions(store),
     ):
         text = export_json(run)
         assert text.endswith("}\n")
-        assert json.loads(text) == run_document(run)
-        assert json.loads(text)["kind"] == "run"
+        doc = json.loads(text)
+        assert doc == run_document(run, full=True)
+        shown = run_document(run)
+        assert doc["kind"] == shown["kind"] == "run"
+        # Everything `show --json` has, plus what a re-import needs.
+        assert doc.keys() - shown.keys() == {"argv", "suite_def"}
+        assert {k: v for k, v in doc.items() if k in shown and k != "results"} == {
+            k: v for k, v in shown.items() if k != "results"
+        }
+        for full, short in zip(doc["results"], shown["results"], strict=True):
+            assert full.keys() - short.keys() == {
+                "position", "metrics_version", "fio_errno", "job_file", "fio_argv", "fio_rc"
+            }  # fmt: skip
+    run = imported(store, RECORDED / "client-server-2-jsonplus.json")
+    stored = (run.results[0].metrics or {})["read"]["clat_ns"]["bins"]
+    assert stored, "a json+ output has histogram bins"
+    assert json.loads(export_json(run))["results"][0]["read"]["clat_ns"]["bins"] == stored
+    assert "bins" not in run_document(run)["results"][0]["read"]["clat_ns"]
 
 
 def test_read_csv_rejects_a_broken_file() -> None:
@@ -301,4 +317,4 @@ def test_cli_export_prints_the_csv_and_writes_json_to_a_file(
     target = tmp_path / "run.json"
     code, out, err = cli("export", "latest", "--format", "json", "-o", str(target))
     assert (code, out) == (0, "")
-    assert json.loads(target.read_text()) == run_document(run)
+    assert json.loads(target.read_text()) == run_document(run, full=True)

@@ -71,3 +71,37 @@ def test_two_targets_repeated_then_compared(
     code, table, _ = cli("compare", str(doc["run_id"]))
     assert code == 0
     assert "verdict" in table and "%" in table
+
+    # Export round trip: the JSON export, imported into another database, is the same run
+    # (same results, histograms, samples and comparison); only its identity says "imported".
+    run_id = str(doc["run_id"])
+    exported = tmp_path / "run.json"
+    code, _, err = cli("export", run_id, "--format", "json", "-o", str(exported))
+    assert code == 0, err
+    first = json.loads(exported.read_text())
+    assert first["results"][0]["read"]["clat_ns"]["bins"], "the export keeps the histograms"
+    code, csv_before, _ = cli("export", run_id, "--format", "csv")
+    other = str(tmp_path / "other.db")
+    code, out, err = cli("--db", other, "import", str(exported))
+    assert code == 0, err
+    assert out.startswith("imported run 1 from ")
+    code, out, err = cli("--db", other, "export", "1", "--format", "json")
+    assert code == 0, err
+    again = json.loads(out)
+    identity = {"run_id", "uuid", "origin", "source", "suite_def"}
+    assert {k for k in first.keys() | again.keys() if first.get(k) != again.get(k)} <= identity
+    assert (again["origin"], again["source"]) == ("imported", str(exported))
+    assert again["suite_def"]["imported_from"]["uuid"] == first["uuid"]
+    assert again["results"] == first["results"] and again["summary"] == first["summary"]
+    assert cli("--db", other, "export", "1", "--format", "csv")[1] == csv_before
+    code, out, _ = cli("--db", other, "compare", "1", "--json")
+    assert [c["iops_ratio"] for r in json.loads(out)["rows"] for c in r["cells"]] == [
+        c["iops_ratio"] for r in comparison["rows"] for c in r["cells"]
+    ]
+    # The same run twice is refused, and nothing is written.
+    code, out, err = cli("--db", other, "import", str(exported))
+    assert code == 2
+    assert f"{exported} holds a run that is already in this database as run 1" in err
+    assert "Traceback" not in err
+    code, out, _ = cli("--db", other, "list", "--json")
+    assert [r["run_id"] for r in json.loads(out)["runs"]] == [1]

@@ -371,8 +371,8 @@ def test_every_chart_has_a_json_block_that_parses(page: str) -> None:
     }
     charts = parsed.charts()
     assert sorted(charts) == sorted(blocks)
-    # 4 workloads: bars and timelines for all, latency curves for the 3 with histograms.
-    assert len(charts) == 11
+    # 4 workloads: bars, timelines and latency curves for all (seqread-1m: fio's listed ones).
+    assert len(charts) == 12
     names = {t["name"] for fig in blocks.values() for t in fig["data"] if "name" in t}
     # Plotly reads tags in names: it gets the label escaped, and shows it as text.
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in names
@@ -409,8 +409,10 @@ def test_bars_show_the_mean_with_the_95_ci_of_the_repetitions(
 
 
 def test_latency_curves_come_from_the_histograms(page: str) -> None:
-    curves = _figures(page, "latency percentiles")
-    assert len(curves) == 3  # seqread-1m (plain json) has no histogram
+    found = _figures(page, "latency percentiles")
+    # seqread-1m (plain json) has no histogram: fio's listed percentiles, drawn as markers.
+    curves = [c for c in found if all(t["mode"] == "lines" for t in c["data"])]
+    assert len(found) == 4 and len(curves) == 3
     first = curves[0]
     assert first["layout"]["yaxis"]["type"] == "log"
     assert "p99.9" in first["layout"]["xaxis"]["ticktext"]
@@ -484,9 +486,15 @@ def test_missing_histograms_samples_and_failures_are_said(runs: list[RunRecord])
     run = dataclasses.replace(run, results=bare, status="failed", error="1 workload failed")
     page = render_html([run], None)
     assert "per second: no per-second samples were recorded" in page
-    assert "latency percentiles: no latency histogram was stored" in page  # seqread-1m
-    # Bars for the 3 that finished, curves for the 2 of them with histograms.
-    assert len(Page(page).charts()) == 5
+    # Bars and latency curves for the 3 that finished: seqread-1m (plain json, no bins) has
+    # fio's own percentile list drawn as markers, and says so.
+    assert len(Page(page).charts()) == 6
+    (listed,) = [
+        f for f in _figures(page, "latency percentiles") if f["data"][0]["mode"] != "lines"
+    ]
+    assert listed["data"][0]["mode"] == "lines+markers"
+    assert "fio's own percentiles" in listed["layout"]["annotations"][0]["text"]
+    assert "p99: " in listed["data"][0]["hovertext"][3]  # p50, p90, p95, p99
     assert "randrw-4k-sync</td>" not in page
     assert (
         '<span class="status status-failed">failed</span> randrw-4k-sync on '
@@ -759,7 +767,7 @@ def test_chromium_draws_every_chart_with_no_error_and_no_request(
 ) -> None:
     parsed = Page(page)
     browser.open(report_file.as_uri())
-    assert _wait_for_charts(browser, len(parsed.charts())) == len(parsed.charts()) == 11
+    assert _wait_for_charts(browser, len(parsed.charts())) == len(parsed.charts()) == 12
     assert browser.evaluate(
         "Array.from(document.querySelectorAll('div.chart'))"
         ".every(d => d.querySelectorAll('.main-svg .trace').length > 0)"
@@ -849,7 +857,7 @@ def test_chromium_command_line_screenshot_and_dom(report_file: Path, tmp_path: P
     drawn = [
         a for tag, a in parsed.tags if tag == "div" and "js-plotly-plot" in (a.get("class") or "")
     ]
-    assert len(drawn) == 11
+    assert len(drawn) == 12
     assert '<ul id="js-errors" hidden=""></ul>' in dom
 
 

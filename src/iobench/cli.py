@@ -33,13 +33,18 @@ Exit codes:
 """
 
 
+# emoji=False: ":x:" in a label, path or error message is text, not an emoji.
 def _stdout() -> Console:
-    return Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+    return Console(width=None if sys.stdout.isatty() else 160, highlight=False, emoji=False)
 
 
 def _stderr() -> Console:
     return Console(
-        stderr=True, width=None if sys.stderr.isatty() else 160, highlight=False, soft_wrap=True
+        stderr=True,
+        width=None if sys.stderr.isatty() else 160,
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
     )
 
 
@@ -496,12 +501,15 @@ def _write_atomically(path: Path, text: str) -> None:
 def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_json: bool) -> None:
     """Import fio JSON output files (fio 2.x and 3.x, json or json+, client/server) as runs.
 
-    Every file is checked first; if any is not fio output, nothing is imported.
+    A file that `iobench export RUN --format json` wrote comes back as the same run (a run
+    already in the database is refused). Every file is checked first; if any is not fio
+    output or an iobench export, nothing is imported.
 
     \b
     Examples:
       iobench import results.json --label legacy
       iobench import old/*.json --json
+      iobench import run7.json            # exported on another machine
     """
     from iobench.importer import import_files
     from iobench.report.jsondoc import runs_document
@@ -530,7 +538,8 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
     type=click.Choice(["csv", "json"]),
     default="csv",
     show_default=True,
-    help="csv: one row per workload, direction and repetition; json: as `show --json`.",
+    help="csv: one row per workload, direction and repetition; json: as `show --json`, "
+    "with histograms and evidence (`iobench import` reads it back).",
 )
 @click.option(
     "-o",

@@ -159,8 +159,10 @@ def export_csv(run: RunRecord) -> str:
 
 
 def export_json(run: RunRecord) -> str:
-    """The document ``iobench show RUN --json`` prints (schema: docs/json-schema.md)."""
-    return json.dumps(run_document(run), indent=2, ensure_ascii=False) + "\n"
+    """The document ``iobench show RUN --json`` prints, with everything ``iobench import``
+    needs to restore the run elsewhere: histogram bins, argv, suite definition, evidence
+    (schema: docs/json-schema.md)."""
+    return json.dumps(run_document(run, full=True), indent=2, ensure_ascii=False) + "\n"
 
 
 _INT = re.compile(r"^-?\d+$")

@@ -33,6 +33,7 @@ from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput
+from iobench.restore import is_run_document, plan_run_document
 from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
 
 IMPORTED_SUITE = "imported"
@@ -56,7 +57,7 @@ class ImportPlan:
     path: str  # as the user gave it (for messages)
     source: str  # absolute path, stored as the run's source
     started_at: str  # ISO 8601 UTC
-    time_source: str  # "job_start" | "timestamp" | "mtime" | "import time"
+    time_source: str  # "job_start" | "timestamp" | "mtime" | "import time" | "document"
     fio_version: str | None
     client_mode: bool
     host: dict[str, Any]
@@ -66,6 +67,12 @@ class ImportPlan:
     warnings: tuple[dict[str, Any], ...]
     status: str  # "complete", or "failed" when a job in the file reported an error
     error: str | None
+    # An exported iobench run document (iobench.restore) brings these; fio output does not.
+    suite: str = IMPORTED_SUITE
+    label: str | None = None  # used unless --label is given
+    finished_at: str | None = None  # None: the time of the import
+    argv: tuple[str, ...] = ()  # the original command line (the import's own when empty)
+    original_uuid: str | None = None  # the exported run's uuid: importing it twice is refused
 
 
 # -- the impure part: read, validate all, store ------------------------------------------
@@ -92,17 +99,49 @@ def import_files(
             raise UserError(f"{path} is given twice (also as {seen[real]})", "give every file once")
         seen[real] = path
         text, mtime = _read(path)
-        plans.append(plan_import(text, path, mtime=mtime))
+        plans.append(plan_file(text, path, mtime=mtime))
+    uuids: dict[str, str] = {}
+    for plan in plans:
+        if plan.original_uuid is None:
+            continue
+        if plan.original_uuid in uuids:
+            raise UserError(
+                f"{plan.path} and {uuids[plan.original_uuid]} hold the same run "
+                f"(uuid {plan.original_uuid})",
+                "give it once",
+            )
+        uuids[plan.original_uuid] = plan.path
+        there = store.find_run_uuid(plan.original_uuid)
+        if there is not None:
+            raise UserError(
+                f"{plan.path} holds a run that is already in this database as run {there} "
+                f"(uuid {plan.original_uuid}); nothing was imported",
+                f"see it with `iobench show {there}`; leave this file out",
+            )
     return [store_plan(store, plan, label=label, argv=argv) for plan in plans]
+
+
+def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
+    """fio output, or a run document that ``iobench export --format json`` wrote."""
+    stripped = text.lstrip()
+    if stripped.startswith("{") and '"kind"' in stripped[:200]:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        if is_run_document(doc):
+            plan: ImportPlan = plan_run_document(doc, path)
+            return plan
+    return plan_import(text, path, mtime=mtime)
 
 
 def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Sequence[str]) -> int:
     """Write one planned import as a run; returns its id."""
     run_id = store.create_run(
-        suite=IMPORTED_SUITE,
+        suite=plan.suite,
         suite_def=plan.suite_def,
-        label=label,
-        argv=argv,
+        label=label if label is not None else plan.label,
+        argv=plan.argv or argv,
         host=plan.host,
         iobench_version=__version__,
         targets=plan.targets,
@@ -119,6 +158,7 @@ def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Seque
             fio_version=plan.fio_version,
             warnings=plan.warnings,
             error=plan.error,
+            finished_at=plan.finished_at,
         )
     except BaseException as e:
         interrupted = isinstance(e, KeyboardInterrupt | Interrupted)

@@ -404,7 +404,10 @@ def _others(setups: Sequence[Setup]) -> str:
 
 
 def _where(s: Setup) -> str:
-    return s.key if s.name == s.key else f"{s.name} ({s.key})"
+    """A setup named so it can be found: its name, and the run when the name has none."""
+    if s.name == s.key or f"(run {s.run_id})" in s.name:
+        return s.name
+    return f"{s.name} (run {s.run_id})"
 
 
 def _why(

@@ -220,22 +220,29 @@ class SetupName:
 
 def setup_names(runs: Sequence[RunRecord]) -> list[SetupName]:
     """Every (run, target) pair of ``runs`` in order, with its key and name: the targets a
-    run was given, then any other target its results name."""
+    run was given, then any other target its results name.
+
+    The name is the run's label, followed by the target when the run has several, and by
+    ``(run N)`` when another of ``runs`` has the same label; without a label it is the key.
+    """
     pairs: list[tuple[RunRecord, str]] = []
     for run in runs:
         specs = [t.spec for t in sorted(run.targets, key=lambda t: t.position)]
         specs += [t for t in dict.fromkeys(r.target for r in run.results) if t not in specs]
         pairs.extend((run, spec) for spec in specs)
     count = {run.id: sum(1 for r, _ in pairs if r.id == run.id) for run in runs}
-    labels = [run.label for run, _ in pairs if run.label]
+    label_runs: dict[str, set[int]] = {}
+    for run in runs:
+        if run.label:
+            label_runs.setdefault(run.label, set()).add(run.id)
     out = []
     for run, spec in pairs:
-        key = f"run {run.id} {spec}" if count[run.id] > 1 else f"run {run.id}"
-        if run.label and labels.count(run.label) == 1:
-            name = run.label
-        elif run.label:
-            name = f"{run.label} ({key})"
-        else:
-            name = key
+        several = count[run.id] > 1
+        key = f"run {run.id} {spec}" if several else f"run {run.id}"
+        name = key
+        if run.label:
+            name = run.label + (f" {spec}" if several else "")
+            if len(label_runs[run.label]) > 1:
+                name += f" (run {run.id})"
         out.append(SetupName(run=run, target=spec, key=key, name=name))
     return out

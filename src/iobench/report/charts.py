@@ -18,9 +18,9 @@ import plotly.graph_objects as go  # type: ignore[import-untyped]
 from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from iobench.analysis.histogram import percentiles_from_bins
-from iobench.analysis.results import merged_bins, sections
+from iobench.analysis.results import latency_field, merged_bins, sections
 from iobench.analysis.stats import Summary, summarize
-from iobench.model import DIRECTIONS, PERCENTILES
+from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
 from iobench.units import format_iops, format_ns, format_rate
 
@@ -205,40 +205,71 @@ def latency_curve(bins: dict[int, int]) -> list[tuple[float, float]]:
     ]
 
 
+def _listed_curves(secs: Sequence[dict[str, Any]]) -> tuple[list[list[tuple[float, float]]], Any]:
+    """Without histogram bins (fio's plain ``json``): each repetition's own percentile list,
+    as fio stated it, and which latency it is; percentiles are never averaged."""
+    curves = []
+    kind = None
+    for sec in secs:
+        points = []
+        for p in PERCENTILES:
+            (value,), found = latency_field([sec], percentile_key(p))
+            if value is not None and p >= 50:
+                points.append((p, float(value)))
+                kind = kind or found
+        if len(points) >= 2:
+            curves.append(points)
+    return curves, kind
+
+
 def latency_figure(entries: Entries) -> Any | None:
-    """Latency percentile curves from the merged histograms: x in nines, y log latency."""
+    """Latency percentile curves from the merged histograms: x in nines, y log latency.
+    Where no histogram was stored, each repetition's listed percentiles (markers), marked."""
     fig = go.Figure()
     top_nines = 0.0
     low, high = math.inf, 0.0
-    completion = False
+    completion = listed = False
     for s, reps in entries:
+        several = len(reps) > 1
         for d in DIRECTIONS:
-            bins, kind = merged_bins(sections(reps, d))
-            curve = latency_curve(bins) if bins else []
-            if not curve:
-                continue
-            xs = [nines(p) for p, _ in curve]
-            ys = [v for _, v in curve]
-            top_nines = max(top_nines, xs[-1])
-            low, high = min(low, min(ys)), max(high, max(ys))
-            completion = completion or kind == "clat"
-            name = plot_text(s.name)
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    name=f"{name} {d}",
-                    line={"color": s.colour, "dash": _DASH[d], "width": 2},
-                    hovertext=[f"{name} {d}<br>p{p:g}: {format_ns(v)}" for p, v in curve],
-                    hoverinfo="text",
+            secs = sections(reps, d)
+            bins, kind = merged_bins(secs)
+            curves = [latency_curve(bins)] if bins else []
+            from_list = not curves
+            if from_list:
+                curves, kind = _listed_curves(secs)
+            for i, curve in enumerate(c for c in curves if c):
+                xs = [nines(p) for p, _ in curve]
+                ys = [v for _, v in curve]
+                top_nines = max(top_nines, xs[-1])
+                low, high = min(low, min(ys)), max(high, max(ys))
+                completion = completion or kind == "clat"
+                listed = listed or from_list
+                name = plot_text(s.name)
+                label = f"{name} {d}" + (f" #{i + 1}" if from_list and several else "")
+                how = " (fio's percentile list)" if from_list else ""
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=ys,
+                        mode="lines+markers" if from_list else "lines",
+                        marker={"size": 6},
+                        name=label,
+                        line={"color": s.colour, "dash": _DASH[d], "width": 2},
+                        hovertext=[f"{label}<br>p{p:g}: {format_ns(v)}{how}" for p, v in curve],
+                        hoverinfo="text",
+                    )
                 )
-            )
     if not fig.data:
         return None
+    notes = []
+    if listed:
+        notes.append("markers: fio's own percentiles (no histogram was stored)")
     if completion:
+        notes.append("completion latency: no total-latency percentiles were stored")
+    if notes:
         fig.add_annotation(
-            text="completion latency: no total-latency histogram was stored",
+            text="; ".join(notes),
             xref="paper",
             yref="paper",
             x=0,

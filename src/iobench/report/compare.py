@@ -41,10 +41,9 @@ def render_comparison(c: Comparison, console: Console) -> None:
         highlight=False,
     )
     for s in c.setups:
-        if s.name == s.key:
-            console.print(f"  {escape(s.key)}", highlight=False, style="dim")
-        else:
-            console.print(f"  {escape(s.name)}: {escape(s.key)}", highlight=False, style="dim")
+        where = f"run {s.run_id} on {s.target}"
+        text = where if s.name == s.key else f"{s.name}: {where}"
+        console.print(escape(f"  {text}"), highlight=False, style="dim")
     unstable: list[tuple[Row, Cell]] = []
     for row in c.rows:
         table = Table(

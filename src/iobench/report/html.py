@@ -173,7 +173,7 @@ def workload_charts(
         notes: list[str] = list(card.notes)
         for title, build, missing in (
             ("IOPS and bandwidth", bars_figure, ""),
-            ("latency percentiles", latency_figure, "no latency histogram was stored"),
+            ("latency percentiles", latency_figure, "no latency percentiles were stored"),
             ("per second", timeline_figure, "no per-second samples were recorded"),
         ):
             fig = build(card.entries)

@@ -12,8 +12,10 @@ from iobench.store.repository import RunRecord
 SCHEMA_VERSION = 1
 
 
-def result_document(r: Any, run: RunRecord) -> dict[str, Any]:
-    metrics = without_bins(r.metrics) if r.metrics else {}
+def result_document(r: Any, run: RunRecord, *, full: bool = False) -> dict[str, Any]:
+    """One result; ``full`` (export): with the histogram bins, fio's errno and the evidence
+    that fits in a document (job file, argv, return code; not fio's raw output)."""
+    metrics = r.metrics if full and r.metrics else without_bins(r.metrics) if r.metrics else {}
     doc: dict[str, Any] = {
         "workload": r.workload,
         "target": r.target,
@@ -30,11 +32,21 @@ def result_document(r: Any, run: RunRecord) -> dict[str, Any]:
     doc["started_at"] = r.started_at
     doc["finished_at"] = r.finished_at
     doc["samples"] = r.samples
+    if full:
+        doc["position"] = r.position
+        doc["metrics_version"] = metrics.get("metrics_version")
+        doc["fio_errno"] = metrics.get("error")
+        doc["job_file"] = r.job_file
+        doc["fio_argv"] = r.fio_argv
+        doc["fio_rc"] = r.fio_rc
     return doc
 
 
-def run_document(run: RunRecord) -> dict[str, Any]:
-    return {
+def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
+    """The ``kind: "run"`` document; ``full`` is what ``export --format json`` writes and
+    ``import`` reads back: also the command line, the suite definition, the histogram bins
+    and each result's evidence (docs/json-schema.md)."""
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "kind": "run",
         "run_id": run.id,
@@ -62,10 +74,14 @@ def run_document(run: RunRecord) -> dict[str, Any]:
             for t in run.targets
         ],
         "warnings": run.warnings,
-        "results": [result_document(r, run) for r in run.results],
+        "results": [result_document(r, run, full=full) for r in run.results],
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
         "summary": summarize_results(run),
     }
+    if full:
+        doc["argv"] = run.argv
+        doc["suite_def"] = run.suite_def
+    return doc
 
 
 def run_summary(run: RunRecord) -> dict[str, Any]:

@@ -35,13 +35,14 @@ def render_run(run: RunRecord, console: Console) -> None:
     )
     host = run.host
     if run.origin == "imported":
+        note = host.get("note")
         console.print(
-            f"imported from {run.source}: {host.get('note') or ''}",
+            f"imported from {run.source}" + (f": {note}" if note else ""),
             highlight=False,
             markup=False,
             style="dim",
         )
-    else:
+    if "cpu" in host:  # measured by iobench (also a re-imported export)
         cpu = host.get("cpu") or {}
         virt = (host.get("virtualization") or {}).get("vm")
         virt = None if virt == "none" else virt

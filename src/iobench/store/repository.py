@@ -301,13 +301,31 @@ class Store:
         fio_version: str | None,
         warnings: Sequence[dict[str, Any]],
         error: str | None = None,
+        finished_at: str | None = None,
     ) -> None:
+        """Set the run's outcome; ``finished_at`` defaults to now."""
         with self._tx() as conn:
             conn.execute(
                 "UPDATE runs SET status = ?, fio_version = ?, warnings_json = ?, error = ?,"
                 " finished_at = ? WHERE id = ?",
-                (status, fio_version, _dumps(list(warnings)), error, now_iso(), run_id),
+                (
+                    status,
+                    fio_version,
+                    _dumps(list(warnings)),
+                    error,
+                    finished_at or now_iso(),
+                    run_id,
+                ),
             )
+
+    def find_run_uuid(self, run_uuid: str) -> int | None:
+        """The id of the run that is, or was imported from, the run with this uuid."""
+        row = self._conn.execute(
+            "SELECT id FROM runs WHERE uuid = ?"
+            " OR json_extract(suite_json, '$.imported_from.uuid') = ? ORDER BY id LIMIT 1",
+            (run_uuid, run_uuid),
+        ).fetchone()
+        return None if row is None else int(row["id"])
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -1,0 +1,188 @@
+"""An iobench run document (``iobench export RUN --format json``) read back as a run.
+
+Pure: the parsed document -> an :class:`iobench.importer.ImportPlan`, so ``iobench import``
+stores it like any other imported file (all files checked first, one run per file). What
+comes back is the run as it was exported: suite, label, status, host and target context,
+warnings, every result with its parameters, metrics (histogram bins included when the
+document has them), per-second samples and the evidence a document carries (job file, fio's
+argv and return code; fio's raw output is not exported). The run is marked ``imported``;
+``suite_def.imported_from`` keeps the original run's id, uuid, origin and source, which is
+how importing the same run twice is recognised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from iobench.errors import UserError
+from iobench.model import DIRECTIONS
+from iobench.report.jsondoc import SCHEMA_VERSION
+from iobench.store.repository import ResultRecord, TargetRecord
+
+_HINT = "give the file `iobench export RUN --format json` (or `show RUN --json`) wrote, unchanged"
+
+
+def is_run_document(value: Any) -> bool:
+    """Whether parsed JSON claims to be an iobench run document."""
+    return isinstance(value, Mapping) and value.get("kind") == "run" and "schema_version" in value
+
+
+class _Doc:
+    """Typed access to the document, with errors that name the file and the key."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, where: str, what: str) -> UserError:
+        return UserError(f"{self.path}: {where}: {what}", _HINT)
+
+    def get(self, obj: Mapping[str, Any], key: str, kinds: Any, where: str) -> Any:
+        value = obj.get(key)
+        wanted = _tuple(kinds)
+        if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
+            names = " or ".join(_name(k) for k in wanted)
+            raise self.fail(where, f"{key!r} must be {names}, not {_show(value)}")
+        return value
+
+
+def _tuple(kinds: Any) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+def _name(kind: type) -> str:
+    return {
+        str: "text",
+        int: "a whole number",
+        float: "a number",
+        dict: "an object",
+        list: "a list",
+        bool: "true or false",
+        type(None): "null",
+    }.get(kind, kind.__name__)
+
+
+def _show(value: Any) -> str:
+    return "missing" if value is None else f"{type(value).__name__} {str(value)[:40]!r}"
+
+
+_OPT_STR = (str, type(None))
+_OPT_INT = (int, type(None))
+
+
+def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
+    """The plan for one exported run document; UserError naming the file and the key when
+    it is not one this iobench can read."""
+    from iobench.importer import ImportPlan  # the importer imports this module
+
+    d = _Doc(path)
+    version = doc.get("schema_version")
+    if version != SCHEMA_VERSION:
+        newer = isinstance(version, int) and version > SCHEMA_VERSION
+        raise UserError(
+            f"{path} is an iobench run document of schema {version!r}; this iobench reads "
+            f"schema {SCHEMA_VERSION}",
+            "upgrade iobench to import it" if newer else _HINT,
+        )
+    status = d.get(doc, "status", str, "the run")
+    if status not in ("complete", "aborted", "failed"):
+        raise d.fail("the run", f"status {status!r} is not complete, aborted or failed")
+    raw_targets = d.get(doc, "targets", list, "the run")
+    targets = []
+    for i, t in enumerate(raw_targets):
+        where = f"targets[{i}]"
+        if not isinstance(t, Mapping):
+            raise d.fail(where, "must be an object")
+        targets.append(
+            TargetRecord(
+                position=i,
+                spec=d.get(t, "spec", str, where),
+                path=d.get(t, "path", str, where),
+                kind=d.get(t, "kind", str, where),
+                size_bytes=d.get(t, "size_bytes", _OPT_INT, where),
+                context=d.get(t, "context", dict, where),
+            )
+        )
+    raw_results = d.get(doc, "results", list, "the run")
+    # `show --json` has no positions: the suite order is the order workloads first appear.
+    names = [r.get("workload") for r in raw_results if isinstance(r, Mapping)]
+    first = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    results = tuple(_result(d, r, i, first) for i, r in enumerate(raw_results))
+    suite_def = dict(doc.get("suite_def") or {"source": doc.get("suite_source")})
+    suite_def["imported_from"] = {
+        "run_id": doc.get("run_id"),
+        "uuid": d.get(doc, "uuid", str, "the run"),
+        "origin": doc.get("origin"),
+        "source": doc.get("source"),
+        "iobench_version": doc.get("iobench_version"),
+    }
+    warnings = d.get(doc, "warnings", list, "the run")
+    if not all(isinstance(w, Mapping) for w in warnings):
+        raise d.fail("warnings", "every warning must be an object")
+    return ImportPlan(
+        path=path,
+        source=str(Path(path).resolve()),
+        started_at=d.get(doc, "started_at", str, "the run"),
+        time_source="document",
+        fio_version=d.get(doc, "fio_version", _OPT_STR, "the run"),
+        client_mode=False,
+        host=d.get(doc, "host", dict, "the run"),
+        suite_def=suite_def,
+        targets=tuple(targets),
+        results=results,
+        warnings=tuple(dict(w) for w in warnings),
+        status=status,
+        error=d.get(doc, "error", _OPT_STR, "the run"),
+        suite=d.get(doc, "suite", str, "the run"),
+        label=d.get(doc, "label", _OPT_STR, "the run"),
+        finished_at=d.get(doc, "finished_at", _OPT_STR, "the run"),
+        argv=tuple(str(a) for a in doc.get("argv") or ()),
+        original_uuid=suite_def["imported_from"]["uuid"],
+    )
+
+
+def _result(d: _Doc, r: Any, i: int, first: Mapping[Any, int]) -> ResultRecord:
+    where = f"results[{i}]"
+    if not isinstance(r, Mapping):
+        raise d.fail(where, "must be an object")
+    position = d.get(r, "position", _OPT_INT, where)
+    status = d.get(r, "status", str, where)
+    if status not in ("ok", "failed"):
+        raise d.fail(where, f"status {status!r} is not ok or failed")
+    sections: dict[str, Any] = {k: d.get(r, k, (dict, type(None)), where) for k in DIRECTIONS}
+    for k, section in sections.items():
+        if section is not None:
+            for key in ("iops", "bw_bytes"):
+                d.get(section, key, (int, float, type(None)), f"{where}.{k}")
+    cpu = d.get(r, "cpu", (dict, type(None)), where)
+    metrics: dict[str, Any] | None = None
+    if status == "ok" or cpu is not None or any(sections.values()):
+        metrics = {
+            "metrics_version": r.get("metrics_version") or 1,
+            **sections,
+            "cpu": cpu,
+            "error": r.get("fio_errno") or 0,
+            "disk_util": d.get(r, "disk_util", (list, type(None)), where) or [],
+        }
+    samples = d.get(r, "samples", (dict, type(None)), where)
+    return ResultRecord(
+        target=d.get(r, "target", str, where),
+        workload=d.get(r, "workload", str, where),
+        position=first.get(r.get("workload"), 0) if position is None else position,
+        status=status,
+        params=d.get(r, "params", dict, where),
+        metrics=metrics,
+        job_file=d.get(r, "job_file", _OPT_STR, where) or "",
+        fio_argv=[str(a) for a in r.get("fio_argv") or []],
+        fio_rc=d.get(r, "fio_rc", _OPT_INT, where),
+        fio_version=d.get(r, "fio_version", _OPT_STR, where),
+        raw_output=None,
+        fio_stdout=None,
+        fio_stderr=None,
+        error=d.get(r, "error", _OPT_STR, where),
+        started_at=d.get(r, "started_at", str, where),
+        finished_at=d.get(r, "finished_at", str, where),
+        repetition=d.get(r, "repetition", int, where),
+        samples=samples,
+    )

@@ -1,0 +1,108 @@
+"""`iobench import` of an iobench run document (`export --format json`, `show --json`):
+what comes back, and the clear errors for documents it cannot read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli
+from iobench.errors import UserError
+from iobench.export import export_json
+from iobench.importer import import_files
+from iobench.report.jsondoc import run_document
+from iobench.restore import plan_run_document
+from iobench.store.repository import Store
+
+RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
+
+
+@pytest.fixture
+def exported(tmp_path: Path) -> dict[str, Any]:
+    """A run (fio output with histograms, imported) exported as JSON, in its own database."""
+    with Store.open(tmp_path / "source.db") as store:
+        (run_id,) = import_files(
+            store,
+            [str(RECORDED / "psync-randrw-fsync-jsonplus.json")],
+            label="src",
+            argv=["iobench"],
+        )
+        doc: dict[str, Any] = json.loads(export_json(store.get_run(run_id)))
+    return doc
+
+
+def test_the_plan_restores_the_run_as_it_was(exported: dict[str, Any]) -> None:
+    plan = plan_run_document(exported, "run.json")
+    assert (plan.suite, plan.label, plan.status) == ("imported", "src", exported["status"])
+    assert plan.started_at == exported["started_at"]
+    assert plan.finished_at == exported["finished_at"]
+    assert plan.original_uuid == exported["uuid"]
+    assert plan.suite_def["imported_from"]["uuid"] == exported["uuid"]
+    (result,) = plan.results
+    assert result.metrics is not None
+    assert result.metrics["read"] == exported["results"][0]["read"]
+    assert result.metrics["read"]["clat_ns"]["bins"], "histograms come back"
+    assert result.raw_output is None  # fio's raw output is not exported
+
+
+def test_a_show_document_imports_without_histograms(tmp_path: Path, cli: Cli) -> None:
+    with Store.open(tmp_path / "source.db") as store:
+        (run_id,) = import_files(
+            store, [str(RECORDED / "libaio-randread-4k-qd8-jsonplus.json")], label=None, argv=[]
+        )
+        shown = run_document(store.get_run(run_id))
+    path = tmp_path / "shown.json"
+    path.write_text(json.dumps(shown))
+    code, out, err = cli("import", str(path), "--label", "again", "--json")
+    assert code == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert run["label"] == "again" and run["origin"] == "imported"
+    code, out, _ = cli("show", str(run["run_id"]), "--json")
+    back = json.loads(out)
+    assert back["results"][0]["read"] == shown["results"][0]["read"]
+    assert back["summary"] == shown["summary"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"schema_version": 9}, "is an iobench run document of schema 9; this iobench reads"),
+        ({"status": "running"}, "the run: status 'running' is not complete, aborted or failed"),
+        ({"targets": "x"}, "the run: 'targets' must be a list, not str 'x'"),
+        ({"results": [{"workload": "w"}]}, "results[0]: 'status' must be text, not missing"),
+        ({"results": [7]}, "results[0]: must be an object"),
+        ({"warnings": ["w"]}, "warnings: every warning must be an object"),
+    ],
+)
+def test_a_broken_document_is_named_and_nothing_is_stored(
+    exported: dict[str, Any], tmp_path: Path, cli: Cli, change: dict[str, Any], message: str
+) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(exported))
+    bad.write_text(json.dumps({**exported, **change}))
+    code, out, err = cli("import", str(good), str(bad))
+    assert code == 2
+    assert f"iobench: error: {bad}" in err and message in err
+    assert "Traceback" not in err
+    code, out, err = cli("list", "--json")
+    assert (code, json.loads(out)["runs"]) == (0, []), "nothing was imported"
+
+
+def test_a_result_with_a_wrong_number_is_refused(exported: dict[str, Any]) -> None:
+    exported["results"][0]["read"]["iops"] = "many"
+    with pytest.raises(UserError, match=r"results\[0\]\.read: 'iops' must be"):
+        plan_run_document(exported, "x.json")
+
+
+def test_the_same_run_in_two_files_is_refused(
+    exported: dict[str, Any], tmp_path: Path, cli: Cli
+) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(exported))
+    b.write_text(json.dumps(exported))
+    code, _, err = cli("import", str(a), str(b))
+    assert code == 2
+    assert f"{b} and {a} hold the same run (uuid {exported['uuid']})" in err
