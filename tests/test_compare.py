@@ -136,6 +136,51 @@ def reps(workload: str, values: list[float], **kwargs: Any) -> list[ResultRecord
 # -- ratios and verdicts ----------------------------------------------------------------------
 
 
+def test_latency_and_bandwidth_get_their_own_verdicts() -> None:
+    """A rate-limited workload: IOPS equal, latency clearly higher. The IOPS verdict says
+    "within noise"; the latency verdict must not hide the difference."""
+    base = run(1, [result("rr", read=direction(1000, lat_mean=m), rep=i + 1)
+                   for i, m in enumerate([100_000, 101_000, 99_000])])  # fmt: skip
+    slow = run(2, [result("rr", read=direction(1000 + i, lat_mean=m), rep=i + 1)
+                   for i, m in enumerate([150_000, 151_000, 149_000])])  # fmt: skip
+    (row,) = compare([base, slow]).rows
+    cell = row.cells[1]
+    assert (cell.verdict, cell.bw_verdict, cell.lat_verdict) == (
+        "within noise",
+        "within noise",
+        "slower",
+    )
+    assert cell.lat_mean_ratio == pytest.approx(1.5)
+    fast = run(3, [result("rr", read=direction(1000, lat_mean=m), rep=i + 1)
+                   for i, m in enumerate([50_000, 51_000, 49_000])])  # fmt: skip
+    assert compare([base, fast]).rows[0].cells[1].lat_verdict == "faster"
+
+
+def test_repetitions_that_failed_are_counted_not_dropped() -> None:
+    base = run(1, reps("rr", [5000, 5100, 4900]))
+    partly = run(
+        2,
+        [result("rr", 3000, rep=1), result("rr", 3100, rep=2),
+         result("rr", rep=3, status="failed", error="fio: io_u error")],
+    )  # fmt: skip
+    c = compare([base, partly])
+    (row,) = c.rows
+    assert [(cell.iops.n, cell.failed) for cell in row.cells] == [(3, 0), (2, 1)]
+    assert c.unmatched == (), "compared on the repetitions that finished"
+    assert compare([base, partly]).to_dict()["rows"][0]["cells"][1]["failed"] == 1
+
+
+def test_a_matched_workload_that_did_no_io_is_listed() -> None:
+    a = run(1, [result("rr", read=None), result("x", 100, position=1, p=params(bs=8192))])
+    b = run(2, [result("rr", read=None), result("x", 90, position=1, p=params(bs=8192))])
+    c = compare([a, b])
+    assert [r.workload for r in c.rows] == ["x"]
+    assert [(u.setup, u.workload, u.reason) for u in c.unmatched] == [
+        ("run 1", "rr", "no IO measured"),
+        ("run 2", "rr", "no IO measured"),
+    ]
+
+
 def test_ratio_to_the_baseline_and_a_clear_difference() -> None:
     base = run(1, reps("rr", [4900, 5000, 5100]), label="local-ssd")
     other = run(2, reps("rr", [2900, 3000, 3100]), label="ceph-rbd")
@@ -501,6 +546,8 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
     assert sorted(cell) == [
         "bw_bytes",
         "bw_ratio",
+        "bw_verdict",
+        "failed",
         "iops",
         "iops_ratio",
         "lat_mean_ns",
@@ -508,6 +555,7 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
         "lat_p99_kind",
         "lat_p99_merged_ns",
         "lat_p99_ns",
+        "lat_verdict",
         "setup",
         "verdict",
     ]
@@ -600,3 +648,26 @@ def test_rendering_prints_user_strings_literally() -> None:
     assert "baseline <script>[bold]x[/]" in out
     assert f"{evil}  read" in out
     assert "vs <script>[bold]x[/]" in out
+
+
+def test_reports_show_the_noise_marks_and_the_notes() -> None:
+    from iobench.report.html import render_html
+    from iobench.report.markdown import render_markdown
+    from iobench.report.model import compare_lines
+
+    base = run(1, [result("rr", read=direction(1000, lat_mean=m), rep=i + 1)
+                   for i, m in enumerate([100_000, 101_000, 99_000])])  # fmt: skip
+    other = run(
+        2,
+        [result("rr", read=direction(1000 + i, lat_mean=m), rep=i + 1)
+         for i, m in enumerate([150_000, 151_000])]
+        + [result("rr", rep=3, status="failed", error="boom")],
+    )  # fmt: skip
+    c = compare([base, other])
+    line = compare_lines(c)[1]
+    assert line.iops_ratio.startswith("≈ ") and line.lat_ratio == "150 %"
+    assert line.notes == ("latency slower", "1 of 3 repetitions failed")
+    md = render_markdown([base, other], c)
+    assert "| within noise; latency slower; 1 of 3 repetitions failed |" in md
+    page = render_html([base, other], c)
+    assert '<br><span class="muted">1 of 3 repetitions failed</span>' in page

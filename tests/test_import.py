@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from iobench.analysis.histogram import percentiles_from_bins
 from iobench.errors import ExitCode, UserError
 from iobench.fio.options import (
     UNKNOWN_TARGET,
@@ -73,6 +74,61 @@ def final_entries(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
+def expected_results(path: Path) -> list[dict[str, Any]]:
+    """What each stored result should state: the file's entries, except that the numjobs
+    clones of one job section reported one by one (no group_reporting: same host, name and
+    group, echoed numjobs equal to their number) are combined by fio's group_reporting
+    rules, computed here from the raw entries: IOs and bytes summed over the longest
+    runtime, latency N-weighted, percentiles from the summed bins (none without bins)."""
+    report = raw_report(path)
+    shared = report.get("global options")
+    shared = shared if isinstance(shared, dict) else {}
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for e in final_entries(path):
+        key = (e.get("hostname"), e.get("port"), e["jobname"], e["groupid"])
+        groups.setdefault(key, []).append(e)
+    out: list[dict[str, Any]] = []
+    for members in groups.values():
+        options = {**shared, **(members[0].get("job options") or {})}
+        if len(members) > 1 and str(options.get("numjobs")) == str(len(members)):
+            out.append(_combined(members))
+        else:
+            out.extend(members)
+    return out
+
+
+def _combined(members: list[dict[str, Any]]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"jobname": members[0]["jobname"], "clones": len(members)}
+    for d in ("read", "write", "trim"):
+        parts = [m[d] for m in members if d in m]
+        ios = sum(p["total_ios"] for p in parts)
+        runtime = max(p["runtime"] for p in parts)
+        section: dict[str, Any] = {"iops": 1000 * ios / runtime if runtime else 0.0}
+        if not ios:
+            entry[d] = {"iops": 0}
+            continue
+        for kind in ("lat", "clat"):
+            objs = [latency(p, kind)[0] for p in parts]
+            if any(o is None or not o.get("N") for o in objs):
+                continue
+            n = sum(o["N"] for o in objs)  # type: ignore[index]
+            merged: dict[str, Any] = {
+                "N": n,
+                "mean": sum(o["mean"] * o["N"] for o in objs) / n,  # type: ignore[index]
+                "min": min(o["min"] for o in objs),  # type: ignore[index]
+                "max": max(o["max"] for o in objs),  # type: ignore[index]
+            }
+            if all(o.get("bins") for o in objs):  # type: ignore[union-attr]
+                bins: dict[int, int] = {}
+                for o in objs:
+                    for k, v in o["bins"].items():  # type: ignore[index]
+                        bins[int(k)] = bins.get(int(k), 0) + v
+                merged["percentile"] = {f"{p:f}": v for p, v in percentiles_from_bins(bins, [99.0])}
+            section[f"{kind}_ns"] = merged
+        entry[d] = section
+    return entry
+
+
 def latency(direction: dict[str, Any], kind: str) -> tuple[dict[str, Any] | None, int]:
     """A direction's latency object and the factor to ns (fio < 2.99 wrote microseconds)."""
     if f"{kind}_ns" in direction:
@@ -93,7 +149,7 @@ def percentile(obj: dict[str, Any], p: float) -> float | None:
 @pytest.mark.parametrize("path", JSON_FIXTURES, ids=lambda p: p.name[:60])
 def test_import_stores_the_numbers_the_file_states(store: Store, path: Path) -> None:
     run = import_one(store, path)
-    entries = final_entries(path)
+    entries = expected_results(path)
     assert len(run.results) == len(entries)
     checked_latency = 0
     for result, entry in zip(run.results, entries, strict=True):
@@ -106,7 +162,7 @@ def test_import_stores_the_numbers_the_file_states(store: Store, path: Path) -> 
                 assert raw is None or raw["iops"] == 0, f"{d} IO dropped"
                 continue
             assert raw is not None
-            assert stored["iops"] == raw["iops"]
+            assert stored["iops"] == pytest.approx(raw["iops"], rel=1e-12)
             for kind in ("lat", "clat"):
                 obj, scale = latency(raw, kind)
                 stored_lat = stored[f"{kind}_ns"]
@@ -114,12 +170,14 @@ def test_import_stores_the_numbers_the_file_states(store: Store, path: Path) -> 
                     assert obj is None or obj.get("N") == 0 or obj["mean"] == 0
                     continue
                 assert obj is not None
-                assert stored_lat["mean"] == obj["mean"] * scale
+                assert stored_lat["mean"] == pytest.approx(obj["mean"] * scale, rel=1e-12)
                 assert stored_lat["min"] == round(obj["min"] * scale)
                 assert stored_lat["max"] == round(obj["max"] * scale)
                 p99 = percentile(obj, 99.0)
                 if p99 is not None:
                     assert stored_lat["p99"] == round(p99 * scale)
+                elif "clones" in entry:  # combined without bins: no percentile is invented
+                    assert stored_lat["p99"] is None
                 checked_latency += 1
     assert checked_latency > 0 or run.status == "failed"
 
@@ -143,6 +201,10 @@ def test_import_yields_the_iops_sources_md_states(
         assert first is not None
         if stated == 0:
             assert first[d] is None, "a direction without IO is null, not zeros"
+        elif "clones" in expected_results(EXTERNAL / name)[0]:
+            # jobs[0] is one of several clones (numjobs, no group_reporting): the stored
+            # result is their group, and jobs[0]'s figure is part of it.
+            assert first[d]["iops"] > stated
         else:
             assert first[d]["iops"] == stated
 
@@ -250,19 +312,40 @@ def test_missing_options_are_unknown_not_zero(store: Store) -> None:
         )  # fmt: skip
 
 
-def test_jobs_with_one_name_are_numbered(store: Store) -> None:
+def test_the_clones_of_one_job_reported_one_by_one_become_one_result(store: Store) -> None:
+    """numjobs=8 without group_reporting: eight entries, one job section. iobench's own
+    results are per section, so compare must see the group, as fio would report it."""
     path = EXTERNAL / (
         "distributed-system-analysis__pbench__agent_tool-scripts_postprocess_samples_perf-fio-0_"
         "result_reference-result_fio-result.txt"
     )
     run = import_one(store, path)
-    assert [r.workload for r in run.results] == ["job-/dev/nvme8n1"] + [
-        f"job-/dev/nvme8n1#{i}" for i in range(2, 9)
-    ]
-    assert {r.target for r in run.results} == {"/dev/nvme8n1"}
-    # disk_util covers all eight jobs together: kept with the run, not with each result.
+    (result,) = run.results
+    assert (result.workload, result.target) == ("job-/dev/nvme8n1", "/dev/nvme8n1")
+    assert result.params["numjobs"] == 8
+    jobs = raw_report(path)["jobs"]
+    assert result.metrics is not None
+    read = result.metrics["read"]
+    assert read["total_ios"] == sum(j["read"]["total_ios"] for j in jobs)
+    assert read["iops"] == pytest.approx(sum(j["read"]["iops"] for j in jobs), rel=1e-5)
+    assert read["clat_ns"]["n"] == sum(j["read"]["clat_ns"]["N"] for j in jobs)
+    assert read["clat_ns"]["p99"] is None, "plain json: no bins, so no combined percentile"
+    (merged,) = [w for w in run.warnings if w["id"] == "jobs-merged"]
+    assert "8 jobs of job-/dev/nvme8n1 on /dev/nvme8n1" in merged["message"]
+    assert result.metrics["disk_util"] != [], "one result: the file's disk_util is its own"
+
+
+def test_jobs_that_only_share_a_name_are_numbered(store: Store, tmp_path: Path) -> None:
+    report = raw_report(RECORDED / "libaio-randread-4k-qd8-jsonplus.json")
+    report["jobs"].append(report["jobs"][0])  # a second section with the same name
+    path = tmp_path / "twins.json"
+    path.write_text(json.dumps(report))
+    run = import_one(store, path)
+    name = report["jobs"][0]["jobname"]
+    assert [r.workload for r in run.results] == [name, f"{name}#2"]
+    assert "jobs-merged" not in {w["id"] for w in run.warnings}
+    # disk_util covers both jobs together: kept with the run, not with each result.
     assert all(r.metrics and r.metrics["disk_util"] == [] for r in run.results)
-    assert run.suite_def["disk_util"][0]["name"]
 
 
 def test_a_file_with_several_jobs_is_stored_once_on_the_first_result(store: Store) -> None:
@@ -340,19 +423,22 @@ def test_client_mode_options_repeated_per_server_are_not_attributed(store: Store
     assert "filename" in warning["message"]
 
 
-def test_client_mode_numjobs_without_group_reporting_keeps_both_jobs(store: Store) -> None:
-    run = import_one(store, RECORDED / "client-numjobs2-no-group-reporting-json.json")
-    assert [(r.target, r.workload) for r in run.results] == [
-        ("127.0.0.1:59233", "nj"),
-        ("127.0.0.1:59233", "nj#2"),
-    ]
+def test_client_mode_numjobs_without_group_reporting_is_one_result_per_client(
+    store: Store,
+) -> None:
+    path = RECORDED / "client-numjobs2-no-group-reporting-json.json"
+    run = import_one(store, path)
+    (result,) = run.results
+    assert (result.target, result.workload) == ("127.0.0.1:59233", "nj")
+    entries = final_entries(path)
+    assert result.metrics["read"]["io_bytes"] == sum(e["read"]["io_bytes"] for e in entries)  # type: ignore[index]
 
 
 def test_client_mode_status_interval_keeps_the_final_snapshot(store: Store) -> None:
     path = RECORDED / "client-status-interval-numjobs2-json.json"
     run = import_one(store, path)
     final = [e["read"]["io_bytes"] for e in raw_report(path)["client_stats"][-2:]]
-    assert [r.metrics["read"]["io_bytes"] for r in run.results] == final  # type: ignore[index]
+    assert [r.metrics["read"]["io_bytes"] for r in run.results] == [sum(final)]  # type: ignore[index]
 
 
 def test_empty_client_stats_is_refused(store: Store, tmp_path: Path) -> None:

@@ -39,10 +39,17 @@ def test_a_second_some_job_did_not_log_has_no_total() -> None:
     logs = {
         "iobench_iops.1.log": "1000, 100, 0, 0, 0\n2000, 100, 0, 0, 0\n",
         "iobench_iops.2.log": "1000, 100, 0, 0, 0\n",
+        "iobench_bw.1.log": "1000, 400, 0, 0, 0\n2000, 400, 0, 0, 0\n",
+        "iobench_bw.2.log": "1000, 400, 0, 0, 0\n",
+        "iobench_lat.1.log": "1000, 1000, 0, 0, 0\n2000, 1000, 0, 0, 0\n",
+        "iobench_lat.2.log": "1000, 3000, 0, 0, 0\n2000, 9000, 0, 0, 0\n",
     }
     s = parse_interval_logs(logs)
     assert s is not None
     assert s["read"]["iops"] == [200, None]
+    assert s["read"]["bw_bytes"] == [800 * 1024, None]
+    # job 2 has a latency but no IOPS sample in second 2: no weight, so no mean either
+    assert s["read"]["lat_mean_ns"] == [pytest.approx(2000), None]
     assert "trim" not in s
 
 
@@ -79,6 +86,8 @@ def test_real_fio_samples_add_up_to_its_own_totals(real_fio: str, tmp_path: Path
         assert len(complete) >= 2
         mean_iops = sum(complete) / len(complete)
         assert mean_iops == pytest.approx(fio_total.iops, rel=0.25)
-        assert all(v and v > 0 for v in series["lat_mean_ns"])
-        assert all(v is None or v > 0 for v in series["bw_bytes"])
+        # Latency and bandwidth are missing in exactly the seconds the IOPS are.
+        for key in ("lat_mean_ns", "bw_bytes"):
+            assert [v is None for v in series[key]] == [v is None for v in series["iops"]]
+            assert all(v is None or v > 0 for v in series[key])
     assert not list(tmp_path.glob("iobench_*.log")), "log files are removed after reading"

@@ -33,7 +33,7 @@ from iobench.analysis.compare import compare
 from iobench.analysis.histogram import idx_to_val
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
-from iobench.report.charts import latency_curve, nines, percentile_grid
+from iobench.report.charts import latency_curve, nines, percentile_grid, tick_step_s
 from iobench.report.html import render_html
 from iobench.report.markdown import md_text, render_markdown
 from iobench.report.model import CLAT_NOTE, result_lines, shape_cells, workload_shape
@@ -463,6 +463,15 @@ def test_timelines_draw_every_repetition_per_second(page: str) -> None:
     assert len(timeline["data"]) == 7 * 3
     assert timeline["data"][0]["x"] == [1, 2, 3, 4, 5]
     assert "#2" in timeline["data"][3]["hovertext"][0]
+    assert timeline["layout"]["xaxis"]["dtick"] == 1  # whole seconds, not 1.2 s ticks
+
+
+@pytest.mark.parametrize(
+    ("span", "step"), [(2, 1), (12, 1), (13, 2), (60, 5), (120, 10), (300, 50), (3600, 500)]
+)
+def test_timeline_ticks_are_whole_seconds_and_few(span: float, step: float) -> None:
+    assert tick_step_s(span) == step
+    assert span / step <= 12
 
 
 def test_one_run_without_comparison(runs: list[RunRecord]) -> None:

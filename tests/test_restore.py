@@ -70,11 +70,13 @@ def test_a_show_document_imports_without_histograms(tmp_path: Path, cli: Cli) ->
     ("change", "message"),
     [
         ({"schema_version": 9}, "is an iobench run document of schema 9; this iobench reads"),
-        ({"status": "running"}, "the run: status 'running' is not complete, aborted or failed"),
+        ({"status": "done"}, "the run: status 'done' is not complete, aborted or failed"),
         ({"targets": "x"}, "the run: 'targets' must be a list, not str 'x'"),
         ({"results": [{"workload": "w"}]}, "results[0]: 'status' must be text, not missing"),
         ({"results": [7]}, "results[0]: must be an object"),
         ({"warnings": ["w"]}, "warnings: every warning must be an object"),
+        ({"argv": 5}, "the run: 'argv' must be a list or null, not int '5'"),
+        ({"suite_def": "abc"}, "the run: 'suite_def' must be an object or null, not str"),
     ],
 )
 def test_a_broken_document_is_named_and_nothing_is_stored(
@@ -106,3 +108,82 @@ def test_the_same_run_in_two_files_is_refused(
     code, _, err = cli("import", str(a), str(b))
     assert code == 2
     assert f"{b} and {a} hold the same run (uuid {exported['uuid']})" in err
+
+
+def _first(doc: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = doc["results"][0]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r.update(fio_argv=5), r"results\[0\]: 'fio_argv' must be a list"),
+        (lambda r: r.update(repetition=0), r"results\[0\]: 'repetition' must be 1 or more"),
+        (
+            lambda r: r.update(samples={"interval_ms": 1000, "read": {"t_s": [1, 2]}}),
+            r"results\[0\]\.samples\.read: 'iops' must be a list",
+        ),
+        (
+            lambda r: r.update(
+                samples={
+                    "interval_ms": 1000,
+                    "read": {"t_s": [1], "iops": [1, 2], "bw_bytes": [1], "lat_mean_ns": [1]},
+                }
+            ),
+            r"'iops' has 2 values for 1 seconds",
+        ),
+    ],
+)
+def test_a_broken_result_is_named(exported: dict[str, Any], edit: Any, message: str) -> None:
+    edit(_first(exported))
+    with pytest.raises(UserError, match=message):
+        plan_run_document(exported, "x.json")
+
+
+def test_a_result_given_twice_is_refused(exported: dict[str, Any]) -> None:
+    exported["results"].append(dict(_first(exported)))
+    with pytest.raises(UserError, match=r"results\[1\]: repeats results\[0\]"):
+        plan_run_document(exported, "x.json")
+
+
+def test_nan_is_refused_and_key_order_does_not_matter(
+    exported: dict[str, Any], tmp_path: Path, cli: Cli
+) -> None:
+    # Re-serialised with sorted keys ("kind" far from the start): still a run document.
+    sorted_keys = tmp_path / "sorted.json"
+    sorted_keys.write_text(json.dumps(exported, sort_keys=True, indent=1))
+    code, out, err = cli("import", str(sorted_keys), "--json")
+    assert code == 0, err
+    assert json.loads(out)["runs"][0]["label"] == "src"
+    _first(exported)["read"]["iops"] = float("nan")
+    nan = tmp_path / "nan.json"
+    nan.write_text(json.dumps(exported))
+    code, _, err = cli("import", str(nan))
+    assert code == 2
+    assert f"{nan} holds NaN, which is not a number" in err
+
+
+def test_a_run_exported_while_running_comes_back_aborted(exported: dict[str, Any]) -> None:
+    exported["status"] = "running"
+    plan = plan_run_document(exported, "x.json")
+    assert plan.status == "aborted"
+    assert plan.error == "the run had not finished when it was exported"
+
+
+def test_a_run_is_recognised_after_passing_through_another_database(
+    exported: dict[str, Any], tmp_path: Path, cli: Cli
+) -> None:
+    """source -> A (imported) -> exported again -> back into A: the same measurement."""
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps(exported))
+    db_a = str(tmp_path / "a.db")
+    assert cli("--db", db_a, "import", str(first))[0] == 0
+    second = tmp_path / "second.json"
+    assert cli("--db", db_a, "export", "1", "--format", "json", "-o", str(second))[0] == 0
+    assert (
+        json.loads(second.read_text())["suite_def"]["imported_from"]["uuid"] == (exported["uuid"])
+    )
+    code, _, err = cli("--db", db_a, "import", str(second))
+    assert code == 2
+    assert "already in this database as run 1" in err

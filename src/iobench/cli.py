@@ -484,13 +484,26 @@ def _write_atomically(path: Path, text: str) -> None:
         raise UserError(f"cannot write {path}: {e.strerror}") from e
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:  # what the HTML's <meta> says
             f.write(text)
         tmp.chmod(0o644)
         tmp.replace(path)
-    except OSError as e:
+    except BaseException as e:  # also Ctrl-C: no temporary file is left behind
         tmp.unlink(missing_ok=True)
-        raise UserError(f"cannot write {path}: {e.strerror}") from e
+        if isinstance(e, OSError):
+            raise UserError(f"cannot write {path}: {e.strerror}") from e
+        raise
+
+
+def _write_stdout(text: str) -> None:
+    """Text on stdout as UTF-8, whatever the locale says."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+    else:
+        buffer.write(text.encode("utf-8"))
+        buffer.flush()
 
 
 @main.command(name="import")
@@ -563,7 +576,7 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: Path | None) -> N
         run = store.get_run(store.resolve(run_ref))
     text = export_csv(run) if fmt == "csv" else export_json(run)
     if output is None:
-        sys.stdout.write(text)
+        _write_stdout(text)
     else:
         _write_atomically(output, text)
 

@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from iobench import __version__
+from iobench.analysis.aggregate import merge_jobs
 from iobench.errors import FioOutputError, Interrupted, UserError
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
 from iobench.metrics import job_metrics
-from iobench.model import DIRECTIONS, FioOutput
+from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.restore import is_run_document, plan_run_document
 from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
 
@@ -123,12 +124,18 @@ def import_files(
 
 def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
     """fio output, or a run document that ``iobench export --format json`` wrote."""
-    stripped = text.lstrip()
-    if stripped.startswith("{") and '"kind"' in stripped[:200]:
+    if text.lstrip().startswith("{"):
+        constants: list[str] = []
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, parse_constant=lambda c: constants.append(c))
         except ValueError:
             doc = None
+        if is_run_document(doc) and constants:
+            raise UserError(
+                f"{path} holds {constants[0]}, which is not a number: iobench never writes "
+                "it, so the file was changed after the export",
+                "export the run again",
+            )
         if is_run_document(doc):
             plan: ImportPlan = plan_run_document(doc, path)
             return plan
@@ -392,6 +399,21 @@ def _client_target(hostname: str | None, port: int | None) -> str:
     return f"{host}:{port}" if port is not None else host
 
 
+# A job entry placed for the plan: the job, its raw JSON, its start (s), its own options,
+# the options in force (global and its own) and, in client mode, its host:port.
+_Placed = tuple[JobResult, dict[str, Any], float | None, dict[str, str], dict[str, str], str | None]
+
+
+def _has_bins(job: JobResult) -> bool:
+    for d in DIRECTIONS:
+        section = job.direction(d)
+        if section is not None and any(
+            x is not None and x.bins for x in (section.lat, section.clat)
+        ):
+            return True
+    return False
+
+
 class _Planner:
     def __init__(
         self,
@@ -517,16 +539,6 @@ class _Planner:
                 "fio 3.39 and later write them per server",
             )
         raw_by_key = self.raw_entries()
-        single = len(jobs) == 1
-        if out.disk_util and not single:
-            self.warn(
-                "disk-util-whole-file",
-                "info",
-                "fio's disk_util covers the whole file (every job together), so it is kept "
-                "with the imported run's definition, not with each result",
-                "none needed",
-            )
-
         fio_version = out.fio_version
         report_time = self._report_time()
         entries = [
@@ -543,16 +555,30 @@ class _Planner:
             iso_from_epoch(report_time) if report_time is not None and not client else started_at
         )
 
+        placed = []
+        for (job, raw), job_start in zip(entries, job_starts, strict=True):
+            client_key = _client_target(job.hostname, job.port) if client else None
+            base = per_client.get(client_key, shared) if client_key else shared
+            job_options = _str_options(raw.get("job options"))
+            options = {**base, **job_options}
+            placed.append((job, raw, job_start, job_options, options, client_key))
+        placed = self._merge_clones(placed)
+        single = len(placed) == 1
+        if out.disk_util and not single:
+            self.warn(
+                "disk-util-whole-file",
+                "info",
+                "fio's disk_util covers the whole file (every job together), so it is kept "
+                "with the imported run's definition, not with each result",
+                "none needed",
+            )
+
         counts: dict[tuple[str, str], int] = {}
         results: list[ResultRecord] = []
         workloads: list[dict[str, Any]] = []
         target_order: list[str] = []
         errors: list[str] = []
-        for position, ((job, raw), job_start) in enumerate(zip(entries, job_starts, strict=True)):
-            client_key = _client_target(job.hostname, job.port) if client else None
-            base = per_client.get(client_key, shared) if client_key else shared
-            job_options = _str_options(raw.get("job options"))
-            options = {**base, **job_options}
+        for position, (job, raw, job_start, job_options, options, client_key) in enumerate(placed):
             target = client_key or options_target(options)
             if target not in target_order:
                 target_order.append(target)
@@ -695,6 +721,42 @@ class _Planner:
         if self.output.timestamp:
             return float(self.output.timestamp)
         return None
+
+    def _merge_clones(self, placed: list[_Placed]) -> list[_Placed]:
+        """Entries that are the ``numjobs`` clones of one job section, reported one by one
+        (no ``group_reporting``), combined as group_reporting does: iobench's own results
+        are per job section, and compare must not match one clone with a whole group.
+
+        Clones share target, job name and group, and their echoed ``numjobs`` equals their
+        number; entries that merely share a name stay apart (numbered ``name#2`` ...).
+        """
+        groups: dict[tuple[str, str, int], list[int]] = {}
+        for i, (job, _, _, _, options, client_key) in enumerate(placed):
+            target = client_key or options_target(options)
+            groups.setdefault((target, job.jobname, job.groupid), []).append(i)
+        merged: dict[int, _Placed] = {}
+        dropped: set[int] = set()
+        for (target, name, _), members in groups.items():
+            numjobs = workload_params(placed[members[0]][4]).get("numjobs")
+            if len(members) < 2 or numjobs != len(members):
+                continue
+            first = placed[members[0]]
+            job = merge_jobs([placed[i][0] for i in members])
+            starts = [t for t in (placed[i][2] for i in members) if t is not None]
+            merged[members[0]] = (job, first[1], min(starts) if starts else None, *first[3:])
+            dropped.update(members[1:])
+            latency = "merged histograms" if _has_bins(job) else "no percentiles"
+            self.warn(
+                "jobs-merged",
+                "info",
+                f"fio reported the {len(members)} jobs of {name} on {target} one by one (no "
+                "group_reporting); they are stored as one result, combined as group_reporting "
+                f"does: IOs and bytes summed over the longest runtime, latency from the {latency}",
+                "none needed; the raw output keeps every job",
+                workload=name,
+                target=target,
+            )
+        return [merged.get(i, p) for i, p in enumerate(placed) if i not in dropped]
 
     def _started_at(self, job_starts: list[float], report_time: float | None) -> tuple[str, str]:
         if job_starts:

@@ -86,6 +86,10 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
             "upgrade iobench to import it" if newer else _HINT,
         )
     status = d.get(doc, "status", str, "the run")
+    error = d.get(doc, "error", _OPT_STR, "the run")
+    if status == "running":  # exported while it ran, or its process died: it did not finish
+        status = "aborted"
+        error = error or "the run had not finished when it was exported"
     if status not in ("complete", "aborted", "failed"):
         raise d.fail("the run", f"status {status!r} is not complete, aborted or failed")
     raw_targets = d.get(doc, "targets", list, "the run")
@@ -109,14 +113,35 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
     names = [r.get("workload") for r in raw_results if isinstance(r, Mapping)]
     first = {name: i for i, name in enumerate(dict.fromkeys(names))}
     results = tuple(_result(d, r, i, first) for i, r in enumerate(raw_results))
-    suite_def = dict(doc.get("suite_def") or {"source": doc.get("suite_source")})
-    suite_def["imported_from"] = {
-        "run_id": doc.get("run_id"),
-        "uuid": d.get(doc, "uuid", str, "the run"),
-        "origin": doc.get("origin"),
-        "source": doc.get("source"),
-        "iobench_version": doc.get("iobench_version"),
-    }
+    seen: dict[tuple[str, str, int], int] = {}
+    for i, r in enumerate(results):
+        key = (r.target, r.workload, r.repetition)
+        if key in seen:
+            raise d.fail(
+                f"results[{i}]",
+                f"repeats results[{seen[key]}] (target {r.target!r}, workload "
+                f"{r.workload!r}, repetition {r.repetition})",
+            )
+        seen[key] = i
+    suite_def = dict(d.get(doc, "suite_def", (dict, type(None)), "the run") or {})
+    suite_def.setdefault("source", doc.get("suite_source"))
+    # The run as first measured: an export of an imported run names the original, so the
+    # same measurement is recognised however many databases it passed through.
+    uuid = d.get(doc, "uuid", str, "the run")
+    suite_def.setdefault(
+        "imported_from",
+        {
+            "run_id": doc.get("run_id"),
+            "uuid": uuid,
+            "origin": doc.get("origin"),
+            "source": doc.get("source"),
+            "iobench_version": doc.get("iobench_version"),
+        },
+    )
+    original = suite_def["imported_from"]
+    if not isinstance(original, Mapping) or not isinstance(original.get("uuid"), str):
+        raise d.fail("suite_def", "'imported_from' must be an object with a 'uuid'")
+    argv = d.get(doc, "argv", (list, type(None)), "the run") or []
     warnings = d.get(doc, "warnings", list, "the run")
     if not all(isinstance(w, Mapping) for w in warnings):
         raise d.fail("warnings", "every warning must be an object")
@@ -133,12 +158,12 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
         results=results,
         warnings=tuple(dict(w) for w in warnings),
         status=status,
-        error=d.get(doc, "error", _OPT_STR, "the run"),
+        error=error,
         suite=d.get(doc, "suite", str, "the run"),
         label=d.get(doc, "label", _OPT_STR, "the run"),
         finished_at=d.get(doc, "finished_at", _OPT_STR, "the run"),
-        argv=tuple(str(a) for a in doc.get("argv") or ()),
-        original_uuid=suite_def["imported_from"]["uuid"],
+        argv=tuple(str(a) for a in argv),
+        original_uuid=str(original["uuid"]),
     )
 
 
@@ -166,6 +191,11 @@ def _result(d: _Doc, r: Any, i: int, first: Mapping[Any, int]) -> ResultRecord:
             "disk_util": d.get(r, "disk_util", (list, type(None)), where) or [],
         }
     samples = d.get(r, "samples", (dict, type(None)), where)
+    if samples is not None:
+        _check_samples(d, samples, f"{where}.samples")
+    repetition = d.get(r, "repetition", int, where)
+    if repetition < 1:
+        raise d.fail(where, f"'repetition' must be 1 or more, not {repetition}")
     return ResultRecord(
         target=d.get(r, "target", str, where),
         workload=d.get(r, "workload", str, where),
@@ -174,7 +204,7 @@ def _result(d: _Doc, r: Any, i: int, first: Mapping[Any, int]) -> ResultRecord:
         params=d.get(r, "params", dict, where),
         metrics=metrics,
         job_file=d.get(r, "job_file", _OPT_STR, where) or "",
-        fio_argv=[str(a) for a in r.get("fio_argv") or []],
+        fio_argv=[str(a) for a in d.get(r, "fio_argv", (list, type(None)), where) or []],
         fio_rc=d.get(r, "fio_rc", _OPT_INT, where),
         fio_version=d.get(r, "fio_version", _OPT_STR, where),
         raw_output=None,
@@ -183,6 +213,32 @@ def _result(d: _Doc, r: Any, i: int, first: Mapping[Any, int]) -> ResultRecord:
         error=d.get(r, "error", _OPT_STR, where),
         started_at=d.get(r, "started_at", str, where),
         finished_at=d.get(r, "finished_at", str, where),
-        repetition=d.get(r, "repetition", int, where),
+        repetition=repetition,
         samples=samples,
     )
+
+
+_SERIES = ("iops", "bw_bytes", "lat_mean_ns")
+
+
+def _check_samples(d: _Doc, samples: Mapping[str, Any], where: str) -> None:
+    """Per-second samples as fio/logs.py writes them: equal-length lists of numbers."""
+    d.get(samples, "interval_ms", int, where)
+    for direction in DIRECTIONS:
+        series = d.get(samples, direction, (dict, type(None)), where)
+        if series is None:
+            continue
+        at = f"{where}.{direction}"
+        times = d.get(series, "t_s", list, at)
+        for key in _SERIES:
+            values = d.get(series, key, list, at)
+            if len(values) != len(times):
+                raise d.fail(at, f"{key!r} has {len(values)} values for {len(times)} seconds")
+            if not all(v is None or _number(v) for v in values):
+                raise d.fail(at, f"{key!r} must hold numbers or null")
+        if not all(_number(t) for t in times):
+            raise d.fail(at, "'t_s' must hold numbers")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -83,6 +83,11 @@ class Cell:
     bw_ratio: float | None
     lat_mean_ratio: float | None  # mean latency / the baseline's (above 1: slower)
     verdict: Verdict  # from the IOPS, see docs/compare.md
+    # The same rule for bandwidth and mean latency (a lower latency is "faster"): with a
+    # rate limit or a CPU bound, they need not agree with the IOPS.
+    bw_verdict: Verdict = "baseline"
+    lat_verdict: Verdict = "baseline"
+    failed: int = 0  # repetitions of this workload in this setup that failed (not in n)
 
     @property
     def p99_ns(self) -> float | None:
@@ -171,6 +176,9 @@ def _cell_dict(c: Cell) -> dict[str, Any]:
         "iops_ratio": c.iops_ratio,
         "bw_ratio": c.bw_ratio,
         "lat_mean_ratio": c.lat_mean_ratio,
+        "bw_verdict": c.bw_verdict,
+        "lat_verdict": c.lat_verdict,
+        "failed": c.failed,
         "verdict": c.verdict,
     }
 
@@ -310,16 +318,24 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
     groups = [g for run in runs for g in _groups(run, setup_index)]
     failed = [(setup_index[(run.id, r.target)], r) for run in runs for r in run.results]
     failed = [(s, r) for s, r in failed if not is_ok(r)]
+    failed_count: dict[tuple[int, str, str], int] = {}
+    for s, r in failed:
+        key = (s, r.workload, params_key(r.params))
+        failed_count[key] = failed_count.get(key, 0) + 1
 
     rows: list[tuple[tuple[int, int, int], Row]] = []
     unmatched: list[tuple[tuple[int, int], Unmatched]] = []
     matched_sets, leftovers = _match(groups)
     for members in matched_sets:
         order = min((g.setup, g.position) for g in members)
+        if not any(sections(g.results, d) for g in members for d in DIRECTIONS):
+            for g in members:  # matched, but nothing to compare: said, not dropped
+                unmatched.append(((g.setup, g.position), _unmatched(g, setups, "no IO measured")))
+            continue
         for di, d in enumerate(DIRECTIONS):
             having = [g for g in members if sections(g.results, d)]
             if len(having) >= 2:
-                rows.append(((*order, di), _row(having, d, setups, baseline)))
+                rows.append(((*order, di), _row(having, d, setups, baseline, failed_count)))
             elif len(having) == 1:
                 g = having[0]
                 others = _others(setups)
@@ -333,13 +349,15 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
         unmatched.append(
             ((g.setup, g.position), _unmatched(g, setups, _why(g, groups, failed, setups)))
         )
-    # A workload that failed in every repetition has no group: list it too.
-    have_group = {(g.setup, g.workload) for g in groups}
-    seen: set[tuple[int, str]] = set()
+    # A workload that failed in every repetition has no group: list it too. (One that
+    # failed in some repetitions is compared on the others; its cell counts the failures.)
+    have_group = {(g.setup, g.workload, g.pkey) for g in groups}
+    seen: set[tuple[int, str, str]] = set()
     for s, r in failed:
-        if (s, r.workload) in have_group or (s, r.workload) in seen:
+        key = (s, r.workload, params_key(r.params))
+        if key in have_group or key in seen:
             continue
-        seen.add((s, r.workload))
+        seen.add(key)
         if r.status == "ok":
             reason = "no metrics were stored for it"
         else:
@@ -453,7 +471,13 @@ def _ratio(value: float | None, base: float | None) -> float | None:
     return value / base
 
 
-def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], baseline: int) -> Row:
+def _row(
+    members: Sequence[_Group],
+    direction: str,
+    setups: Sequence[Setup],
+    baseline: int,
+    failed_count: dict[tuple[int, str, str], int],
+) -> Row:
     members = sorted(members, key=lambda g: g.setup)
     figs = {g.setup: figures(g.results, direction) for g in members}
     base = figs.get(baseline)
@@ -461,17 +485,22 @@ def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], bas
     for g in members:
         f = figs[g.setup]
         ratios: tuple[float | None, float | None, float | None]
+        verdicts: tuple[Verdict, Verdict, Verdict]
         if g.setup == baseline:
-            verdict, ratios = "baseline", (None, None, None)
+            verdicts, ratios = ("baseline",) * 3, (None, None, None)
         elif base is None:
-            verdict, ratios = "no baseline", (None, None, None)
+            verdicts, ratios = ("no baseline",) * 3, (None, None, None)
         else:
             ratios = (
                 _ratio(f.iops.mean, base.iops.mean),
                 _ratio(f.bw_bytes.mean, base.bw_bytes.mean),
                 _ratio(f.lat_mean_ns.mean, base.lat_mean_ns.mean),
             )
-            verdict = _verdict(f.iops, base.iops)
+            verdicts = (
+                _verdict(f.iops, base.iops),
+                _verdict(f.bw_bytes, base.bw_bytes),
+                _verdict(f.lat_mean_ns, base.lat_mean_ns, higher_is_faster=False),
+            )
         cells.append(
             Cell(
                 setup=setups[g.setup].key,
@@ -484,7 +513,10 @@ def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], bas
                 iops_ratio=ratios[0],
                 bw_ratio=ratios[1],
                 lat_mean_ratio=ratios[2],
-                verdict=verdict,
+                verdict=verdicts[0],
+                bw_verdict=verdicts[1],
+                lat_verdict=verdicts[2],
+                failed=failed_count.get((g.setup, g.workload, g.pkey), 0),
             )
         )
     names = list(dict.fromkeys(g.workload for g in members))
@@ -496,14 +528,14 @@ def _row(members: Sequence[_Group], direction: str, setups: Sequence[Setup], bas
     )
 
 
-def _verdict(value: Summary, base: Summary) -> Verdict:
+def _verdict(value: Summary, base: Summary, *, higher_is_faster: bool = True) -> Verdict:
     d = differs(value, base)
     if d is None:
         return "noise unknown"
     if not d:
         return "within noise"
     assert value.mean is not None and base.mean is not None
-    return "faster" if value.mean > base.mean else "slower"
+    return "faster" if (value.mean > base.mean) == higher_is_faster else "slower"
 
 
 # -- context ----------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 Each log line is ``time_ms, value, direction, bs, offset[, prio]``; every job writes its own
 file (``PREFIX_iops.1.log``, ``PREFIX_iops.2.log``, ...), also under ``group_reporting``. Per
 interval, iobench sums IOPS and bandwidth over the jobs and averages the jobs' mean latency
-weighted by their IOPS; a second in which some job has no sample has no total (None).
+weighted by their IOPS; a second in which some job has no sample has no value (None), for
+all three.
 When a job ends just after a full window fio may add a short last sample that falls into
 the same second; the one closing a full window is kept. Units: ``bw`` logs are KiB/s
 (converted to bytes/s), ``lat`` logs are nanoseconds, times are milliseconds since the end
@@ -85,7 +86,7 @@ def parse_interval_logs(
             bw_jobs = per_job.get("bw", {})
             every_bw = bool(bw_jobs) and all(key in s for s in bw_jobs.values())
             bw.append(sum(s[key] for s in bw_jobs.values()) * 1024 if every_bw else None)
-            lat.append(_weighted_latency(key, per_job.get("lat", {}), iops_jobs))
+            lat.append(_weighted_latency(key, per_job.get("lat", {}), iops_jobs) if every else None)
         if not any(iops):
             continue
         out[direction] = {
@@ -100,11 +101,14 @@ def parse_interval_logs(
 def _weighted_latency(
     key: tuple[int, int], lat_jobs: Mapping[str, Series], iops_jobs: Mapping[str, Series]
 ) -> float | None:
-    total = weight = 0.0
-    for job, series in lat_jobs.items():
-        if key not in series:
-            continue
-        w = iops_jobs.get(job, {}).get(key, 0.0) or 1e-9
-        total += series[key] * w
-        weight += w
-    return total / weight if weight else None
+    """The jobs' mean latencies weighted by their IOPS in that second; None unless every
+    job logged both (a job that did no IO in that second weighs nothing)."""
+    if not lat_jobs or any(key not in s for s in lat_jobs.values()):
+        return None
+    if any(key not in iops_jobs.get(job, {}) for job in lat_jobs):
+        return None
+    weights = {job: iops_jobs[job][key] for job in lat_jobs}
+    total = sum(weights.values())
+    if not total:
+        return None
+    return sum(lat_jobs[job][key] * w for job, w in weights.items()) / total

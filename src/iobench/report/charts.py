@@ -247,6 +247,8 @@ def latency_figure(entries: Entries) -> Any | None:
                 listed = listed or from_list
                 name = plot_text(s.name)
                 label = f"{name} {d}" + (f" #{i + 1}" if from_list and several else "")
+                if kind == "clat":  # say which curve it is when curves of both kinds mix
+                    label += " (completion latency)"
                 how = " (fio's percentile list)" if from_list else ""
                 fig.add_trace(
                     go.Scatter(
@@ -355,6 +357,19 @@ def timeline_figure(entries: Entries) -> Any | None:
                 col=1,
             )
     base_layout(fig, 560)
+    span = max(t for *_, x in lines for t in x["t_s"])
+    fig.update_xaxes(tick0=0, dtick=tick_step_s(span))  # whole seconds, about 10 ticks
     fig.update_xaxes(title_text="seconds since the end of the ramp", row=3, col=1)
     fig.update_yaxes(rangemode="tozero")
     return fig
+
+
+def tick_step_s(span_s: float) -> float:
+    """A tick step in whole seconds (1, 2, 5, 10, 20, 50 ...) giving at most 12 ticks."""
+    step = 1.0
+    while span_s / step > 12:
+        for factor in (2, 2.5, 2):  # 1 -> 2 -> 5 -> 10 -> 20 -> 50 ...
+            step *= factor
+            if span_s / step <= 12:
+                break
+    return step

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from iobench.analysis.compare import Cell, Comparison, Row
 from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, is_unstable
-from iobench.report.model import CLAT_NOTE, format_ratio, mark_kind, workload_shape
+from iobench.report.model import CLAT_NOTE, cell_notes, format_ratio, mark_kind, workload_shape
 from iobench.units import format_iops, format_ns, format_rate
 
 __all__ = ["format_cv", "format_ratio", "render_comparison"]
@@ -80,7 +80,8 @@ def render_comparison(c: Comparison, console: Console) -> None:
                 format_ns(cell.lat_mean_ns.mean),
                 mark_kind(format_ns(cell.p99_ns), cell.lat_p99_kind),
                 "" if cell.verdict == "baseline" else format_ratio(cell.iops_ratio),
-                f"[{style}]{escape(cell.verdict)}[/]" if style else escape(cell.verdict),
+                (f"[{style}]{escape(cell.verdict)}[/]" if style else escape(cell.verdict))
+                + "".join(f"; {escape(note)}" for note in cell_notes(cell)),
             )
         if any(cell.lat_p99_kind == "clat" for cell in row.cells):
             table.caption = CLAT_NOTE

@@ -153,7 +153,8 @@ def _comparison(comparison: Comparison) -> list[str]:
         f"Baseline: **{md_text(names.get(comparison.baseline, comparison.baseline))}**. "
         "Ratios are to the baseline's mean (a latency above 100 % is slower). "
         "Faster or slower "
-        "needs the 95 % confidence intervals of the IOPS not to overlap.",
+        "needs the 95 % confidence intervals of the IOPS not to overlap; a ratio marked ≈ is "
+        "inside the noise of the repetitions.",
         "",
     ]
     for name, counts in verdict_counts(comparison):
@@ -188,7 +189,7 @@ def _comparison(comparison: Comparison) -> list[str]:
                     md_text(x.lat_mean),
                     md_text(x.lat_ratio),
                     md_text(x.lat_p99),
-                    md_text(x.verdict),
+                    md_text("; ".join((x.verdict, *x.notes))),
                 ]
                 for x in lines
             ],

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iobench.analysis.compare import Comparison
+from iobench.analysis.compare import Cell, Comparison
 from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.stats import Summary, is_unstable
 from iobench.report.context import host_lines
@@ -183,6 +183,7 @@ class ResultLine:
     direction: str
     n: int  # repetitions
     iops: str
+    cv: str  # the coefficient of variation of the IOPS, "3.9 %"; "-" with one repetition
     bandwidth: str
     lat_mean: str
     lat_p99: str  # ends with CLAT_MARK when it is completion latency
@@ -200,6 +201,7 @@ def result_lines(run: RunRecord) -> list[ResultLine]:
             direction=d,
             n=f.n,
             iops=format_summary(f.iops, format_iops),
+            cv="-" if f.iops.cv_pct is None else f"{f.iops.cv_pct:.1f} %",
             bandwidth=format_summary(f.bw_bytes, format_rate),
             lat_mean=format_summary(f.lat_mean_ns, format_ns),
             lat_p99=p99_text(f),
@@ -249,10 +251,33 @@ class CompareLine:
     lat_ratio: str
     lat_p99: str  # ends with CLAT_MARK when it is completion latency
     lat_p99_kind: LatencyKind | None
-    verdict: str
+    verdict: str  # from the IOPS
+    notes: tuple[str, ...]  # "latency slower", "1 of 3 repetitions failed"
     unstable: bool
     span: int  # how many lines this workload has, on its first line; 0 on the others
     baseline: bool
+
+
+# A ratio whose difference is inside the noise of the repetitions is written "≈ 94 %".
+NOISE_MARK = "≈ "
+
+
+def _ratio_text(ratio: float | None, verdict: str) -> str:
+    if verdict == "baseline":
+        return ""
+    return (NOISE_MARK if verdict == "within noise" else "") + format_ratio(ratio)
+
+
+def cell_notes(c: Cell) -> tuple[str, ...]:
+    """What the IOPS verdict does not say: a latency that differs beyond the noise when
+    the IOPS do not (or the other way round), and repetitions that failed."""
+    notes = []
+    if c.lat_verdict in ("faster", "slower") and c.lat_verdict != c.verdict:
+        notes.append(f"latency {c.lat_verdict}")
+    if c.failed:
+        total = c.iops.n + c.failed
+        notes.append(f"{c.failed} of {total} repetitions failed")
+    return tuple(notes)
 
 
 def compare_lines(comparison: Comparison) -> list[CompareLine]:
@@ -260,7 +285,6 @@ def compare_lines(comparison: Comparison) -> list[CompareLine]:
     out = []
     for row in comparison.rows:
         for i, c in enumerate(row.cells):
-            base = c.verdict == "baseline"
             out.append(
                 CompareLine(
                     workload=row.workload,
@@ -268,14 +292,15 @@ def compare_lines(comparison: Comparison) -> list[CompareLine]:
                     shape=workload_shape(row.params),
                     setup=names.get(c.setup, c.setup),
                     iops=format_summary(c.iops, format_iops),
-                    iops_ratio="" if base else format_ratio(c.iops_ratio),
+                    iops_ratio=_ratio_text(c.iops_ratio, c.verdict),
                     bandwidth=format_summary(c.bw_bytes, format_rate),
-                    bw_ratio="" if base else format_ratio(c.bw_ratio),
+                    bw_ratio=_ratio_text(c.bw_ratio, c.bw_verdict),
                     lat_mean=format_summary(c.lat_mean_ns, format_ns),
-                    lat_ratio="" if base else format_ratio(c.lat_mean_ratio),
+                    lat_ratio=_ratio_text(c.lat_mean_ratio, c.lat_verdict),
                     lat_p99=mark_kind(format_ns(c.p99_ns), c.lat_p99_kind),
                     lat_p99_kind=c.lat_p99_kind,
                     verdict=c.verdict,
+                    notes=cell_notes(c),
                     unstable=is_unstable(c.iops),
                     span=len(row.cells) if i == 0 else 0,
                     baseline=c.setup == comparison.baseline,

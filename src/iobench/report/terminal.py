@@ -8,10 +8,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from iobench.analysis.results import Figures, Group, latency_value, run_figures
-from iobench.analysis.stats import is_unstable
+from iobench.analysis.results import latency_value
 from iobench.model import DIRECTIONS, Suite
-from iobench.report.model import mark_kind, shape_cells
+from iobench.report.model import CLAT_NOTE, ResultLine, mark_kind, result_lines, shape_cells
 from iobench.store.repository import RunRecord
 from iobench.units import (
     format_bytes,
@@ -56,12 +55,12 @@ def render_run(run: RunRecord, console: Console) -> None:
             style="dim",
         )
     repeated = any(r.repetition > 1 for r in run.results)
-    figures = run_figures(run) if repeated else []
+    lines = result_lines(run) if repeated else []
     for t in run.targets:
         rows = [r for r in run.results if r.target == t.spec]
         used_clat = False
         if repeated:
-            _render_repeated(t, rows, [x for x in figures if x[0].target == t.spec], console)
+            _render_repeated(t, rows, [x for x in lines if x.target == t.spec], console)
             continue
         table = Table(
             title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
@@ -128,58 +127,48 @@ def _shape(p: dict[str, Any]) -> list[str]:
     return [escape(cell) for cell in shape_cells(p)]
 
 
-def _pm(summary: dict[str, Any], fmt: Any) -> str:
-    """``mean ± half-width of the 95 % CI`` (just the mean with one repetition)."""
-    mean = summary.get("mean")
-    if mean is None:
-        return "-"
-    low, high = summary.get("ci95_low"), summary.get("ci95_high")
-    if low is None or high is None:
-        return str(fmt(mean))
-    return f"{fmt(mean)} ± {fmt((high - low) / 2)}"
-
-
-def _render_repeated(
-    t: Any, rows: list[Any], figures: list[tuple[Group, str, Figures]], console: Console
-) -> None:
-    """One row per workload and direction: the mean over the repetitions, CI and CV."""
+def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: Console) -> None:
+    """One row per workload and direction: the mean over the repetitions with the 95 % CI
+    relative to it, and the CV (the figures of the HTML and Markdown reports)."""
     table = Table(
         title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
         title_justify="left",
         title_style="bold",
-        caption="mean ± half-width of the 95 % confidence interval over n repetitions; "
-        "CV = coefficient of variation of IOPS",
+        caption="mean ±half-width of its 95 % confidence interval over n repetitions "
+        "(bandwidth: as IOPS); CV = coefficient of variation of IOPS; p99 of all repetitions' "
+        "IOs",
         caption_justify="left",
     )
-    for col in ("workload", "rw", "bs", "QD x jobs", "dir", "n", "IOPS", "CV", "bandwidth",
-                "lat mean", "p99"):  # fmt: skip
-        table.add_column(col, justify="left" if col in ("workload", "rw", "dir") else "right")
-    for g, d, f in figures:
-        cv = f.iops.cv_pct
-        cv_text = "-" if cv is None else f"{cv:.1f} %"
-        if is_unstable(f.iops):
-            cv_text = f"[yellow]{cv_text}[/]"
+    cells = [
+        [
+            line.workload,
+            line.shape,
+            line.direction,
+            str(line.n),
+            line.iops,
+            line.cv,
+            line.bandwidth.split(" ±")[0],  # its interval is the IOPS' (same block size)
+            line.lat_mean,
+            line.lat_p99,
+        ]
+        for line in lines
+    ]
+    names = ("workload", "shape", "dir", "n", "IOPS", "CV", "bandwidth", "lat mean", "p99")
+    for col in names:
+        left = col in ("workload", "shape", "dir")
+        # On a narrow terminal cells wrap, and what still does not fit folds: never "…".
+        table.add_column(col, justify="left" if left else "right", overflow="fold")
+    for line, row in zip(lines, cells, strict=True):
         table.add_row(
-            escape(g.workload),
-            *_shape(g.params),
-            d,
-            str(f.n),
-            _pm(f.iops.as_dict(), format_iops),
-            cv_text,
-            _pm(f.bw_bytes.as_dict(), format_rate),
-            _pm(f.lat_mean_ns.as_dict(), format_ns),
-            mark_kind(_pm(f.lat_p99_ns.as_dict(), format_ns), f.lat_p99_kind),
+            *(escape(c) for c in row[:5]),
+            f"[yellow]{row[5]}[/]" if line.unstable else row[5],
+            *(escape(c) for c in row[6:]),
         )
-    if any(f.lat_p99_kind == "clat" and f.lat_p99_ns.n for _, _, f in figures):
-        table.caption = (
-            f"{table.caption}\n* completion latency: the output has no total-latency percentiles"
-        )
-    failed = [r for r in rows if r.status != "ok"]
-    for r in failed:
-        table.add_row(
-            escape(r.workload), "", "", "", "", f"#{r.repetition}", "[red]failed[/]: "
-            + escape((r.error or "")[:80]), "", "", "", ""
-        )  # fmt: skip
+    if any(line.lat_p99_kind == "clat" for line in lines):
+        table.caption = f"{table.caption}\n{CLAT_NOTE}"
+    for r in (r for r in rows if r.status != "ok"):
+        error = escape((r.error or "").splitlines()[0][:80] if r.error else "")
+        table.add_row(escape(r.workload), "", "", f"#{r.repetition}", "[red]failed[/]", error)
     console.print(table)
 
 
