@@ -502,7 +502,7 @@ def test_missing_histograms_samples_and_failures_are_said(runs: list[RunRecord])
         f for f in _figures(page, "latency percentiles") if f["data"][0]["mode"] != "lines"
     ]
     assert listed["data"][0]["mode"] == "lines+markers"
-    assert "fio's own percentiles" in listed["layout"]["annotations"][0]["text"]
+    assert "dots: fio's own percentiles" in listed["layout"]["annotations"][0]["text"]
     assert "p99: " in listed["data"][0]["hovertext"][3]  # p50, p90, p95, p99
     assert "randrw-4k-sync</td>" not in page
     assert (

@@ -266,12 +266,12 @@ def latency_figure(entries: Entries) -> Any | None:
         return None
     notes = []
     if listed:
-        notes.append("markers: fio's own percentiles (no histogram was stored)")
+        notes.append("dots: fio's own percentiles (no histogram)")
     if completion:
-        notes.append("completion latency: no total-latency percentiles were stored")
+        notes.append("completion latency (no total-latency percentiles)")
     if notes:
         fig.add_annotation(
-            text="; ".join(notes),
+            text=" · ".join(notes),
             xref="paper",
             yref="paper",
             x=0,
