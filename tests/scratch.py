@@ -144,3 +144,81 @@ def scratch_fixture(tmp_path: Path) -> Iterator[Scratch]:
         pytest.skip("losetup is not installed (Debian package mount)")
     with ExitStack() as stack:
         yield Scratch(tmp_path, stack)
+
+
+# --- capped volumes: a loop device throttled by a cgroup -------------------------------------
+
+
+class Cgroup:
+    """A blkio (cgroup v1) or io (cgroup v2) group that throttles one block device; what
+    runs inside it (:meth:`command`) sees the device at the caps, like a cloud volume."""
+
+    V1 = Path("/sys/fs/cgroup/blkio")
+    V2 = Path("/sys/fs/cgroup")
+
+    def __init__(self, dev: str, path: Path, v1: bool) -> None:
+        self.dev = dev
+        self.path = path
+        self.v1 = v1
+        st = Path(dev).stat()
+        self.majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+    @classmethod
+    def available(cls) -> str | None:
+        """None when throttling works here, else why not."""
+        if (cls.V1 / "blkio.throttle.read_iops_device").exists():
+            return None
+        controllers = cls.V2 / "cgroup.controllers"
+        if controllers.exists() and "io" in controllers.read_text().split():
+            return None
+        return "no cgroup v1 blkio throttle and no cgroup v2 io controller here"
+
+    def set(self, *, read_iops: int = 0, read_bps: int = 0) -> None:
+        """Change the caps (0: none), also while something runs inside."""
+        if self.v1:
+            for name, value in (("read_iops", read_iops), ("read_bps", read_bps)):
+                (self.path / f"blkio.throttle.{name}_device").write_text(f"{self.majmin} {value}")
+        else:
+            riops = read_iops or "max"
+            rbps = read_bps or "max"
+            (self.path / "io.max").write_text(f"{self.majmin} riops={riops} rbps={rbps}")
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` run inside the group (the shell joins it, then execs)."""
+        procs = self.path / "cgroup.procs"
+        return ["sh", "-c", f'echo $$ > "{procs}" && exec "$@"', "sh", *argv]
+
+    def remove(self) -> None:
+        deadline = time.monotonic() + 10
+        while self.path.exists() and time.monotonic() < deadline:
+            try:
+                self.path.rmdir()
+            except OSError:  # busy until its last process has exited
+                time.sleep(0.1)
+
+
+def capped_volume(scratch: Scratch, size: int, iops: int, bps: int) -> tuple[str, Cgroup]:
+    """A loop device over a file of random data in /dev/shm (RAM: only the caps limit it),
+    throttled to ``iops`` and ``bps`` for reads inside the returned cgroup."""
+    why = Cgroup.available()
+    if why:
+        pytest.skip(why)
+    backing = Path("/dev/shm") / f"iobench-test-{os.getpid()}-{scratch.count}.img"
+    scratch.count += 1
+    scratch.stack.callback(backing.unlink, missing_ok=True)
+    with open(backing, "wb") as f:
+        for _ in range(size // MiB):
+            f.write(os.urandom(MiB))
+    dev = scratch.loop(backing)
+    v1 = (Cgroup.V1 / "blkio.throttle.read_iops_device").exists()
+    parent = Cgroup.V1 if v1 else Cgroup.V2
+    path = parent / f"iobench-test-{os.getpid()}-{scratch.count}"
+    if not v1:
+        subtree = Cgroup.V2 / "cgroup.subtree_control"
+        if "io" not in subtree.read_text().split():
+            subtree.write_text("+io")
+    path.mkdir()
+    group = Cgroup(dev, path, v1)
+    scratch.stack.callback(group.remove)
+    group.set(read_iops=iops, read_bps=bps)
+    return dev, group

@@ -72,7 +72,9 @@ def shape(w: Workload) -> Shape:
 
 
 def test_builtin_names_are_the_seeded_suites_and_quick_is_default() -> None:
-    assert builtin_names() == ["cloud-disk", "dd", "quick", "randwrite-4x32", "standard", "volume"]
+    assert builtin_names() == [
+        "cloud-disk", "dd", "orion-simple", "quick", "randwrite-4x32", "standard", "volume"
+    ]  # fmt: skip
     assert DEFAULT_SUITE == "quick"
 
 
@@ -103,6 +105,7 @@ def test_only_quick_is_indicative() -> None:
     assert {n: load_builtin(n).indicative for n in builtin_names()} == {
         "cloud-disk": False,
         "dd": False,
+        "orion-simple": False,
         "quick": True,
         "randwrite-4x32": False,
         "standard": False,
@@ -135,7 +138,9 @@ def test_unknown_suite_name_lists_the_builtin_suites() -> None:
         load_suite("quik")
     assert info.value.exit_code == ExitCode.BAD_INPUT
     assert info.value.message.startswith('unknown suite "quik"')
-    assert "cloud-disk, dd, quick, randwrite-4x32, standard, volume" in info.value.message
+    assert "cloud-disk, dd, orion-simple, quick, randwrite-4x32, standard, volume" in (
+        info.value.message
+    )
 
 
 def test_missing_suite_file_is_named(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from iobench.fio.runner import FioInfo, FioRun, LiveStats, link_target, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
+from iobench.probe.cpu import busy, cpu_times
 from iobench.store.repository import ResultRecord, RunRecord, Store, TargetRecord, now_iso
 from iobench.targets import (
     check_block_device_writable,
@@ -66,9 +67,13 @@ class Step:
 
 
 class Observer(Protocol):
-    """What the progress display is told. All methods must return quickly."""
+    """What the progress display is told. All methods must return quickly.
 
-    def planned(self, steps: Sequence[Step]) -> None: ...
+    ``planned`` gets the steps known up front; an adaptive run (``budget_s`` set) adds
+    steps as it goes, within that many seconds.
+    """
+
+    def planned(self, steps: Sequence[Step], budget_s: float | None = None) -> None: ...
     def started(self, step: Step) -> None: ...
     def progress(self, step: Step, stats: LiveStats) -> None: ...
     def finished(self, step: Step, outcome: str) -> None: ...
@@ -76,7 +81,7 @@ class Observer(Protocol):
 
 
 class NullObserver:
-    def planned(self, steps: Sequence[Step]) -> None:
+    def planned(self, steps: Sequence[Step], budget_s: float | None = None) -> None:
         pass
 
     def started(self, step: Step) -> None:
@@ -92,6 +97,23 @@ class NullObserver:
         pass
 
 
+class Planner(Protocol):
+    """Chooses each next workload from the results so far (``iobench characterize``).
+
+    The request's suite then holds the workloads the planner may choose from in shape (for
+    the safety checks and the test file's size); every workload it returns must read or
+    write like them and be no larger.
+    """
+
+    budget_s: float  # the most the planned workloads may take, for the progress display
+
+    def next_workload(self, done: Sequence[ResultRecord]) -> Workload | None: ...
+
+    def definition(self) -> dict[str, Any]:
+        """What the planner was asked, stored with the run (``suite_def["plan"]``)."""
+        ...
+
+
 @dataclass(frozen=True)
 class RunRequest:
     targets: tuple[str, ...]
@@ -101,6 +123,8 @@ class RunRequest:
     overwrite_signatures: bool = False
     argv: tuple[str, ...] = ()
     repeat: int = 1  # run every workload this many times
+    planner: Planner | None = None  # adaptive: the planner chooses the workloads
+    extra_definition: dict[str, Any] = field(default_factory=dict)  # e.g. a sweep's axes
 
 
 @dataclass(frozen=True)
@@ -109,9 +133,13 @@ class PreparedTarget:
     filename: str  # the file or device fio reads and writes
     created: bool  # iobench creates (and removes) this file
     layout_bytes: int  # how much to write before the workloads (0: none)
-    sizes: dict[str, int]  # test area per workload
+    size_limit: int | None  # the file's or device's size (None: a test file of our own)
     findings: tuple[Finding, ...]
     readonly: bool
+
+    def size_of(self, w: Workload) -> int:
+        """The test area of a workload on this target."""
+        return w.size if self.size_limit is None else min(w.size, self.size_limit)
 
 
 def _time_based(w: Workload) -> bool:
@@ -136,11 +164,10 @@ def prepare_target(
     writes = any(w.writes for w in suite.workloads)
     notes: list[Finding] = []
     if target.kind == "directory":
-        sizes = {w.name: w.size for w in suite.workloads}
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
-        layout = max(sizes.values())
+        layout = max(w.size for w in suite.workloads)
         return PreparedTarget(
-            target, str(Path(target.path) / name), True, layout, sizes, tuple(notes), False
+            target, str(Path(target.path) / name), True, layout, None, tuple(notes), False
         )
     if target.kind == "block":
         if writes:
@@ -170,7 +197,6 @@ def prepare_target(
             f"{target.spec} is empty (0 bytes): there is nothing to read or write",
             "give a directory, a file with data in it, or a device",
         )
-    sizes = {w.name: min(w.size, limit) for w in suite.workloads}
     capped = [w.name for w in suite.workloads if w.size > limit]
     if capped:
         notes.append(
@@ -178,12 +204,19 @@ def prepare_target(
                 "size-capped",
                 "info",
                 f"the test area is capped at the size of {target.spec} "
-                f"({format_bytes(limit)}) for {', '.join(capped)}",
+                f"({format_bytes(limit)}) for {_names(capped)}",
                 "use --size to choose a smaller area explicitly",
                 target=target.spec,
             )
         )
-    return PreparedTarget(target, target.path, False, 0, sizes, tuple(notes), not writes)
+    return PreparedTarget(target, target.path, False, 0, limit, tuple(notes), not writes)
+
+
+def _names(names: Sequence[str], most: int = 4) -> str:
+    """``a, b, c and 17 more``."""
+    if len(names) <= most + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])} and {len(names) - most} more"
 
 
 def check_space(prepared: Sequence[PreparedTarget]) -> None:
@@ -310,9 +343,14 @@ def execute(
     contexts = [probe_target(t.path) for t in targets]
     state = _RunState(findings=plan_findings(prepared, contexts, suite, host))
 
+    definition = {**suite_definition(suite), **request.extra_definition}
+    if request.planner is not None:
+        if len(targets) != 1:
+            raise UserError("an adaptive run takes exactly one target")
+        definition["plan"] = request.planner.definition()
     run_id = store.create_run(
         suite=suite.name,
-        suite_def=suite_definition(suite),
+        suite_def=definition,
         label=request.label,
         argv=request.argv,
         host=host,
@@ -327,11 +365,14 @@ def execute(
     internal: str | None = None
     try:
         state.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
-        plan = plan_steps(prepared, suite, request.repeat)
-        obs.planned(plan)
+        planner = request.planner
+        plan = plan_steps(prepared, suite, 0 if planner else request.repeat)
+        obs.planned(plan, planner.budget_s if planner else None)
         steps = iter(plan)
         for p in prepared:
             _prepare_on_disk(request, fio, obs, p, steps, state, stall_s)
+        if planner is not None:
+            _run_planned(store, fio, obs, run_id, prepared[0], planner, state, timeout_margin_s)
         for step in steps:
             assert step.workload is not None
             index = next(i for i, p in enumerate(prepared) if p.target.spec == step.target)
@@ -379,7 +420,7 @@ def plan_findings(
             spec=p.target.spec,
             path=p.target.path,
             kind=p.target.kind,
-            test_bytes=max(p.sizes.values()),
+            test_bytes=max(p.size_of(w) for w in suite.workloads),
             device_bytes=dev_bytes,
             device_name=dev_name,
         )
@@ -420,6 +461,28 @@ def _prepare_on_disk(
         _run_step(fio, step, job, state.workdir, obs, timeout_s=None, stall_s=stall_s)
 
 
+def _run_planned(
+    store: Store,
+    fio: FioInfo,
+    obs: Observer,
+    run_id: int,
+    p: PreparedTarget,
+    planner: Planner,
+    state: _RunState,
+    timeout_margin_s: float,
+) -> None:
+    """Ask the planner for workloads until it has none; each one's result goes back to it."""
+    done: list[ResultRecord] = []
+    while (w := planner.next_workload(tuple(done))) is not None:
+        # The safety checks and the test file were made for the suite's workloads.
+        if (p.created and w.size > p.layout_bytes) or (w.writes and p.readonly):
+            raise ValueError(f"the planner chose {w.name}, which the checks did not allow")
+        step = Step(len(done), p.target.spec, w.name, expected_seconds(w), w)
+        done.append(
+            _run_workload(store, fio, obs, run_id, p, w, len(done), step, state, timeout_margin_s)
+        )
+
+
 def _run_workload(
     store: Store,
     fio: FioInfo,
@@ -431,11 +494,12 @@ def _run_workload(
     step: Step,
     state: _RunState,
     timeout_margin_s: float,
-) -> None:
+) -> ResultRecord:
     """Run one workload once on one target and store the result (or the failure)."""
     assert state.workdir is not None
-    job = build_jobfile(w, p.filename, p.sizes[w.name])
+    job = build_jobfile(w, p.filename, p.size_of(w))
     link_target(state.workdir, p.filename)
+    before = cpu_times()
     try:
         run = _run_step(
             fio,
@@ -451,7 +515,12 @@ def _run_workload(
         raise
     assert run.output is not None
     state.fio_version = state.fio_version or run.output.fio_version
-    store.add_result(run_id, _record(p, w, position, job, step.repetition, run=run))
+    record = _record(p, w, position, job, step.repetition, run=run)
+    host_cpu = busy(before, cpu_times())
+    if record.metrics is not None and host_cpu is not None:
+        record.metrics["host_cpu"] = host_cpu
+    store.add_result(run_id, record)
+    return record
 
 
 def run_findings(run: RunRecord) -> list[Finding]:
@@ -527,7 +596,7 @@ def _record(
         workload=w.name,
         position=position,
         status="ok" if failure is None else "failed",
-        params=dict(w.params, size=p.sizes[w.name]),
+        params=dict(w.params, size=p.size_of(w)),
         metrics=workload_metrics(output) if output else None,
         job_file=job,
         fio_argv=run.argv if run else (failure.argv if failure else []),

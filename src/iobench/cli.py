@@ -2,64 +2,36 @@
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
-import tempfile
 import traceback
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from iobench import __version__
-from iobench.errors import ExitCode, Interrupted, IobenchError, UserError
+from iobench.cli_curves import characterize, sweep
+from iobench.cli_support import (
+    EXIT_CODES_HELP,
+    db_path,
+    emit_json,
+    execute_request,
+    open_store,
+    outcome_code,
+    parse_opt,
+    print_error,
+    require_db,
+    stderr,
+    stdout,
+    write_atomically,
+    write_stdout,
+)
+from iobench.errors import ExitCode, IobenchError, UserError
 from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
-
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    success
-  1    the run failed (fio failed, fio missing, results unreadable)
-  2    bad input or usage (options, suite file, target path)
-  3    target refused as unsafe (device in use, holds data, or writes not allowed)
-  130  interrupted (Ctrl-C or SIGTERM); finished workloads are kept
-"""
-
-
-# emoji=False: ":x:" in a label, path or error message is text, not an emoji.
-def _stdout() -> Console:
-    return Console(width=None if sys.stdout.isatty() else 160, highlight=False, emoji=False)
-
-
-def _stderr() -> Console:
-    return Console(
-        stderr=True,
-        width=None if sys.stderr.isatty() else 160,
-        highlight=False,
-        soft_wrap=True,
-        emoji=False,
-    )
-
-
-def _emit_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-    sys.stdout.flush()
-
-
-def _parse_opt(value: str | None, parse: Any, option: str) -> Any:
-    if value is None:
-        return None
-    try:
-        return parse(value)
-    except ValueError as e:
-        raise UserError(f"{option}: {e}") from e
 
 
 @click.group(
@@ -83,33 +55,6 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
     and warns when the method makes a number misleading.
     """
     ctx.obj = {"db": db}
-
-
-def _db_path(ctx: click.Context) -> Path:
-    from iobench.store import default_db_path
-
-    return Path(ctx.obj["db"] or default_db_path())
-
-
-def _open_store(ctx: click.Context) -> Any:
-    from iobench.store import Store
-
-    return Store.open(_db_path(ctx))
-
-
-@contextmanager
-def _stop_signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed ssh session) stop a run like Ctrl-C does."""
-
-    def handler(signum: int, frame: FrameType | None) -> NoReturn:
-        raise Interrupted(f"stopped by {signal.Signals(signum).name}")
-
-    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, previous in old.items():
-            signal.signal(sig, previous)
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -171,10 +116,8 @@ def run(
       iobench run /mnt/vol --suite my-suite.toml --runtime 30s --size 4G --json
       iobench run /mnt/local /mnt/ceph --suite standard --repeat 3
     """
-    from iobench.benchmark import RunRequest, execute
-    from iobench.fio.runner import find_fio
+    from iobench.benchmark import RunRequest
     from iobench.report.jsondoc import run_document
-    from iobench.report.progress import ProgressDisplay
     from iobench.report.terminal import render_run
     from iobench.suites import apply_overrides, load_suite
 
@@ -186,11 +129,10 @@ def run(
     loaded = load_suite(suite)
     loaded = apply_overrides(
         loaded,
-        runtime_s=_parse_opt(runtime, parse_duration, "--runtime"),
-        size=_parse_opt(size, parse_size, "--size"),
-        ramp_s=_parse_opt(ramp, parse_duration, "--ramp"),
+        runtime_s=parse_opt(runtime, parse_duration, "--runtime"),
+        size=parse_opt(size, parse_size, "--size"),
+        ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
     )
-    fio = find_fio()
     request = RunRequest(
         targets=targets or (".",),
         suite=loaded,
@@ -200,19 +142,12 @@ def run(
         argv=("iobench", *sys.argv[1:]),
         repeat=repeat,
     )
-    err = _stderr()
-    with _open_store(ctx) as store, _stop_signals_as_interrupt():
-        outcome = execute(request, store, fio, ProgressDisplay(err))
-        record = store.get_run(outcome.run_id)
+    outcome, record = execute_request(ctx, request)
     if as_json:
-        _emit_json(run_document(record))
+        emit_json(run_document(record))
     else:
-        render_run(record, _stdout())
-    if outcome.error is not None:
-        _print_error(outcome.error, err)
-        err.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
-        return int(outcome.error.exit_code)
-    return 0
+        render_run(record, stdout())
+    return outcome_code(outcome)
 
 
 @main.command()
@@ -231,7 +166,7 @@ def suites(as_json: bool) -> None:
 
     loaded = [load_builtin(n) for n in builtin_names()]
     if as_json:
-        _emit_json(
+        emit_json(
             {
                 "schema_version": 1,
                 "kind": "suites",
@@ -239,7 +174,7 @@ def suites(as_json: bool) -> None:
             }
         )
     else:
-        render_suites(loaded, _stdout())
+        render_suites(loaded, stdout())
 
 
 @main.command()
@@ -275,9 +210,9 @@ def info(target: str, as_json: bool) -> None:
         },
     }
     if as_json:
-        _emit_json(doc)
+        emit_json(doc)
     else:
-        render_info(doc, _stdout())
+        render_info(doc, stdout())
 
 
 @main.command(name="list")
@@ -295,15 +230,15 @@ def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> N
     from iobench.report.jsondoc import runs_document
     from iobench.report.terminal import render_run_list
 
-    if not _db_path(ctx).exists():  # reading creates nothing
+    if not db_path(ctx).exists():  # reading creates nothing
         runs = []
     else:
-        with _open_store(ctx) as store:
+        with open_store(ctx) as store:
             runs = store.list_runs(limit=limit, label=label)
     if as_json:
-        _emit_json(runs_document(runs))
+        emit_json(runs_document(runs))
     else:
-        render_run_list(runs, _stdout())
+        render_run_list(runs, stdout())
 
 
 @main.command()
@@ -323,13 +258,13 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     from iobench.report.jsondoc import run_document
     from iobench.report.terminal import render_evidence, render_run
 
-    _require_db(ctx)
-    with _open_store(ctx) as store:
+    require_db(ctx)
+    with open_store(ctx) as store:
         record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
     if as_json:
-        _emit_json(run_document(record))
+        emit_json(run_document(record))
         return
-    out = _stdout()
+    out = stdout()
     render_run(record, out)
     if raw:
         render_evidence(record, out)
@@ -348,7 +283,7 @@ def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[An
         # The latest complete run; an aborted or failed one only when there is no other.
         chosen = next((r for r in found if r.status == "complete"), found[0])
         if chosen.status != "complete":
-            _stderr().print(
+            stderr().print(
                 f"note: the latest run labelled {label!r} is run {chosen.id}, {chosen.status}",
                 highlight=False,
                 markup=False,
@@ -363,14 +298,6 @@ def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[An
             "name each run once (a label names its latest complete run)",
         )
     return [store.get_run(i) for i in ids]
-
-
-def _require_db(ctx: click.Context) -> None:
-    if not _db_path(ctx).exists():  # reading creates nothing
-        raise UserError(
-            f"no runs are stored yet: there is no database at {_db_path(ctx)}",
-            "run a benchmark first with `iobench run`, or point --db at your database",
-        )
 
 
 @main.command()
@@ -401,8 +328,8 @@ def compare(
     from iobench.analysis.compare import compare as compare_runs
     from iobench.report.compare import render_comparison
 
-    _require_db(ctx)
-    with _open_store(ctx) as store:
+    require_db(ctx)
+    with open_store(ctx) as store:
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     if base is not None and base not in [r.id for r in runs]:
@@ -412,9 +339,9 @@ def compare(
         )
     comparison = compare_runs(runs, base)
     if as_json:
-        _emit_json(comparison.to_dict())
+        emit_json(comparison.to_dict())
     else:
-        render_comparison(comparison, _stdout())
+        render_comparison(comparison, stdout())
 
 
 @main.command()
@@ -453,8 +380,8 @@ def report(
         raise UserError(
             f"-o {output}: the report format comes from the file name; use .html or .md"
         )
-    _require_db(ctx)
-    with _open_store(ctx) as store:
+    require_db(ctx)
+    with open_store(ctx) as store:
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     setups = sum(max(1, len(r.targets)) for r in runs)
@@ -469,41 +396,8 @@ def report(
         if suffix in (".html", ".htm")
         else render_markdown(runs, comparison)
     )
-    _write_atomically(output, text)
-    _stderr().print(f"wrote {output} ({len(runs)} run(s))", highlight=False, markup=False)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write the whole file or nothing: a temporary file beside it, then a rename."""
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {path}: the directory {path.parent} does not exist")
-    try:
-        # A new file of our own (O_EXCL, random name) beside the target, then a rename.
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror}") from e
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:  # what the HTML's <meta> says
-            f.write(text)
-        tmp.chmod(0o644)
-        tmp.replace(path)
-    except BaseException as e:  # also Ctrl-C: no temporary file is left behind
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise UserError(f"cannot write {path}: {e.strerror}") from e
-        raise
-
-
-def _write_stdout(text: str) -> None:
-    """Text on stdout as UTF-8, whatever the locale says."""
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-    else:
-        buffer.write(text.encode("utf-8"))
-        buffer.flush()
+    write_atomically(output, text)
+    stderr().print(f"wrote {output} ({len(runs)} run(s))", highlight=False, markup=False)
 
 
 @main.command(name="import")
@@ -527,13 +421,13 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
     from iobench.importer import import_files
     from iobench.report.jsondoc import runs_document
 
-    with _open_store(ctx) as store:
+    with open_store(ctx) as store:
         ids = import_files(store, list(files), label=label, argv=("iobench", *sys.argv[1:]))
         runs = [store.get_run(i) for i in ids]
     if as_json:
-        _emit_json(runs_document(runs))
+        emit_json(runs_document(runs))
         return
-    out = _stdout()
+    out = stdout()
     for r in runs:
         out.print(
             f"imported run {r.id} from {r.source}: {len(r.results)} result(s), fio "
@@ -571,27 +465,24 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: Path | None) -> N
     """
     from iobench.export import export_csv, export_json
 
-    _require_db(ctx)
-    with _open_store(ctx) as store:
+    require_db(ctx)
+    with open_store(ctx) as store:
         run = store.get_run(store.resolve(run_ref))
     text = export_csv(run) if fmt == "csv" else export_json(run)
     if output is None:
-        _write_stdout(text)
+        write_stdout(text)
     else:
-        _write_atomically(output, text)
+        write_atomically(output, text)
 
 
-def _print_error(e: IobenchError, console: Console) -> None:
-    console.print(f"[red]iobench: error:[/] {escape(e.message)}", highlight=False)
-    if e.hint:
-        hint = escape(e.hint).replace("\n", "\n" + " " * 14)
-        console.print(f"  [dim]what to do:[/] {hint}", highlight=False)
+main.add_command(sweep)
+main.add_command(characterize)
 
 
 def run_cli(argv: Sequence[str]) -> int:
     """Run the CLI and return the exit code; errors become messages, not tracebacks."""
     want_traceback = "--traceback" in argv or os.environ.get("IOBENCH_TRACEBACK") == "1"
-    err = _stderr()
+    err = stderr()
     try:
         result = main.main(args=list(argv), prog_name="iobench", standalone_mode=False)
     except click.exceptions.Abort:
@@ -608,7 +499,7 @@ def run_cli(argv: Sequence[str]) -> int:
     except IobenchError as e:
         if want_traceback:
             traceback.print_exc()
-        _print_error(e, err)
+        print_error(e, err)
         return int(e.exit_code)
     except Exception:
         if want_traceback:

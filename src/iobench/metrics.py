@@ -82,6 +82,15 @@ def job_metrics(job: JobResult, disk_util: Sequence[DiskUtil]) -> dict[str, Any]
         out[d] = direction_dict(job.direction(d))
     out["cpu"] = {"usr_pct": job.usr_cpu_pct, "sys_pct": job.sys_cpu_pct}
     out["error"] = job.error
+    if job.steadystate is not None:
+        ss = job.steadystate
+        out["steadystate"] = {
+            "criterion": ss.criterion,
+            "attained": ss.attained,
+            "duration_s": ss.duration_s,
+            "iops": list(ss.iops),
+            "bw_bytes": list(ss.bw_bytes),
+        }
     out["disk_util"] = [
         {
             "name": u.name,

@@ -140,6 +140,18 @@ class DiskUtil:
 
 
 @dataclass(frozen=True)
+class SteadyState:
+    """fio's steady-state detection (``ss=``) for one job: whether the criterion was met,
+    and the window it judged, one sample per second (FIO.md §4)."""
+
+    criterion: str  # as fio wrote it: "iops:5.000000%"
+    attained: bool
+    duration_s: int  # the window
+    iops: tuple[float, ...]  # per second, over the window
+    bw_bytes: tuple[float, ...]  # bytes/s per second (fio's ss data is already in bytes/s)
+
+
+@dataclass(frozen=True)
 class JobResult:
     """One entry of fio's ``jobs`` (or ``client_stats``) array."""
 
@@ -154,6 +166,7 @@ class JobResult:
     job_runtime_ms: int | None
     hostname: str | None = None  # client/server mode only
     port: int | None = None
+    steadystate: SteadyState | None = None  # only with fio's ss= option
 
     def direction(self, d: Direction) -> DirectionResult | None:
         return {"read": self.read, "write": self.write, "trim": self.trim}[d]

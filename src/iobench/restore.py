@@ -190,6 +190,10 @@ def _result(d: _Doc, r: Any, i: int, first: Mapping[Any, int]) -> ResultRecord:
             "error": r.get("fio_errno") or 0,
             "disk_util": d.get(r, "disk_util", (list, type(None)), where) or [],
         }
+        for key in ("host_cpu", "steadystate"):  # present since iobench 0.1 (issue 4)
+            value = d.get(r, key, (dict, type(None)), where)
+            if value is not None:
+                metrics[key] = value
     samples = d.get(r, "samples", (dict, type(None)), where)
     if samples is not None:
         _check_samples(d, samples, f"{where}.samples")

@@ -105,7 +105,13 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
             )
         )
     else:
-        short = [w for w in suite.workloads if w.runtime_s < MIN_STEADY_RUNTIME_S]
+        # A workload with fio's steady-state detection (ss=, characterize) runs until its
+        # IOPS are steady: its runtime is a ceiling, not a choice.
+        short = [
+            w
+            for w in suite.workloads
+            if w.runtime_s < MIN_STEADY_RUNTIME_S and "ss" not in dict(w.options)
+        ]
         for w in short:
             found.append(
                 Finding(

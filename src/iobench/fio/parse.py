@@ -26,7 +26,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from iobench.errors import FioOutputError
-from iobench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+from iobench.model import (
+    DirectionResult,
+    DiskUtil,
+    FioOutput,
+    JobResult,
+    LatencyStats,
+    SteadyState,
+)
 
 _REPORT_KEYS = ("jobs", "client_stats")
 _VERSION_MARK = '"fio version"'
@@ -198,6 +205,27 @@ class _Reader:
             job_runtime_ms=self.integer(entry, "job_runtime", where),
             hostname=hostname if isinstance(hostname, str) else None,
             port=self.integer(entry, "port", where),
+            steadystate=self.steadystate(entry, where),
+        )
+
+    def steadystate(self, job: dict[str, Any], where: str) -> SteadyState | None:
+        ss = self.mapping(job, "steadystate", where)
+        if ss is None:
+            return None
+        where = f"{where}.steadystate"
+        data = self.mapping(ss, "data", where) or {}
+        iops, bw = data.get("iops"), data.get("bw")
+        numbers = (int, float)
+        if not isinstance(iops, list) or not all(isinstance(v, numbers) for v in iops):
+            iops = []
+        if not isinstance(bw, list) or not all(isinstance(v, numbers) for v in bw):
+            bw = []
+        return SteadyState(
+            criterion=str(ss.get("ss", "")),
+            attained=bool(self.integer(ss, "attained", where)),
+            duration_s=self.integer(ss, "duration", where) or 0,
+            iops=tuple(float(v) for v in iops),
+            bw_bytes=tuple(float(v) for v in bw),
         )
 
     def direction(self, job: dict[str, Any], ddir: str, where: str) -> DirectionResult | None:

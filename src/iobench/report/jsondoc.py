@@ -7,6 +7,7 @@ from typing import Any
 from iobench.analysis.compare import summarize_results
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
+from iobench.report.curves import analysis_document
 from iobench.store.repository import RunRecord
 
 SCHEMA_VERSION = 1
@@ -26,6 +27,8 @@ def result_document(r: Any, run: RunRecord, *, full: bool = False) -> dict[str, 
     for d in DIRECTIONS:
         doc[d] = metrics.get(d)
     doc["cpu"] = metrics.get("cpu")
+    doc["host_cpu"] = metrics.get("host_cpu")  # the whole host's CPU load while it ran
+    doc["steadystate"] = metrics.get("steadystate")  # fio's ss= window, when used
     doc["disk_util"] = metrics.get("disk_util", [])
     doc["fio_version"] = r.fio_version
     doc["error"] = r.error
@@ -78,6 +81,9 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
         "summary": summarize_results(run),
     }
+    analysis = analysis_document(run)
+    if analysis is not None:  # sweeps, characterize and orion-simple runs
+        doc["analysis"] = analysis
     if full:
         doc["argv"] = run.argv
         doc["suite_def"] = run.suite_def

@@ -6,6 +6,7 @@ in its last one-second snapshot; elsewhere (CI logs, pipes) one plain line per s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -30,20 +31,30 @@ class ProgressDisplay:
         self.console = console
         self.live = console.is_terminal
         self._steps: list[Step] = []
+        self._open_ended = False
+        self._started = 0.0
         self._done_s = 0.0
         self._progress: Progress | None = None
         self._suite: TaskID | None = None
         self._current: TaskID | None = None
 
-    def planned(self, steps: Sequence[Step]) -> None:
+    def planned(self, steps: Sequence[Step], budget_s: float | None = None) -> None:
         self._steps = list(steps)
-        total = sum(s.expected_s for s in steps)
-        targets = len({s.target for s in steps})
-        self.console.print(
-            f"[bold]iobench[/]: {len(steps)} steps on {targets} target(s), "
-            f"about {format_duration(round(total))}",
-            highlight=False,
-        )
+        self._open_ended = budget_s is not None
+        total = sum(s.expected_s for s in steps) + (budget_s or 0.0)
+        if budget_s is not None:
+            self.console.print(
+                f"[bold]iobench[/]: adaptive, each step chosen from the ones before, at most "
+                f"{format_duration(round(total))}",
+                highlight=False,
+            )
+        else:
+            targets = len({s.target for s in steps})
+            self.console.print(
+                f"[bold]iobench[/]: {len(steps)} steps on {targets} target(s), "
+                f"about {format_duration(round(total))}",
+                highlight=False,
+            )
         if not self.live:
             return
         self._progress = Progress(
@@ -60,9 +71,11 @@ class ProgressDisplay:
         self._progress.start()
 
     def _label(self, step: Step) -> str:
-        return escape(f"[{step.index + 1}/{len(self._steps)}] {step.name} on {step.target}")
+        count = "" if self._open_ended else f"/{len(self._steps)}"
+        return escape(f"[{step.index + 1}{count}] {step.name} on {step.target}")
 
     def started(self, step: Step) -> None:
+        self._started = time.monotonic()
         if self._progress is None:
             self.console.print(self._label(step) + " ...", highlight=False)
             return
@@ -79,7 +92,9 @@ class ProgressDisplay:
         self._progress.update(self._suite, completed=self._done_s + elapsed)
 
     def finished(self, step: Step, outcome: str) -> None:
-        self._done_s += step.expected_s
+        # What the step took (fio may stop early, at steady state), up to what it should.
+        taken = time.monotonic() - self._started if self._started else step.expected_s
+        self._done_s += min(taken, step.expected_s)
         if self._progress is None:
             if outcome != "done":
                 self.console.print(f"{self._label(step)} {outcome}", highlight=False)

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from iobench.analysis.results import latency_value
 from iobench.model import DIRECTIONS, Suite
+from iobench.report.curves import render_analysis
 from iobench.report.model import CLAT_NOTE, ResultLine, mark_kind, result_lines, shape_cells
 from iobench.store.repository import RunRecord
 from iobench.units import (
@@ -21,10 +22,12 @@ from iobench.units import (
     format_size_short,
 )
 
+MAX_WARNINGS_SHOWN = 3  # of one kind, in the terminal
 _STATUS_STYLE = {"complete": "green", "running": "yellow", "aborted": "yellow", "failed": "red"}
 
 
-def render_run(run: RunRecord, console: Console) -> None:
+def render_run_header(run: RunRecord, console: Console) -> None:
+    """The run's first lines: id, suite, label, status, fio, time; the host."""
     style = _STATUS_STYLE.get(run.status, "")
     label = f"  label [bold]{escape(run.label)}[/]" if run.label else ""
     console.print(
@@ -54,6 +57,17 @@ def render_run(run: RunRecord, console: Console) -> None:
             markup=False,
             style="dim",
         )
+
+
+def render_run_footer(run: RunRecord, console: Console) -> None:
+    """The run's error, if any, and its warnings."""
+    if run.error:
+        console.print(f"[red]error:[/] {escape(run.error)}", highlight=False)
+    render_warnings(run.warnings, console)
+
+
+def render_run(run: RunRecord, console: Console) -> None:
+    render_run_header(run, console)
     repeated = any(r.repetition > 1 for r in run.results)
     lines = result_lines(run) if repeated else []
     for t in run.targets:
@@ -117,9 +131,8 @@ def render_run(run: RunRecord, console: Console) -> None:
             table.caption = "* completion latency: the output has no total-latency percentiles"
             table.caption_justify = "left"
         console.print(table)
-    if run.error:
-        console.print(f"[red]error:[/] {escape(run.error)}", highlight=False)
-    render_warnings(run.warnings, console)
+    render_analysis(run, console)
+    render_run_footer(run, console)
 
 
 def _shape(p: dict[str, Any]) -> list[str]:
@@ -198,8 +211,16 @@ def render_warnings(warnings: list[dict[str, Any]], console: Console) -> None:
         severity = members[0].get("severity")
         colour = "yellow" if severity == "warning" else "cyan"
         console.print(f"  [{colour}]{severity}[/] {escape('[' + wid + ']')}", highlight=False)
-        for w in members:
+        # A sweep can have dozens of one kind: the first few, and how many more.
+        shown = members if len(members) <= MAX_WARNINGS_SHOWN + 1 else members[:MAX_WARNINGS_SHOWN]
+        for w in shown:
             console.print(f"    {w.get('message')}", highlight=False, markup=False, soft_wrap=True)
+        if len(shown) < len(members):
+            console.print(
+                f"    ... and {len(members) - len(shown)} more like these (all in --json)",
+                highlight=False,
+                markup=False,
+            )
         console.print(f"    fix: {fix}", highlight=False, markup=False, style="dim")
 
 

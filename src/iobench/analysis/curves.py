@@ -1,0 +1,666 @@
+"""Throughput curves and storage limits from measured points. Pure (docs/characterize.md).
+
+A **point** is one workload's result: a block size, a queue depth and a number of jobs
+(``outstanding`` IOs = iodepth x numjobs), and what it delivered. A **curve** is the points
+of one (target, rw, block size, numjobs) against outstanding IO: it rises while the
+storage has spare parallelism and flattens where something saturates. Across block sizes,
+a volume with an IOPS limit and a bandwidth limit delivers ``min(iops_limit, bw_limit /
+bs)``: the IOPS limit binds for small blocks, the bandwidth limit for large ones, and the
+**crossover** block size is ``bw_limit / iops_limit`` (the block-volume guide's table).
+
+Only a limit that was reached is reported. A plateau is not the storage's when the host was
+the bottleneck (fio's CPU, the host's CPUs, or one CPU pegged by a kernel thread); a curve
+still rising at its last point has not shown its limit; and a block-size range where one
+limit binds everywhere cannot show the other. Each such case gives a reason instead of a
+number.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from iobench.analysis.histogram import merge_bins, percentiles_from_bins
+from iobench.analysis.results import is_ok, latency_value, section
+from iobench.analysis.stats import summarize
+from iobench.store.repository import ResultRecord
+from iobench.units import format_bytes, format_iops, format_rate, format_size_short
+
+# A point within this fraction of a curve's best throughput is on its plateau.
+PLATEAU_FRACTION = 0.95
+# Across block sizes, a block size within this fraction of a limit is bound by it.
+BINDING_FRACTION = 0.9
+# Little's law: IOPS x mean latency should be the outstanding IOs within this factor.
+LITTLE_TOLERANCE = 0.25
+# The host, not the storage, may be the bottleneck at a point when fio's job used this
+# much of a CPU, the host's CPUs were this busy on average (half of all CPUs: on a 2-CPU
+# host, one whole CPU), or its busiest CPU this busy.
+FIO_CPU_BOUND_PCT = 85.0
+HOST_BUSY_PCT = 50.0
+ONE_CPU_BUSY_PCT = 80.0
+
+_DIRECTION_OF = {"read": "read", "randread": "read", "write": "write", "randwrite": "write"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured workload (repetitions of it averaged)."""
+
+    target: str
+    workload: str
+    rw: str
+    bs: int  # bytes
+    iodepth: int
+    numjobs: int
+    iops: float
+    iops_low: float  # 95 % confidence interval of the mean, from the per-second samples
+    iops_high: float
+    bw_bytes: float
+    lat_mean_ns: float | None  # total latency (submission to completion)
+    lat_p99_ns: float | None
+    steady: bool | None = None  # fio's steady state attained (None: not asked for)
+    fio_cpu_pct: float | None = None  # usr + sys of fio's job, % of one CPU
+    host_busy_pct: float | None = None  # all the host's CPUs
+    host_max_cpu_pct: float | None = None  # the busiest CPU
+    seconds: float | None = None  # how long it ran
+    # The per-second IOPS its interval comes from (fio's steady window, else its log).
+    samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    bins: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def outstanding(self) -> int:
+        return self.iodepth * self.numjobs
+
+    @property
+    def bw_low(self) -> float:
+        return self.bw_bytes * self.iops_low / self.iops if self.iops else 0.0
+
+    @property
+    def bw_high(self) -> float:
+        return self.bw_bytes * self.iops_high / self.iops if self.iops else 0.0
+
+    def host_bound(self) -> str | None:
+        """Why the host, not the storage, may have set this point's figures; None if not."""
+        if self.fio_cpu_pct is not None and self.fio_cpu_pct >= FIO_CPU_BOUND_PCT:
+            return f"fio used {self.fio_cpu_pct:.0f} % of a CPU per job"
+        if self.host_busy_pct is not None and self.host_busy_pct >= HOST_BUSY_PCT:
+            return f"the host's CPUs were {self.host_busy_pct:.0f} % busy"
+        if self.host_max_cpu_pct is not None and self.host_max_cpu_pct >= ONE_CPU_BUSY_PCT:
+            return (
+                f"one CPU was {self.host_max_cpu_pct:.0f} % busy (a kernel thread such as a "
+                "loop or network block device worker)"
+            )
+        return None
+
+
+# -- points from stored results ---------------------------------------------------------------
+
+
+def _ci(values: Sequence[float]) -> tuple[float, float] | None:
+    s = summarize(values)
+    if s.ci95_low is None or s.ci95_high is None:
+        return None
+    return s.ci95_low, s.ci95_high
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _seconds(r: ResultRecord) -> float | None:
+    from datetime import datetime
+
+    try:
+        start = datetime.fromisoformat(r.started_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(r.finished_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (end - start).total_seconds()
+
+
+def _one_point(r: ResultRecord) -> Point | None:
+    p = r.params
+    direction = _DIRECTION_OF.get(str(p.get("rw")))
+    bs, iodepth, numjobs = p.get("bs"), p.get("iodepth"), p.get("numjobs")
+    if direction is None or not all(isinstance(v, int) for v in (bs, iodepth, numjobs)):
+        return None  # mixed read/write, or a parameter the file did not say (imports)
+    sec = section(r, direction)
+    if sec is None or not sec.get("iops"):
+        return None
+    metrics = r.metrics or {}
+    iops, bw = float(sec["iops"]), float(sec.get("bw_bytes") or 0.0)
+    ss = metrics.get("steadystate") or None
+    steady: bool | None = None
+    per_second: list[float] = []
+    if ss:
+        steady = bool(ss.get("attained"))
+        window = [float(v) for v in ss.get("iops") or [] if _number(v) is not None]
+        window_bw = [float(v) for v in ss.get("bw_bytes") or [] if _number(v) is not None]
+        if steady and window and window_bw:
+            # The steady window is the result (FIO.md §4); the whole run includes the rise.
+            iops, bw, per_second = statistics.fmean(window), statistics.fmean(window_bw), window
+    if not per_second:
+        series = ((r.samples or {}).get(direction) or {}).get("iops") or []
+        per_second = [float(v) for v in series if _number(v) is not None]
+    ci = _ci(per_second) if len(per_second) >= 2 else None
+    low, high = ci if ci else (iops, iops)
+    lat_mean, _ = latency_value(sec, "mean")
+    bins_raw, _ = latency_value(sec, "bins")
+    cpu = metrics.get("cpu") or {}
+    usr, sys_ = _number(cpu.get("usr_pct")), _number(cpu.get("sys_pct"))
+    host = metrics.get("host_cpu") or {}
+    return Point(
+        target=r.target,
+        workload=r.workload,
+        rw=str(p["rw"]),
+        bs=int(bs),  # type: ignore[arg-type]
+        iodepth=int(iodepth),  # type: ignore[arg-type]
+        numjobs=int(numjobs),  # type: ignore[arg-type]
+        iops=iops,
+        iops_low=min(low, iops),
+        iops_high=max(high, iops),
+        bw_bytes=bw,
+        lat_mean_ns=_number(lat_mean),
+        lat_p99_ns=_number(latency_value(sec, "p99")[0]),
+        steady=steady,
+        fio_cpu_pct=None if usr is None or sys_ is None else usr + sys_,
+        host_busy_pct=_number(host.get("busy_pct")),
+        host_max_cpu_pct=_number(host.get("max_cpu_busy_pct")),
+        seconds=_seconds(r),
+        samples=tuple(per_second),
+        bins={int(k): int(v) for k, v in (bins_raw or {}).items()},
+    )
+
+
+def _mean_point(points: Sequence[Point]) -> Point:
+    """Repetitions of one point: means, and the interval of the repetitions' mean."""
+    if len(points) == 1:
+        return points[0]
+    first = points[0]
+    iops = [p.iops for p in points]
+    ci = _ci(iops)
+    mean = statistics.fmean(iops)
+
+    def avg(values: Iterable[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return statistics.fmean(known) if known else None
+
+    bins = merge_bins(*(p.bins for p in points)) if all(p.bins for p in points) else {}
+    p99 = percentiles_from_bins(bins, [99.0])[0][1] if bins else avg(p.lat_p99_ns for p in points)
+    return Point(
+        target=first.target,
+        workload=first.workload,
+        rw=first.rw,
+        bs=first.bs,
+        iodepth=first.iodepth,
+        numjobs=first.numjobs,
+        iops=mean,
+        iops_low=min(ci[0], mean) if ci else mean,
+        iops_high=max(ci[1], mean) if ci else mean,
+        bw_bytes=statistics.fmean(p.bw_bytes for p in points),
+        lat_mean_ns=avg(p.lat_mean_ns for p in points),
+        lat_p99_ns=p99,
+        steady=all(p.steady for p in points) if all(p.steady is not None for p in points) else None,
+        fio_cpu_pct=avg(p.fio_cpu_pct for p in points),
+        host_busy_pct=avg(p.host_busy_pct for p in points),
+        host_max_cpu_pct=avg(p.host_max_cpu_pct for p in points),
+        seconds=sum(p.seconds or 0.0 for p in points),
+        samples=tuple(v for p in points for v in p.samples),
+        bins=bins,
+    )
+
+
+def points_from_results(results: Iterable[ResultRecord]) -> list[Point]:
+    """A point per (target, rw, bs, iodepth, numjobs) of the results that finished, with
+    repetitions averaged; mixed read/write workloads and unknown parameters are skipped."""
+    groups: dict[tuple[str, str, int, int, int], list[Point]] = {}
+    for r in results:
+        if not is_ok(r):
+            continue
+        point = _one_point(r)
+        if point is not None:
+            key = (point.target, point.rw, point.bs, point.iodepth, point.numjobs)
+            groups.setdefault(key, []).append(point)
+    return [_mean_point(g) for g in groups.values()]
+
+
+# -- one curve ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LittleCheck:
+    """Little's law at one point: IOPS x mean latency = IOs in flight."""
+
+    point: Point
+    in_flight: float  # IOPS x latency
+    ratio: float  # in_flight / outstanding asked for
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.ratio - 1) <= LITTLE_TOLERANCE
+
+    def message(self) -> str:
+        p = self.point
+        return (
+            f"{format_size_short(p.bs)} QD{p.iodepth}x{p.numjobs}: IOPS x latency = "
+            f"{self.in_flight:.1f} IOs in flight, but {p.outstanding} were asked for "
+            f"({self.ratio:.0%}): "
+            + (
+                "fio did not keep them all in flight (a synchronous ioengine caps iodepth "
+                "at 1; or the CPU, or a queue limit such as nr_requests)"
+                if self.ratio < 1
+                else "the latency includes waits that are not the device's (CPU, scheduler)"
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The points of one (target, rw, bs, numjobs) against outstanding IO."""
+
+    target: str
+    rw: str
+    bs: int
+    numjobs: int
+    points: tuple[Point, ...]  # by outstanding IO
+
+    @property
+    def best(self) -> Point:
+        return max(self.points, key=lambda p: p.iops)
+
+    @property
+    def knee(self) -> Point:
+        """The saturation point: the first point within PLATEAU_FRACTION of the best
+        throughput. More outstanding IO beyond it adds little but latency."""
+        top = self.best.iops
+        return next(p for p in self.points if p.iops >= PLATEAU_FRACTION * top)
+
+    @property
+    def plateau(self) -> tuple[Point, ...]:
+        top = self.best.iops
+        return tuple(p for p in self.points if p.iops >= PLATEAU_FRACTION * top)
+
+    @property
+    def saturated(self) -> bool | None:
+        """A point with at least twice the knee's outstanding IO (and, by the knee's
+        definition, no more than 5 % more throughput) confirms the plateau; None when the
+        curve has one point (one queue depth: not known)."""
+        if len(self.points) < 2:
+            return None
+        knee = self.knee
+        return any(p.outstanding >= 2 * knee.outstanding for p in self.points)
+
+    @property
+    def last_gain(self) -> float | None:
+        """Throughput gained from the second-last point to the last (0.07 = +7 %)."""
+        if len(self.points) < 2 or not self.points[-2].iops:
+            return None
+        return self.points[-1].iops / self.points[-2].iops - 1
+
+    @property
+    def latency_floor_ns(self) -> float | None:
+        """The mean latency at the fewest outstanding IOs (QD1 x 1 job when measured)."""
+        return self.points[0].lat_mean_ns
+
+    def host_bound(self) -> str | None:
+        """Why the host may have set the plateau; None if it did not. Only when every
+        plateau point was host-bound: one where the host had room to spare and throughput
+        still did not rise shows the storage's limit."""
+        whys = [p.host_bound() for p in self.plateau]
+        return whys[0] if all(whys) else None
+
+    def little(self) -> list[LittleCheck]:
+        out = []
+        for p in self.points:
+            if p.lat_mean_ns and p.outstanding:
+                in_flight = p.iops * p.lat_mean_ns / 1e9
+                out.append(LittleCheck(p, in_flight, in_flight / p.outstanding))
+        return out
+
+    def best_under_p99(self, p99_ns: float) -> Point | None:
+        fitting = [p for p in self.points if p.lat_p99_ns is not None and p.lat_p99_ns <= p99_ns]
+        return max(fitting, key=lambda p: p.iops) if fitting else None
+
+
+def point_document(p: Point) -> dict[str, Any]:
+    return {
+        "workload": p.workload,
+        "bs": p.bs,
+        "iodepth": p.iodepth,
+        "numjobs": p.numjobs,
+        "outstanding": p.outstanding,
+        "iops": p.iops,
+        "iops_low": p.iops_low,
+        "iops_high": p.iops_high,
+        "bw_bytes": p.bw_bytes,
+        "lat_mean_ns": p.lat_mean_ns,
+        "lat_p99_ns": p.lat_p99_ns,
+        "steady": p.steady,
+        "fio_cpu_pct": p.fio_cpu_pct,
+        "host_busy_pct": p.host_busy_pct,
+        "host_max_cpu_pct": p.host_max_cpu_pct,
+        "seconds": p.seconds,
+    }
+
+
+def curve_document(c: Curve, p99_under_ns: float | None = None) -> dict[str, Any]:
+    """A curve for ``--json`` (docs/characterize.md)."""
+    knee = c.knee
+    best = c.best
+    under = c.best_under_p99(p99_under_ns) if p99_under_ns is not None else None
+    return {
+        "target": c.target,
+        "rw": c.rw,
+        "bs": c.bs,
+        "numjobs": c.numjobs,
+        "saturated": c.saturated,
+        "knee": {"iodepth": knee.iodepth, "outstanding": knee.outstanding, "iops": knee.iops},
+        "max_iops": {"value": best.iops, "outstanding": best.outstanding},
+        "max_bw_bytes": {
+            "value": max(p.bw_bytes for p in c.points),
+            "outstanding": max(c.points, key=lambda p: p.bw_bytes).outstanding,
+        },
+        "latency_floor_ns": c.latency_floor_ns,
+        "host_bound": c.host_bound(),
+        "p99_under_ns": p99_under_ns,
+        "best_under_p99": None if under is None else point_document(under),
+        "little": [
+            {
+                "iodepth": x.point.iodepth,
+                "numjobs": x.point.numjobs,
+                "in_flight": x.in_flight,
+                "ratio": x.ratio,
+                "ok": x.ok,
+            }
+            for x in c.little()
+        ],
+        "points": [point_document(p) for p in c.points],
+    }
+
+
+def curves(points: Iterable[Point]) -> list[Curve]:
+    """Points grouped into curves, ordered by target, rw, numjobs and block size."""
+    groups: dict[tuple[str, str, int, int], list[Point]] = {}
+    for p in points:
+        groups.setdefault((p.target, p.rw, p.bs, p.numjobs), []).append(p)
+    out = [
+        Curve(t, rw, bs, jobs, tuple(sorted(ps, key=lambda p: (p.outstanding, p.iodepth))))
+        for (t, rw, bs, jobs), ps in groups.items()
+    ]
+    out.sort(key=lambda c: (c.target, c.rw, c.numjobs, c.bs))
+    return out
+
+
+# -- limits across block sizes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    low: float
+    high: float
+    basis: str  # how it was found, for a person
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high, "basis": self.basis}
+
+
+@dataclass(frozen=True)
+class BlockSize:
+    """What one block size delivered at its best curve's plateau."""
+
+    bs: int
+    curve: Curve
+    iops: float
+    iops_low: float
+    iops_high: float
+    bw_bytes: float
+    points: tuple[Point, ...] = ()  # the points its figures come from
+
+    @property
+    def bw_low(self) -> float:
+        return self.bw_bytes * self.iops_low / self.iops if self.iops else 0.0
+
+    @property
+    def bw_high(self) -> float:
+        return self.bw_bytes * self.iops_high / self.iops if self.iops else 0.0
+
+
+def _pooled(points: Sequence[Point], scale: Any) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of the points' per-second samples (each times
+    ``scale(point)``) and its 95 % interval; without two samples, the points' own range."""
+    samples = [v * scale(p) for p in points for v in p.samples]
+    if len(samples) >= 2:
+        s = summarize(samples)
+        assert s.mean is not None and s.ci95_low is not None and s.ci95_high is not None
+        return s.mean, s.ci95_low, s.ci95_high
+    mean = statistics.fmean(p.iops * scale(p) for p in points)
+    low = min(p.iops_low * scale(p) for p in points)
+    high = max(p.iops_high * scale(p) for p in points)
+    return mean, min(low, mean), max(high, mean)
+
+
+def _per_io(p: Point) -> float:
+    return 1.0
+
+
+def _bytes_per_io(p: Point) -> float:
+    return p.bw_bytes / p.iops if p.iops else 0.0
+
+
+def _block_size(curve: Curve) -> BlockSize:
+    """The plateau's figures when the curve saturated, else its best point's."""
+    chosen = curve.plateau if curve.saturated else (curve.best,)
+    iops, low, high = _pooled(chosen, _per_io)
+    return BlockSize(
+        bs=curve.bs,
+        curve=curve,
+        iops=iops,
+        iops_low=low,
+        iops_high=high,
+        bw_bytes=iops * statistics.fmean(_bytes_per_io(p) for p in chosen),
+        points=tuple(chosen),
+    )
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One row of the guide's table: a block size, what it delivered, which limit binds."""
+
+    bs: int
+    iops: float
+    bw_bytes: float
+    binds: str  # "iops", "bandwidth", "both", "neither"
+    model_iops: float | None  # min(iops_limit, bw_limit / bs) when both limits are known
+
+    @property
+    def deviation(self) -> float | None:
+        if not self.model_iops:
+            return None
+        return self.iops / self.model_iops - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    target: str
+    rw: str
+    iops: Estimate | None
+    bw_bytes: Estimate | None
+    crossover_bs: Estimate | None
+    reasons: dict[str, str]  # "iops" / "bw_bytes" / "crossover_bs" -> why it is null
+    table: tuple[Binding, ...]
+    # The same as codes: "one-block-size", "other-limit-binds" (test smaller / larger
+    # blocks), "host-bound", "still-rising", "needs-both".
+    codes: dict[str, str] = field(default_factory=dict)
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "rw": self.rw,
+            "limits": {
+                "iops": self.iops.as_dict() if self.iops else None,
+                "bw_bytes": self.bw_bytes.as_dict() if self.bw_bytes else None,
+                "crossover_bs": self.crossover_bs.as_dict() if self.crossover_bs else None,
+            },
+            "reasons": {k: self.reasons.get(k) for k in ("iops", "bw_bytes", "crossover_bs")},
+            "reason_codes": {k: self.codes.get(k) for k in ("iops", "bw_bytes", "crossover_bs")},
+            "table": [
+                {
+                    "bs": b.bs,
+                    "iops": b.iops,
+                    "bw_bytes": b.bw_bytes,
+                    "binds": b.binds,
+                    "model_iops": b.model_iops,
+                }
+                for b in self.table
+            ],
+        }
+
+
+def _not_reached(b: BlockSize, what: str) -> tuple[str, str] | None:
+    """(code, why) ``b``'s plateau does not show the storage's ``what`` limit; None if it
+    does."""
+    why = b.curve.host_bound()
+    if why:
+        return "host-bound", (
+            f"the host, not the storage, set the {what} at {format_size_short(b.bs)}: {why}; "
+            "the storage's limit, if it has one, is beyond what this host can drive"
+        )
+    if b.curve.saturated is False:
+        gain = b.curve.last_gain
+        last = b.curve.points[-1]
+        grew = f" (+{gain:.0%} at the last step)" if gain is not None else ""
+        return "still-rising", (
+            f"the {what} at {format_size_short(b.bs)} was still rising at the most outstanding "
+            f"IO tried, {last.outstanding}{grew}: no limit was reached; try deeper queues"
+        )
+    return None
+
+
+def infer_limits(all_curves: Sequence[Curve]) -> list[Limits]:
+    """The IOPS limit, bandwidth limit and crossover block size per (target, rw), from the
+    best curve of every block size."""
+    out = []
+    groups: dict[tuple[str, str], list[Curve]] = {}
+    for c in all_curves:
+        groups.setdefault((c.target, c.rw), []).append(c)
+    for (target, rw), cs in groups.items():
+        per_bs: dict[int, BlockSize] = {}
+        for c in cs:
+            b = _block_size(c)
+            if b.bs not in per_bs or b.iops > per_bs[b.bs].iops:
+                per_bs[b.bs] = b
+        out.append(_limits(target, rw, [per_bs[k] for k in sorted(per_bs)]))
+    return out
+
+
+def _estimate(items: Sequence[BlockSize], *, bw: bool, what: str) -> Estimate:
+    """A limit from the block sizes on its plateau: the mean of all their per-second
+    samples (as bandwidth for ``bw``) with its 95 % interval."""
+    points = [p for b in items for p in b.points]
+    mean, low, high = _pooled(points, _bytes_per_io if bw else _per_io)
+    single = [b for b in items if b.curve.saturated is None]
+    basis = f"{what} plateau at " + ", ".join(
+        format_size_short(b.bs) + ("*" if b in single else "") for b in items
+    )
+    if single:
+        basis += " (*one queue depth: saturation assumed, not measured)"
+    return Estimate(mean, low, high, basis)
+
+
+def _sizes(items: Sequence[BlockSize]) -> str:
+    return ", ".join(format_size_short(b.bs) for b in items)
+
+
+def _limits(target: str, rw: str, sizes: Sequence[BlockSize]) -> Limits:
+    reasons: dict[str, str] = {}
+    codes: dict[str, str] = {}
+
+    def no(key: str, code: str, why: str) -> None:
+        codes[key], reasons[key] = code, why
+
+    iops: Estimate | None = None
+    bw: Estimate | None = None
+    if len(sizes) < 2:
+        why = (
+            f"only one block size ({_sizes(sizes)}) was measured: it cannot tell an IOPS limit "
+            "from a bandwidth limit"
+        )
+        no("iops", "one-block-size", why)
+        no("bw_bytes", "one-block-size", why)
+    else:
+        # On a tie, the smallest block size has the most IOPS and the largest the most
+        # bandwidth (a flat bandwidth across block sizes is the bandwidth limit).
+        top_iops = max(sizes, key=lambda b: (b.iops, -b.bs))
+        top_bw = max(sizes, key=lambda b: (b.bw_bytes, b.bs))
+        if top_iops.bw_bytes >= BINDING_FRACTION * top_bw.bw_bytes:
+            no(
+                "iops",
+                "other-limit-binds",
+                f"the bandwidth limit already binds at {format_size_short(top_iops.bs)}, the "
+                f"block size with the most IOPS ({format_iops(top_iops.iops)}): the IOPS "
+                "limit is higher; test smaller blocks",
+            )
+        elif found := _not_reached(top_iops, "IOPS"):
+            no("iops", *found)
+        else:
+            plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * top_iops.iops]
+            iops = _estimate(plateau, bw=False, what="IOPS")
+        if top_bw.iops >= BINDING_FRACTION * top_iops.iops:
+            no(
+                "bw_bytes",
+                "other-limit-binds",
+                f"the IOPS limit still binds at {format_size_short(top_bw.bs)}, the block "
+                f"size with the most bandwidth ({format_rate(top_bw.bw_bytes)}): the "
+                "bandwidth limit is higher; test larger blocks",
+            )
+        elif found := _not_reached(top_bw, "bandwidth"):
+            no("bw_bytes", *found)
+        else:
+            plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * top_bw.bw_bytes]
+            bw = _estimate(plateau, bw=True, what="bandwidth")
+
+    crossover: Estimate | None = None
+    if iops and bw:
+        crossover = Estimate(
+            bw.value / iops.value,
+            bw.low / iops.high,
+            bw.high / iops.low,
+            "bandwidth limit / IOPS limit",
+        )
+    else:
+        no("crossover_bs", "needs-both", "it needs both limits")
+
+    table = []
+    for b in sizes:
+        on_iops = iops is not None and b.iops >= BINDING_FRACTION * iops.value
+        on_bw = bw is not None and b.bw_bytes >= BINDING_FRACTION * bw.value
+        binds = (
+            "both"
+            if on_iops and on_bw
+            else "iops"
+            if on_iops
+            else "bandwidth"
+            if on_bw
+            else "neither"
+        )
+        model = min(iops.value, bw.value / b.bs) if iops and bw else None
+        table.append(Binding(b.bs, b.iops, b.bw_bytes, binds, model))
+    return Limits(target, rw, iops, bw, crossover, reasons, tuple(table), codes)
+
+
+def describe(e: Estimate | None, kind: str) -> str:
+    """``5.00k IOPS (4.98k to 5.02k)``; ``-`` when None."""
+    if e is None:
+        return "-"
+    fmt = {"iops": format_iops, "bw_bytes": format_rate, "crossover_bs": _bytes}[kind]
+    return f"{fmt(e.value)} ({fmt(e.low)} to {fmt(e.high)})"
+
+
+def _bytes(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return format_bytes(round(value))

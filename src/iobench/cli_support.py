@@ -1,0 +1,175 @@
+"""What every command shares: consoles, JSON output, the store, option parsing, safe
+file writing, signals and error printing. Only the CLI modules import this."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from iobench.errors import Interrupted, IobenchError, UserError
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    success
+  1    the run failed (fio failed, fio missing, results unreadable)
+  2    bad input or usage (options, suite file, target path)
+  3    target refused as unsafe (device in use, holds data, or writes not allowed)
+  130  interrupted (Ctrl-C or SIGTERM); finished workloads are kept
+"""
+
+
+# emoji=False: ":x:" in a label, path or error message is text, not an emoji.
+def stdout() -> Console:
+    return Console(width=None if sys.stdout.isatty() else 160, highlight=False, emoji=False)
+
+
+def stderr() -> Console:
+    return Console(
+        stderr=True,
+        width=None if sys.stderr.isatty() else 160,
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
+    )
+
+
+def emit_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+def parse_opt(value: str | None, parse: Any, option: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse(value)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from e
+
+
+def db_path(ctx: click.Context) -> Path:
+    from iobench.store import default_db_path
+
+    return Path(ctx.obj["db"] or default_db_path())
+
+
+def open_store(ctx: click.Context) -> Any:
+    from iobench.store import Store
+
+    return Store.open(db_path(ctx))
+
+
+@contextmanager
+def stop_signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a closed ssh session) stop a run like Ctrl-C does."""
+
+    def handler(signum: int, frame: FrameType | None) -> NoReturn:
+        raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def require_db(ctx: click.Context) -> None:
+    if not db_path(ctx).exists():  # reading creates nothing
+        raise UserError(
+            f"no runs are stored yet: there is no database at {db_path(ctx)}",
+            "run a benchmark first with `iobench run`, or point --db at your database",
+        )
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write the whole file or nothing: a temporary file beside it, then a rename."""
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {path}: the directory {path.parent} does not exist")
+    try:
+        # A new file of our own (O_EXCL, random name) beside the target, then a rename.
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}") from e
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:  # what the HTML's <meta> says
+            f.write(text)
+        tmp.chmod(0o644)
+        tmp.replace(path)
+    except BaseException as e:  # also Ctrl-C: no temporary file is left behind
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise UserError(f"cannot write {path}: {e.strerror}") from e
+        raise
+
+
+def write_stdout(text: str) -> None:
+    """Text on stdout as UTF-8, whatever the locale says."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+    else:
+        buffer.write(text.encode("utf-8"))
+        buffer.flush()
+
+
+def print_error(e: IobenchError, console: Console) -> None:
+    console.print(f"[red]iobench: error:[/] {escape(e.message)}", highlight=False)
+    if e.hint:
+        hint = escape(e.hint).replace("\n", "\n" + " " * 14)
+        console.print(f"  [dim]what to do:[/] {hint}", highlight=False)
+
+
+def execute_request(ctx: click.Context, request: Any) -> Any:
+    """Run a benchmark request with the progress display on stderr; (outcome, stored run)."""
+    from iobench.benchmark import execute
+    from iobench.fio.runner import find_fio
+    from iobench.report.progress import ProgressDisplay
+
+    fio = find_fio()
+    with open_store(ctx) as store, stop_signals_as_interrupt():
+        outcome = execute(request, store, fio, ProgressDisplay(stderr()))
+        record = store.get_run(outcome.run_id)
+    return outcome, record
+
+
+def outcome_code(outcome: Any) -> int:
+    """0, or the error's exit code after saying what happened (the run is stored)."""
+    if outcome.error is None:
+        return 0
+    err = stderr()
+    print_error(outcome.error, err)
+    err.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
+    return int(outcome.error.exit_code)
+
+
+def parse_list(value: str, parse: Any, option: str) -> list[Any]:
+    """``4k,16k,64k`` -> parsed items; a UserError naming the option and the bad item."""
+    items = [v.strip() for v in value.split(",")]
+    if not items or any(not v for v in items):
+        raise UserError(
+            f"{option}: give a comma-separated list, e.g. {option} 1,2,4, not {value!r}"
+        )
+    out = []
+    for item in items:
+        try:
+            out.append(parse(item))
+        except ValueError as e:
+            raise UserError(f"{option}: {item!r}: {e}") from e
+    if len(set(out)) != len(out):
+        raise UserError(f"{option}: {value!r} names a value twice")
+    return out

@@ -1,0 +1,237 @@
+"""Human output of curves and limits: sweeps, ``characterize`` and the Orion-style summary.
+
+Which view a run gets depends on what made it: ``suite_def["plan"]`` (characterize),
+``suite_def["sweep"]`` (sweep), or the ``orion-simple`` suite. :func:`analysis_document`
+gives the same as JSON (the ``analysis`` key of a run document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from iobench.analysis.characterize import (
+    Characterization,
+    Settings,
+    characterization_document,
+    characterize,
+)
+from iobench.analysis.curves import (
+    Curve,
+    Limits,
+    curve_document,
+    curves,
+    describe,
+    infer_limits,
+    points_from_results,
+)
+from iobench.analysis.orion import orion_document, orion_summary
+from iobench.store.repository import RunRecord
+from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
+
+ORION_SUITE = "orion-simple"
+
+
+def analysis_kind(run: RunRecord) -> str | None:
+    plan = run.suite_def.get("plan") or {}
+    if plan.get("kind") == "characterize":
+        return "characterize"
+    if run.suite_def.get("sweep"):
+        return "sweep"
+    if run.suite == ORION_SUITE:
+        return "orion"
+    return None
+
+
+def _p99_under(run: RunRecord, override: float | None) -> float | None:
+    if override is not None:
+        return override
+    value = run.suite_def.get("p99_under_ns")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def run_characterization(run: RunRecord) -> Characterization:
+    settings = Settings.from_dict((run.suite_def.get("plan") or {}).get("settings") or {})
+    points = points_from_results(run.results)
+    elapsed = sum(p.seconds or 0.0 for p in points)
+    return characterize(points, settings, elapsed)
+
+
+def analysis_document(run: RunRecord, p99_under_ns: float | None = None) -> dict[str, Any] | None:
+    """The analysis of a sweep, characterize or orion-simple run; None for other runs."""
+    kind = analysis_kind(run)
+    if kind is None:
+        return None
+    p99 = _p99_under(run, p99_under_ns)
+    if kind == "characterize":
+        doc = characterization_document(run_characterization(run), p99)
+        return {"kind": kind, **doc}
+    cs = curves(points_from_results(run.results))
+    doc = {
+        "kind": kind,
+        "curves": [curve_document(c, p99) for c in cs],
+        "limits": [lim.document() for lim in infer_limits(cs)],
+    }
+    if kind == "orion":
+        doc["orion"] = orion_document(orion_summary(run))
+    return doc
+
+
+# -- terminal -----------------------------------------------------------------------------------
+
+
+def render_analysis(run: RunRecord, console: Console, p99_under_ns: float | None = None) -> None:
+    kind = analysis_kind(run)
+    if kind is None:
+        return
+    p99 = _p99_under(run, p99_under_ns)
+    if kind == "characterize":
+        render_characterization(run_characterization(run), console, p99)
+        return
+    cs = curves(points_from_results(run.results))
+    if kind == "orion":
+        render_orion(run, console)
+    render_curves(cs, console, p99)
+    for lim in infer_limits(cs):
+        render_limits(lim, console)
+
+
+def _plain(console: Console, text: str, style: str = "") -> None:
+    console.print(text, highlight=False, markup=False, style=style)
+
+
+def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | None) -> None:
+    """Per (target, rw, numjobs): IOPS by block size (rows) and queue depth (columns)."""
+    groups: dict[tuple[str, str, int], list[Curve]] = {}
+    for c in cs:
+        groups.setdefault((c.target, c.rw, c.numjobs), []).append(c)
+    for (target, rw, jobs), group in groups.items():
+        depths = sorted({p.iodepth for c in group for p in c.points})
+        table = Table(
+            title=escape(f"{target}: {rw} IOPS by block size and queue depth (x{jobs} jobs)"),
+            title_justify="left",
+            title_style="bold",
+            caption="knee: where more outstanding IO stops adding throughput (within 5 % of "
+            "the best); floor: mean latency at the shallowest queue",
+            caption_justify="left",
+        )
+        table.add_column("bs", justify="right")
+        for qd in depths:
+            table.add_column(f"QD{qd}", justify="right")
+        for col in ("best", "knee", "floor"):
+            table.add_column(col, justify="right")
+        if p99_under_ns is not None:
+            table.add_column(f"best with p99 < {format_ns(p99_under_ns)}", justify="right")
+        for c in sorted(group, key=lambda c: c.bs):
+            by_qd = {p.iodepth: p for p in c.points}
+            best, knee = c.best, c.knee
+            cells = [format_bytes(c.bs)]
+            for qd in depths:
+                p = by_qd.get(qd)
+                text = format_iops(p.iops) if p else ""
+                cells.append(f"[bold]{text}[/]" if p is best else escape(text))
+            knee_text = f"QD{knee.iodepth}" if c.saturated else "not reached"
+            cells += [
+                f"{format_iops(best.iops)} {format_rate(best.bw_bytes)}",
+                knee_text if c.saturated is not None else "one QD",
+                format_ns(c.latency_floor_ns),
+            ]
+            if p99_under_ns is not None:
+                under = c.best_under_p99(p99_under_ns)
+                cells.append(f"{format_iops(under.iops)} at QD{under.iodepth}" if under else "none")
+            table.add_row(*cells)
+        console.print(table)
+        mismatches = [x for c in group for x in c.little() if not x.ok]
+        if mismatches:
+            console.print("[bold]Little's law[/] (IOPS x latency = IOs in flight)")
+            for x in mismatches:
+                _plain(console, f"  {x.message()}", "yellow")
+        bound = [(c, c.host_bound()) for c in group if c.host_bound()]
+        for c, why in bound:
+            _plain(console, f"  {format_bytes(c.bs)}: host-bound at its plateau: {why}", "yellow")
+
+
+def render_limits(lim: Limits, console: Console) -> None:
+    table = Table(
+        title=escape(f"{lim.target}: limits ({lim.rw})"),
+        title_justify="left",
+        title_style="bold",
+    )
+    for col in ("limit", "value (95 % interval)", "found from"):
+        table.add_column(col)
+    for key, name in (("iops", "IOPS"), ("bw_bytes", "bandwidth"), ("crossover_bs", "crossover")):
+        est = getattr(lim, key)
+        if est is None:
+            table.add_row(name, "[yellow]none found[/]", escape(lim.reasons.get(key, "")))
+        else:
+            table.add_row(name, escape(describe(est, key)), escape(est.basis))
+    console.print(table)
+    if not lim.table:
+        return
+    rows = Table(title="by block size", title_justify="left")
+    for col, justify in (
+        ("bs", "right"),
+        ("IOPS", "right"),
+        ("bandwidth", "right"),
+        ("binds", "left"),
+        ("model IOPS", "right"),
+        ("vs model", "right"),
+    ):
+        rows.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for b in lim.table:
+        dev = b.deviation
+        rows.add_row(
+            format_bytes(b.bs),
+            format_iops(b.iops),
+            format_rate(b.bw_bytes),
+            b.binds,
+            format_iops(b.model_iops) if b.model_iops else "-",
+            "-" if dev is None else f"{dev:+.1%}",
+        )
+    console.print(rows)
+
+
+def render_characterization(
+    c: Characterization, console: Console, p99_under_ns: float | None
+) -> None:
+    _plain(
+        console,
+        f"characterize {c.settings.rw}: {c.points} points in "
+        f"{format_duration(round(c.elapsed_s))} (budget {format_duration(c.settings.budget_s)})"
+        f"; {c.stop}",
+        "bold",
+    )
+    if c.curves:
+        render_curves(c.curves, console, p99_under_ns)
+    if c.limits:
+        render_limits(c.limits, console)
+    for x in c.checks:
+        _plain(
+            console,
+            f"  check at {format_bytes(x.bs)}: {format_iops(x.iops)} IOPS, the two limits "
+            f"predict {format_iops(x.model_iops)} ({x.deviation:+.1%})",
+            "yellow" if abs(x.deviation) > 0.1 else "dim",
+        )
+
+
+def render_orion(run: RunRecord, console: Console) -> None:
+    s = orion_summary(run)
+    for line in s.lines():
+        _plain(console, line, "bold")
+    if s.histogram:
+        table = Table(
+            title="small-read latency histogram (all loads)",
+            title_justify="left",
+        )
+        for col, justify in (("latency", "left"), ("IOs", "right"), ("share", "right")):
+            table.add_column(col, justify=justify)  # type: ignore[arg-type]
+        total = sum(n for _, _, n in s.histogram) or 1
+        for low, high, n in s.histogram:
+            table.add_row(
+                f"{format_ns(low)} - {format_ns(high)}", str(n), f"{100 * n / total:.1f} %"
+            )
+        console.print(table)

@@ -1,0 +1,189 @@
+"""Curves, knees, Little's law and the two-limit model (analysis/curves.py): synthetic
+points with known answers, and a recorded block-size sweep from another project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iobench.analysis.curves import (
+    Curve,
+    Point,
+    curve_document,
+    curves,
+    infer_limits,
+    points_from_results,
+)
+from iobench.importer import import_files
+from iobench.store.repository import Store
+
+EXTERNAL = Path(__file__).parent / "data" / "fio-outputs" / "external"
+WHITEPAU = EXTERNAL / "whitepau__fio-benchmark-public__qd_time_sweep_workstation.json"
+
+# The block-volume guide (SEEDS.md, article 001): 5,000 IOPS or 200 MB/s, whichever first.
+IOPS_CAP = 5000.0
+BW_CAP = 200e6
+
+
+def capped(bs: int, qd: int, *, floor_us: float = 500.0) -> Point:
+    """A point of a volume with IOPS_CAP and BW_CAP whose single IO takes ``floor_us``."""
+    iops = min(qd / (floor_us / 1e6), IOPS_CAP, BW_CAP / bs)
+    lat_ns = qd / iops * 1e9  # Little's law holds
+    return point(bs, qd, iops, lat_ns=lat_ns)
+
+
+def point(
+    bs: int,
+    qd: int,
+    iops: float,
+    *,
+    lat_ns: float | None = None,
+    jobs: int = 1,
+    noise: float = 0.005,
+    p99_ns: float | None = None,
+    fio_cpu: float | None = 5.0,
+    host_busy: float | None = 10.0,
+    host_max: float | None = 12.0,
+    rw: str = "randread",
+) -> Point:
+    samples = (iops * (1 - noise), iops, iops * (1 + noise))
+    return Point(
+        target="/dev/vol",
+        workload=f"{rw}-{bs}-qd{qd}",
+        rw=rw,
+        bs=bs,
+        iodepth=qd,
+        numjobs=jobs,
+        iops=iops,
+        iops_low=iops * (1 - noise),
+        iops_high=iops * (1 + noise),
+        bw_bytes=iops * bs,
+        lat_mean_ns=lat_ns,
+        lat_p99_ns=p99_ns,
+        fio_cpu_pct=fio_cpu,
+        host_busy_pct=host_busy,
+        host_max_cpu_pct=host_max,
+        samples=samples,
+    )
+
+
+def guide_sweep() -> list[Point]:
+    return [
+        capped(bs * 1024, qd) for bs in (4, 16, 32, 64, 256, 1024) for qd in (1, 2, 4, 8, 16, 32)
+    ]
+
+
+def test_the_guides_table_is_found_from_a_sweep() -> None:
+    (lim,) = infer_limits(curves(guide_sweep()))
+    assert lim.iops is not None and lim.bw_bytes is not None and lim.crossover_bs is not None
+    assert lim.iops.value == pytest.approx(IOPS_CAP, rel=0.001)
+    assert lim.bw_bytes.value == pytest.approx(BW_CAP, rel=0.001)
+    assert lim.crossover_bs.value == pytest.approx(BW_CAP / IOPS_CAP, rel=0.01)  # 40 kB
+    assert lim.iops.low < IOPS_CAP < lim.iops.high
+    # The guide's table: 4K..32K bound by IOPS, 64K and larger by bandwidth.
+    binds = {b.bs // 1024: b.binds for b in lim.table}
+    assert binds == {4: "iops", 16: "iops", 32: "iops", 64: "bandwidth", 256: "bandwidth",
+                     1024: "bandwidth"}  # fmt: skip
+    iops = {b.bs // 1024: round(b.iops) for b in lim.table}
+    assert iops == {4: 5000, 16: 5000, 32: 5000, 64: 3052, 256: 763, 1024: 191}
+    assert all(abs(b.deviation or 0) < 0.01 for b in lim.table)
+    assert lim.reasons == {}
+
+
+def test_knee_floor_and_little_on_a_latency_bound_curve() -> None:
+    pts = [capped(4096, qd, floor_us=1000.0) for qd in (1, 2, 4, 8, 16, 32)]
+    (c,) = curves(pts)
+    assert [round(p.iops) for p in c.points] == [1000, 2000, 4000, 5000, 5000, 5000]
+    assert c.knee.iodepth == 8 and c.saturated is True
+    assert c.latency_floor_ns == pytest.approx(1e6)
+    assert all(x.ok for x in c.little())
+
+
+def test_a_curve_still_rising_is_not_a_limit() -> None:
+    pts = [point(4096, qd, 1000.0 * qd, lat_ns=1e6) for qd in (1, 2, 4, 8)]
+    pts += [point(1 << 20, qd, 50.0 * qd, lat_ns=2e7) for qd in (1, 2, 4, 8)]
+    cs = curves(pts)
+    assert [c.saturated for c in cs] == [False, False]
+    (lim,) = infer_limits(cs)
+    assert lim.iops is None and lim.bw_bytes is None and lim.crossover_bs is None
+    assert lim.codes == {"iops": "still-rising", "bw_bytes": "still-rising",
+                         "crossover_bs": "needs-both"}  # fmt: skip
+    assert (
+        "still rising at the most outstanding IO tried, 8 (+100% at the last step)"
+        in (lim.reasons["iops"])
+    )
+
+
+def test_a_plateau_the_host_set_is_not_the_storages() -> None:
+    pts = [point(4096, qd, v, fio_cpu=97.0) for qd, v in ((8, 30e3), (16, 30.2e3), (32, 30.1e3))]
+    pts += [capped(1 << 20, qd) for qd in (1, 2, 4)]
+    (lim,) = infer_limits(curves(pts))
+    assert lim.iops is None and lim.codes["iops"] == "host-bound"
+    assert "fio used 97 % of a CPU per job" in lim.reasons["iops"]
+    assert lim.bw_bytes is not None  # the large blocks had CPU to spare
+
+
+def test_one_plateau_point_with_cpu_to_spare_makes_it_the_storages() -> None:
+    """The host was busy at QD2 only; at QD4 and QD8 it idled and IOPS did not rise."""
+    pts = [
+        point(4096, 2, 5000.0, host_busy=70.0),
+        point(4096, 4, 5000.0, host_busy=15.0),
+        point(4096, 8, 5000.0, host_busy=14.0),
+    ]
+    (c,) = curves(pts)
+    assert c.host_bound() is None
+
+
+def test_one_block_size_cannot_tell_the_limits_apart() -> None:
+    (lim,) = infer_limits(curves([capped(4096, qd) for qd in (1, 2, 4)]))
+    assert lim.codes["iops"] == lim.codes["bw_bytes"] == "one-block-size"
+
+
+def test_when_one_limit_binds_everywhere_the_other_is_out_of_reach() -> None:
+    # Bandwidth binds from 4k up: the IOPS limit is above 50k.
+    pts = [point(bs, 4, BW_CAP / bs) for bs in (4096, 65536, 1 << 20)]
+    (lim,) = infer_limits(curves(pts))
+    assert lim.iops is None and lim.codes["iops"] == "other-limit-binds"
+    assert "test smaller blocks" in lim.reasons["iops"]
+    assert lim.bw_bytes is not None and lim.bw_bytes.value == pytest.approx(BW_CAP)
+
+
+def test_best_under_a_p99_target_and_the_document() -> None:
+    pts = [point(4096, qd, 1000.0 * min(qd, 4), lat_ns=1e6, p99_ns=1e6 * qd) for qd in (1, 2, 4, 8)]
+    (c,) = curves(pts)
+    best = c.best_under_p99(2.5e6)
+    assert best is not None and best.iodepth == 2
+    assert c.best_under_p99(0.5e6) is None
+    doc = curve_document(c, 2.5e6)
+    assert doc["best_under_p99"]["iodepth"] == 2
+    assert doc["knee"] == {"iodepth": 4, "outstanding": 4, "iops": 4000.0}
+    assert doc["little"][0] == {"iodepth": 1, "numjobs": 1, "in_flight": 1.0, "ratio": 1.0,
+                                "ok": True}  # fmt: skip
+    # QD8: 4000 IOPS x 1 ms = 4 in flight of 8 asked for: a mismatch, explained.
+    (bad,) = [x for x in c.little() if not x.ok]
+    assert bad.point.iodepth == 8 and bad.ratio == pytest.approx(0.5)
+    assert "synchronous ioengine" in bad.message()
+
+
+def test_outstanding_io_counts_jobs() -> None:
+    c = Curve("/t", "randread", 4096, 4, (point(4096, 8, 1.0, jobs=4),))
+    assert c.points[0].outstanding == 32
+
+
+def test_a_recorded_block_size_sweep(tmp_path: Path) -> None:
+    """whitepau/fio-benchmark-public: sequential reads from a USB stick at QD128, 4 KiB to
+    16 MiB (each several times). 76k IOPS at 4 KiB; about 450 MB/s from 64 KiB up."""
+    with Store.open(tmp_path / "r.db") as store:
+        (run_id,) = import_files(store, [str(WHITEPAU)], label=None, argv=[])
+        run = store.get_run(run_id)
+    pts = points_from_results(run.results)
+    assert {p.bs for p in pts} == {4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 2 << 20,
+                                   4 << 20, 8 << 20, 16 << 20}  # fmt: skip
+    (lim,) = infer_limits(curves(pts))
+    assert lim.iops is not None and lim.bw_bytes is not None and lim.crossover_bs is not None
+    assert lim.iops.value == pytest.approx(76_050, rel=0.01)
+    assert 440e6 < lim.bw_bytes.value < 500e6
+    assert 5_500 < lim.crossover_bs.value < 6_700
+    assert "one queue depth" in lim.iops.basis  # a single QD: saturation assumed, and said
+    assert {b.bs: b.binds for b in lim.table}[16 << 10] == "neither"  # the smooth bend
