@@ -145,7 +145,8 @@ def _one_point(r: ResultRecord) -> Point | None:
     if not per_second:
         series = ((r.samples or {}).get(direction) or {}).get("iops") or []
         per_second = [float(v) for v in series if _number(v) is not None]
-    ci = _ci(per_second) if len(per_second) >= 2 else None
+    # Two samples give a Student-t interval 12.7 standard errors wide: no use for one point.
+    ci = _ci(per_second) if len(per_second) >= 3 else None
     low, high = ci if ci else (iops, iops)
     lat_mean, _ = latency_value(sec, "mean")
     bins_raw, _ = latency_value(sec, "bins")

@@ -22,8 +22,9 @@ from iobench.analysis.results import latency_field, merged_bins, sections
 from iobench.analysis.stats import Summary, summarize
 from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
-from iobench.units import format_iops, format_ns, format_rate
+from iobench.units import format_bytes, format_iops, format_ns, format_rate, format_size_short
 
+MIB = float(1 << 20)
 # Tableau 10: distinct, colour-blind friendly enough, readable on white.
 PALETTE = (
     "#4e79a7",
@@ -296,14 +297,16 @@ def latency_figure(entries: Entries) -> Any | None:
     return fig
 
 
-def _log_ticks(low: float, high: float) -> dict[str, Any]:
-    """Tick values (ns) and labels (``100 µs``, ``1 ms``) for a log latency axis."""
+def _log_ticks(
+    low: float, high: float, fmt: Callable[[float | None], str] = format_ns
+) -> dict[str, Any]:
+    """Tick values and labels (``100 µs``, ``1 ms``; or ``fmt``'s) for a log axis."""
     lo = math.floor(math.log10(max(low, 1.0)))
     hi = math.ceil(math.log10(max(high, 1.0)))
     steps = (1, 2, 5) if hi - lo <= 3 else (1,)
     vals = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
     vals = [v for v in vals if low / 2 <= v <= high * 2]
-    return {"tickvals": vals, "ticktext": [format_ns(v) for v in vals]}
+    return {"tickvals": vals, "ticktext": [fmt(v) for v in vals]}
 
 
 def timeline_figure(entries: Entries) -> Any | None:
@@ -373,3 +376,206 @@ def tick_step_s(span_s: float) -> float:
             if span_s / step <= 12:
                 break
     return step
+
+
+# -- curves and limits (sweep, characterize, orion-simple) ------------------------------------
+
+
+def _log2_axis(values: Sequence[float], title: str) -> dict[str, Any]:
+    """A log axis with a tick at each power of two in ``values``' range."""
+    low, high = max(min(values), 1), max(values)
+    ticks = [2**k for k in range(int(math.log2(low)), math.ceil(math.log2(high)) + 1)]
+    return {
+        "type": "log",
+        "title": {"text": title},
+        "tickvals": ticks,
+        "ticktext": [str(t) for t in ticks],
+    }
+
+
+def hockey_figure(cs: Sequence[Any]) -> Any | None:
+    """IOPS (left) and latency (right, mean solid and p99 dotted) against outstanding IO,
+    one colour per block size: where the IOPS flatten, only latency grows."""
+    cs = [c for c in cs if len(c.points) >= 2]
+    if not cs:
+        return None
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("IOPS", "latency"), horizontal_spacing=0.12)
+    lat_values: list[float] = []
+    for i, c in enumerate(cs):
+        colour = PALETTE[i % len(PALETTE)]
+        name = f"{format_size_short(c.bs)}" + (f" x{c.numjobs}" if c.numjobs > 1 else "")
+        xs = [p.outstanding for p in c.points]
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[p.iops for p in c.points],
+                mode="lines+markers",
+                name=name,
+                line={"color": colour, "width": 2},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [p.iops_high - p.iops for p in c.points],
+                    "arrayminus": [p.iops - p.iops_low for p in c.points],
+                    "color": colour,
+                    "thickness": 1,
+                },
+                hovertext=[
+                    f"{name} QD{p.iodepth}x{p.numjobs}<br>{format_iops(p.iops)} IOPS, "
+                    f"{format_rate(p.bw_bytes)}" + (" (knee)" if p is c.knee else "")
+                    for p in c.points
+                ],
+                hoverinfo="text",
+            ),
+            row=1,
+            col=1,
+        )
+        for key, dash, what in (("lat_mean_ns", "solid", "mean"), ("lat_p99_ns", "dot", "p99")):
+            ys = [getattr(p, key) for p in c.points]
+            lat_values += [y for y in ys if y]
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines+markers",
+                    name=f"{name} {what}",
+                    line={"color": colour, "dash": dash, "width": 1.5},
+                    marker={"size": 5},
+                    hovertext=[
+                        f"{name} QD{p.iodepth}x{p.numjobs}<br>{what} latency {format_ns(y)}"
+                        for p, y in zip(c.points, ys, strict=True)
+                    ],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=2,
+            )
+    base_layout(fig, 360)
+    fig.update_layout(showlegend=True, legend={"orientation": "h", "y": -0.25})
+    outstanding = [p.outstanding for c in cs for p in c.points]
+    fig.update_xaxes(**_log2_axis(outstanding, "outstanding IOs (iodepth x jobs)"))
+    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    if lat_values:
+        fig.update_yaxes(type="log", row=1, col=2, **_log_ticks(min(lat_values), max(lat_values)))
+    return fig
+
+
+def heatmap_figure(cs: Sequence[Any]) -> Any | None:
+    """IOPS by block size (rows) and queue depth (columns): the whole 2-D sweep at a glance."""
+    sizes = sorted({c.bs for c in cs})
+    depths = sorted({p.iodepth for c in cs for p in c.points})
+    if len(sizes) < 2 or len(depths) < 2:
+        return None
+    by = {(c.bs, p.iodepth): p for c in cs for p in c.points}
+    z = [[by[(b, d)].iops if (b, d) in by else None for d in depths] for b in sizes]
+    text = [[format_iops(v) if v is not None else "" for v in row] for row in z]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"QD{d}" for d in depths],
+            y=[format_size_short(b) for b in sizes],
+            text=text,
+            texttemplate="%{text}",
+            colorscale="Blues",
+            colorbar={"title": {"text": "IOPS"}},
+            hovertemplate="%{y} %{x}: %{text} IOPS<extra></extra>",
+        )
+    )
+    base_layout(fig, 80 + 40 * len(sizes))
+    fig.update_layout(
+        xaxis={"title": {"text": "queue depth"}}, yaxis={"title": {"text": "block size"}}
+    )
+    return fig
+
+
+def limits_figure(lim: Any) -> Any | None:
+    """IOPS and bandwidth against block size, with the inferred limits and the model
+    ``min(iops_limit, bw_limit / bs)`` drawn, and the crossover marked."""
+    if len(lim.table) < 2:
+        return None
+    sizes = [b.bs for b in lim.table]
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("IOPS", "bandwidth"), horizontal_spacing=0.12
+    )
+    colour = PALETTE[0]
+    for col, values, fmt in (
+        (1, [b.iops for b in lim.table], format_iops),
+        (2, [b.bw_bytes for b in lim.table], format_rate),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=sizes,
+                y=values,
+                mode="markers+lines",
+                name="measured",
+                line={"color": colour, "width": 2},
+                marker={"size": 8},
+                hovertext=[
+                    f"{format_size_short(b.bs)}: {fmt(v)}, {b.binds} binds"
+                    for b, v in zip(lim.table, values, strict=True)
+                ],
+                hoverinfo="text",
+            ),
+            row=1,
+            col=col,
+        )
+    if lim.iops and lim.bw_bytes:
+        grid = sorted({*sizes, *(2**k for k in range(9, 27) if min(sizes) <= 2**k <= max(sizes))})
+        model = [min(lim.iops.value, lim.bw_bytes.value / bs) for bs in grid]
+        for col, ys, fmt in (
+            (1, model, format_iops),
+            (2, [m * bs for m, bs in zip(model, grid, strict=True)], format_rate),
+        ):
+            fig.add_trace(
+                go.Scatter(
+                    x=grid,
+                    y=ys,
+                    mode="lines",
+                    name="model min(IOPS limit, bandwidth limit / bs)",
+                    line={"color": "#6b7280", "dash": "dot", "width": 1.5},
+                    hovertext=[
+                        f"model at {format_size_short(b)}: {fmt(y)}"
+                        for b, y in zip(grid, ys, strict=True)
+                    ],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=col,
+            )
+    for col, est in ((1, lim.iops), (2, lim.bw_bytes)):
+        if est is not None:
+            fig.add_hline(
+                y=est.value,
+                line={"color": PALETTE[2], "dash": "dash", "width": 1.5},
+                row=1,
+                col=col,
+            )
+    x_title = "block size"
+    if lim.crossover_bs is not None:
+        x_title += f" (crossover {format_bytes(round(lim.crossover_bs.value))}, dotted)"
+        for col in (1, 2):
+            fig.add_vline(
+                x=lim.crossover_bs.value,
+                line={"color": PALETTE[1], "dash": "dot", "width": 1.5},
+                row=1,
+                col=col,
+            )
+    titles = (
+        "IOPS" + (f" (limit {format_iops(lim.iops.value)}, dashed)" if lim.iops else ""),
+        "bandwidth"
+        + (f" (limit {format_rate(lim.bw_bytes.value)}, dashed)" if lim.bw_bytes else ""),
+    )
+    for annotation, text in zip(fig.layout.annotations, titles, strict=False):
+        annotation.text = text
+    base_layout(fig, 360)
+    fig.update_xaxes(**_log2_axis(sizes, x_title))
+    fig.update_xaxes(ticktext=[format_size_short(t) for t in _log2_axis(sizes, "")["tickvals"]])
+    iops = [b.iops for b in lim.table] + ([lim.iops.value] if lim.iops else [])
+    fig.update_yaxes(type="log", row=1, col=1, **_log_ticks(min(iops), max(iops), format_iops))
+    bw = [b.bw_bytes / MIB for b in lim.table] + (
+        [lim.bw_bytes.value / MIB] if lim.bw_bytes else []
+    )
+    ticks = _log_ticks(min(bw), max(bw), lambda v: format_rate(None if v is None else v * MIB))
+    ticks["tickvals"] = [v * MIB for v in ticks["tickvals"]]  # round MiB/s figures
+    fig.update_yaxes(type="log", row=1, col=2, **ticks)
+    return fig

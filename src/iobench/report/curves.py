@@ -34,6 +34,14 @@ from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
 ORION_SUITE = "orion-simple"
+LIMITS = (("iops", "IOPS"), ("bw_bytes", "bandwidth"), ("crossover_bs", "crossover"))
+
+
+def knee_text(c: Curve) -> str:
+    """``QD4``; ``not reached`` (still rising); ``one QD`` (a single queue depth)."""
+    if c.saturated is None:
+        return "one QD"
+    return f"QD{c.knee.iodepth}" if c.saturated else "not reached"
 
 
 def analysis_kind(run: RunRecord) -> str | None:
@@ -74,7 +82,7 @@ def analysis_document(run: RunRecord, p99_under_ns: float | None = None) -> dict
     doc = {
         "kind": kind,
         "curves": [curve_document(c, p99) for c in cs],
-        "limits": [lim.document() for lim in infer_limits(cs)],
+        "limits": [] if kind == "orion" else [lim.document() for lim in infer_limits(cs)],
     }
     if kind == "orion":
         doc["orion"] = orion_document(orion_summary(run))
@@ -96,6 +104,8 @@ def render_analysis(run: RunRecord, console: Console, p99_under_ns: float | None
     if kind == "orion":
         render_orion(run, console)
     render_curves(cs, console, p99)
+    if kind == "orion":
+        return  # one block size per access pattern: no limits to infer across sizes
     for lim in infer_limits(cs):
         render_limits(lim, console)
 
@@ -128,16 +138,15 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
             table.add_column(f"best with p99 < {format_ns(p99_under_ns)}", justify="right")
         for c in sorted(group, key=lambda c: c.bs):
             by_qd = {p.iodepth: p for p in c.points}
-            best, knee = c.best, c.knee
+            best = c.best
             cells = [format_bytes(c.bs)]
             for qd in depths:
                 p = by_qd.get(qd)
                 text = format_iops(p.iops) if p else ""
                 cells.append(f"[bold]{text}[/]" if p is best else escape(text))
-            knee_text = f"QD{knee.iodepth}" if c.saturated else "not reached"
             cells += [
                 f"{format_iops(best.iops)} {format_rate(best.bw_bytes)}",
-                knee_text if c.saturated is not None else "one QD",
+                knee_text(c),
                 format_ns(c.latency_floor_ns),
             ]
             if p99_under_ns is not None:
@@ -163,7 +172,7 @@ def render_limits(lim: Limits, console: Console) -> None:
     )
     for col in ("limit", "value (95 % interval)", "found from"):
         table.add_column(col)
-    for key, name in (("iops", "IOPS"), ("bw_bytes", "bandwidth"), ("crossover_bs", "crossover")):
+    for key, name in LIMITS:
         est = getattr(lim, key)
         if est is None:
             table.add_row(name, "[yellow]none found[/]", escape(lim.reasons.get(key, "")))
@@ -223,8 +232,9 @@ def render_orion(run: RunRecord, console: Console) -> None:
     for line in s.lines():
         _plain(console, line, "bold")
     if s.histogram:
+        assert s.fastest is not None
         table = Table(
-            title="small-read latency histogram (all loads)",
+            title=f"small-read latency histogram @ {s.fastest.outstanding} outstanding",
             title_justify="left",
         )
         for col, justify in (("latency", "left"), ("IOs", "right"), ("share", "right")):

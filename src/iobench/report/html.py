@@ -23,16 +23,22 @@ import plotly.offline  # type: ignore[import-untyped]
 from markupsafe import Markup
 
 from iobench.analysis.compare import Comparison
+from iobench.analysis.curves import curves, describe, infer_limits, points_from_results
+from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.report.charts import (
     PALETTE,
     Series,
     bars_figure,
+    heatmap_figure,
+    hockey_figure,
     latency_figure,
+    limits_figure,
     timeline_figure,
 )
 from iobench.report.context import host_lines, target_lines
+from iobench.report.curves import analysis_kind, run_characterization
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
@@ -44,6 +50,9 @@ from iobench.report.model import (
     workload_shape,
 )
 from iobench.store.repository import ResultRecord, RunRecord
+from iobench.units import format_duration
+
+CURVE_ONLY = ("sweep", "characterize")
 
 # No mode bar: it covers the subplot titles; drag zooms and a double click resets anyway.
 PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": True}
@@ -192,6 +201,73 @@ def workload_charts(
     return out
 
 
+# -- curves and limits ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class CurveSection:
+    """One run's curves and limits (sweep, characterize, orion-simple)."""
+
+    title: str
+    summary: list[str]  # Orion's lines, characterize's stop reason
+    charts: list[Chart]
+    limits: list[tuple[str, str, str]]  # (limit, value with interval, how found or why not)
+
+
+def _chart(chart_id: str, title: str, fig: Any, *, wide: bool = True) -> Chart:
+    return Chart(chart_id, title, figure_payload(fig), int(fig.layout.height), wide)
+
+
+def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
+    out: list[CurveSection] = []
+    for run in runs:
+        kind = analysis_kind(run)
+        if kind is None:
+            continue
+        cs = curves(points_from_results(run.results))
+        summary: list[str] = []
+        if kind == "characterize":
+            ch = run_characterization(run)
+            summary.append(
+                f"{ch.points} points in {format_duration(round(ch.elapsed_s))}; {ch.stop}"
+            )
+        if kind == "orion":
+            summary += orion_summary(run).lines()
+        charts: list[Chart] = []
+        groups: dict[tuple[str, str, int], list[Any]] = {}
+        for c in cs:
+            groups.setdefault((c.target, c.rw, c.numjobs), []).append(c)
+        for (target, rw, jobs), group in groups.items():
+            where = f"{target}, {rw}" + (f" x{jobs} jobs" if jobs > 1 else "")
+            for title, fig in (
+                (f"IOPS and latency against outstanding IO ({where})", hockey_figure(group)),
+                (f"IOPS by block size and queue depth ({where})", heatmap_figure(group)),
+            ):
+                if fig is not None:
+                    charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
+        limits: list[tuple[str, str, str]] = []
+        for lim in [] if kind == "orion" else infer_limits(cs):
+            fig = limits_figure(lim)
+            if fig is not None:
+                title = (
+                    f"IOPS and bandwidth by block size, with the limits ({lim.target}, {lim.rw})"
+                )
+                charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
+            for key, name in (
+                ("iops", "IOPS"),
+                ("bw_bytes", "bandwidth"),
+                ("crossover_bs", "crossover"),
+            ):
+                est = getattr(lim, key)
+                limits.append(
+                    (name, describe(est, key), est.basis)
+                    if est
+                    else (name, "none found", lim.reasons.get(key, ""))
+                )
+        out.append(CurveSection(run_title(run), summary, charts, limits))
+    return out
+
+
 # -- context ----------------------------------------------------------------------------------
 
 
@@ -237,7 +313,8 @@ def run_contexts(runs: Sequence[RunRecord]) -> list[RunContext]:
 def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str:
     """The whole report as one HTML document (UTF-8 text)."""
     names = {s.key: s.name for s in comparison.setups} if comparison else {}
-    series = _series(runs, comparison)
+    # A sweep's or characterize's points are drawn as curves, not one card each.
+    series = [s for s in _series(runs, comparison) if analysis_kind(s.run) not in CURVE_ONLY]
     template = _ENV.get_template("report.html.j2")
     return template.render(
         title="iobench report: " + ", ".join(run_title(r) for r in runs),
@@ -249,6 +326,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         compare_lines=compare_lines(comparison) if comparison else [],
         verdict_counts=verdict_counts(comparison) if comparison else [],
         charts=workload_charts(series, comparison),
+        curve_sections=curve_sections(runs),
         key=[(s.name, s.colour) for s in series],
         contexts=run_contexts(runs),
         unstable_cv=UNSTABLE_CV_PCT,

@@ -11,7 +11,10 @@ import re
 from collections.abc import Sequence
 
 from iobench.analysis.compare import Comparison
+from iobench.analysis.curves import Curve, curves, describe, infer_limits, points_from_results
+from iobench.analysis.orion import orion_summary
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.report.curves import LIMITS, analysis_kind, knee_text, run_characterization
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
@@ -25,6 +28,7 @@ from iobench.report.model import (
     workload_shape,
 )
 from iobench.store.repository import RunRecord
+from iobench.units import format_bytes, format_duration, format_iops, format_ns
 
 # Characters that mean something to Markdown inside a table cell: "|" ends a cell (even in
 # a code span, in GFM), the others start code, emphasis, strikethrough or a link. With a
@@ -127,8 +131,51 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
         out.append("")
         if any(x.lat_p99_kind == "clat" for x in lines):
             out += [md_text(CLAT_NOTE), ""]
+        out += _curves(run)
         out += _warnings(run)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _curves(run: RunRecord) -> list[str]:
+    """For a sweep, characterize or orion-simple run: its summary, IOPS by block size and
+    queue depth, and the limits (the guide's table)."""
+    kind = analysis_kind(run)
+    if kind is None:
+        return []
+    out = ["#### Curves and limits", ""]
+    if kind == "characterize":
+        ch = run_characterization(run)
+        took = format_duration(round(ch.elapsed_s))
+        out += [md_text(f"{ch.points} points in {took}; {ch.stop}"), ""]
+    if kind == "orion":
+        out += [*(f"- {md_text(line)}" for line in orion_summary(run).lines()), ""]
+    cs = curves(points_from_results(run.results))
+    groups: dict[tuple[str, str, int], list[Curve]] = {}
+    for c in cs:
+        groups.setdefault((c.target, c.rw, c.numjobs), []).append(c)
+    for (target, rw, jobs), group in groups.items():
+        depths = sorted({p.iodepth for c in group for p in c.points})
+        title = f"IOPS of {rw} on {target} ({jobs} job(s)) by block size and queue depth:"
+        out += [md_text(title), ""]
+        rows = []
+        for c in sorted(group, key=lambda c: c.bs):
+            by = {p.iodepth: p for p in c.points}
+            rows.append(
+                [format_bytes(c.bs)]
+                + [format_iops(by[d].iops) if d in by else "" for d in depths]
+                + [knee_text(c), format_ns(c.latency_floor_ns)]
+            )
+        header = ["bs", *(f"QD{d}" for d in depths), "knee", "latency floor"]
+        out += [*_table(header, rows, set(range(len(header))) - {0}), ""]
+    for lim in [] if kind == "orion" else infer_limits(cs):
+        rows = []
+        for key, name in LIMITS:
+            est = getattr(lim, key)
+            how = est.basis if est else lim.reasons.get(key, "")
+            rows.append([name, md_text(describe(est, key)), md_text(how)])
+        header = ["limit", "value (95 % interval)", "found from, or why none"]
+        out += [*_table(header, rows, set()), ""]
+    return out
 
 
 def _warnings(run: RunRecord) -> list[str]:

@@ -1,0 +1,195 @@
+"""Curves and limits in the reports: a sweep of a volume with known caps, rendered as HTML
+(hockey stick, heatmap, limits charts; drawn in headless Chromium), Markdown and terminal."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from iobench.report.html import render_html
+from iobench.report.jsondoc import run_document
+from iobench.report.markdown import render_markdown
+from iobench.report.terminal import render_run
+from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from test_report import Browser, Page, needs_chromium
+
+IOPS_CAP, BW_CAP = 5000.0, 200.0 * 2**20
+SIZES = (4096, 16384, 65536, 262144, 1 << 20)
+DEPTHS = (1, 2, 4, 8)
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def result(bs: int, qd: int, position: int) -> ResultRecord:
+    iops = min(qd / 250e-6, IOPS_CAP, BW_CAP / bs)
+    lat = qd / iops * 1e9
+    read = {
+        "iops": iops,
+        "bw_bytes": iops * bs,
+        "io_bytes": int(iops * bs * 2),
+        "total_ios": int(iops * 2),
+        "runtime_ms": 2000,
+        "lat_ns": {"n": int(iops * 2), "mean": lat, "min": lat / 2, "max": lat * 4,
+                   "stddev": lat / 10, "p99": lat * 2},
+        "clat_ns": None,
+        "slat_ns": None,
+    }  # fmt: skip
+    return ResultRecord(
+        target=XSS,
+        workload=f"randread-{bs}-qd{qd}",
+        position=position,
+        status="ok",
+        params={
+            "rw": "randread",
+            "bs": bs,
+            "iodepth": qd,
+            "numjobs": 1,
+            "ioengine": "libaio",
+            "direct": True,
+            "runtime_s": 2.0,
+            "ramp_s": 0.0,
+            "size": 1 << 26,
+            "rwmixread": None,
+            "options": {},
+        },
+        metrics={
+            "read": read,
+            "write": None,
+            "trim": None,
+            "cpu": {"usr_pct": 1.0, "sys_pct": 4.0},
+            "host_cpu": {"busy_pct": 10.0, "max_cpu_busy_pct": 14.0, "cpus": 2},
+        },
+        job_file="",
+        fio_argv=[],
+        fio_rc=0,
+        fio_version="3.33",
+        raw_output=None,
+        fio_stdout=None,
+        fio_stderr=None,
+        error=None,
+        started_at="2026-11-22T10:00:00.000Z",
+        finished_at="2026-11-22T10:00:02.000Z",
+        samples={
+            "interval_ms": 1000,
+            "read": {
+                "t_s": [1, 2, 3],
+                "iops": [iops] * 3,
+                "bw_bytes": [iops * bs] * 3,
+                "lat_mean_ns": [lat] * 3,
+            },
+        },
+    )
+
+
+@pytest.fixture
+def sweep_run() -> RunRecord:
+    results = [
+        result(bs, qd, i) for i, (bs, qd) in enumerate((b, d) for b in SIZES for d in DEPTHS)
+    ]
+    return RunRecord(
+        id=7,
+        uuid="u",
+        status="complete",
+        suite="sweep",
+        suite_def={"name": "sweep", "sweep": {"axes": {}}, "p99_under_ns": 2e6},
+        label=XSS,
+        argv=["iobench", "sweep"],
+        host={"hostname": "box"},
+        fio_version="3.33",
+        iobench_version="0.1.0",
+        warnings=[],
+        error=None,
+        started_at="2026-11-22T10:00:00.000Z",
+        finished_at="2026-11-22T10:01:00.000Z",
+        targets=[TargetRecord(0, XSS, "/dev/x", "block", 1 << 26, {})],
+        results=results,
+    )
+
+
+def _curve_figures(page: str) -> dict[str, dict[str, Any]]:
+    blocks = Page(page).json_blocks()
+    return {k: v for k, v in blocks.items() if k.startswith("curve-")}
+
+
+def test_html_has_the_three_curve_charts_and_the_limits(sweep_run: RunRecord) -> None:
+    page = render_html([sweep_run], None)
+    assert '<section id="curves">' in page and 'href="#curves"' in page
+    figures = _curve_figures(page)
+    assert sorted(figures) == ["curve-0-0-data", "curve-0-1-data", "curve-0-2-data"]
+    hockey, heat, limits = (figures[f"curve-0-{i}-data"] for i in range(3))
+    # Hockey stick: IOPS and mean/p99 latency per block size against outstanding IO.
+    assert len(hockey["data"]) == 3 * len(SIZES)
+    assert hockey["data"][0]["x"] == list(DEPTHS)
+    assert hockey["layout"]["yaxis2"]["type"] == "log"
+    # Heatmap: block sizes by queue depth, the IOPS written in each cell.
+    (h,) = heat["data"]
+    assert h["type"] == "heatmap" and h["x"] == ["QD1", "QD2", "QD4", "QD8"]
+    assert h["y"] == ["4k", "16k", "64k", "256k", "1M"] and h["text"][0][3] == "5.00k"
+    # Limits: measured, the model, the two limit lines and the crossover.
+    assert [t["name"] for t in limits["data"]][:2] == ["measured", "measured"]
+    titles = [a["text"] for a in limits["layout"]["annotations"]]
+    assert titles == ["IOPS (limit 5.00k, dashed)", "bandwidth (limit 200 MiB/s, dashed)"]
+    assert "crossover 41 KiB" in limits["layout"]["xaxis"]["title"]["text"]
+    assert len(limits["layout"]["shapes"]) == 4  # two limit lines, the crossover in each
+    # The per-workload cards are left out for a sweep: its points are the curves.
+    assert 'id="chart-' not in page
+    # Every user string is escaped, in the page and in the charts' JSON.
+    assert XSS not in page
+
+
+def test_markdown_and_terminal_have_the_tables(sweep_run: RunRecord) -> None:
+    text = render_markdown([sweep_run], None)
+    assert "#### Curves and limits" in text
+    assert "| 4 KiB | 4.00k | 5.00k | 5.00k | 5.00k | QD2 | 250 µs |" in text
+    assert "| IOPS | 5.00k (5.00k to 5.00k) | IOPS plateau at 4k, 16k |" in text
+    buffer = io.StringIO()
+    render_run(sweep_run, Console(file=buffer, width=200, emoji=False))
+    out = buffer.getvalue()
+    assert "IOPS by block size and queue depth" in out and "best with p99 < 2 ms" in out
+    assert "41 KiB (41 KiB to 41 KiB)" in out
+
+
+def test_show_json_carries_the_analysis(sweep_run: RunRecord) -> None:
+    doc = run_document(sweep_run)
+    analysis = doc["analysis"]
+    assert analysis["kind"] == "sweep"
+    (lim,) = analysis["limits"]
+    assert lim["limits"]["iops"]["value"] == pytest.approx(IOPS_CAP)
+    assert lim["limits"]["bw_bytes"]["value"] == pytest.approx(BW_CAP)
+    assert [row["binds"] for row in lim["table"]] == ["iops", "iops", "bandwidth", "bandwidth",
+                                                      "bandwidth"]  # fmt: skip
+    (curve_4k, *_) = analysis["curves"]
+    assert curve_4k["knee"]["iodepth"] == 2 and curve_4k["saturated"] is True
+    # p99 = 2 x mean: 0.8 ms at QD2, 1.6 ms at QD4, 3.2 ms at QD8; QD2 and QD4 both give
+    # 5000 IOPS, and the shallower queue (lower latency) is the one named.
+    assert curve_4k["best_under_p99"]["iodepth"] == 2
+
+
+@needs_chromium
+def test_chromium_draws_the_curves_with_no_error_and_no_request(
+    sweep_run: RunRecord, tmp_path: Path
+) -> None:
+    path = tmp_path / "sweep.html"
+    path.write_text(render_html([sweep_run], None), encoding="utf-8")
+    b = Browser(tmp_path / "profile")
+    try:
+        b.open(path.as_uri())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if b.evaluate("document.querySelectorAll('div.chart.js-plotly-plot').length") == 3:
+                break
+            time.sleep(0.1)
+        assert b.evaluate("document.querySelectorAll('div.chart.js-plotly-plot').length") == 3
+        assert b.evaluate("document.getElementById('js-errors').textContent") == ""
+        assert b.page_events("Runtime.exceptionThrown") == []
+        # Plotly draws the heatmap as an inline data: image; nothing goes to the network.
+        urls = {e["params"]["request"]["url"] for e in b.page_events("Network.requestWillBeSent")}
+        assert {u for u in urls if not u.startswith("data:")} == {path.as_uri()}
+        assert b.page_events("Network.loadingFailed") == []
+        assert b.page_events("Page.javascriptDialogOpening") == []
+    finally:
+        b.close()
