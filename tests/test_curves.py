@@ -187,3 +187,19 @@ def test_a_recorded_block_size_sweep(tmp_path: Path) -> None:
     assert 5_500 < lim.crossover_bs.value < 6_700
     assert "one queue depth" in lim.iops.basis  # a single QD: saturation assumed, and said
     assert {b.bs: b.binds for b in lim.table}[16 << 10] == "neither"  # the smooth bend
+
+
+def test_a_block_size_at_the_crossover_does_not_hide_a_limit() -> None:
+    """2000 IOPS and 32 MiB/s: 16 KiB sits on both plateaus, and noise gave it a few more
+    IOPS than 4 KiB. The IOPS limit is still found (bench/characterize_vs_sweep.py)."""
+    cap_iops, cap_bw = 2000.0, 32 * 2**20
+    pts = [
+        point(bs, qd, min(cap_iops, cap_bw / bs) * (1.004 if bs == 16384 else 1.0))
+        for bs in (4096, 16384, 65536, 1 << 20)
+        for qd in (1, 2, 4)
+    ]
+    (lim,) = infer_limits(curves(pts))
+    assert lim.iops is not None and lim.bw_bytes is not None, lim.reasons
+    assert lim.iops.value == pytest.approx(cap_iops, rel=0.01)
+    assert lim.bw_bytes.value == pytest.approx(cap_bw, rel=0.01)
+    assert {b.bs: b.binds for b in lim.table}[16384] == "both"

@@ -593,11 +593,18 @@ def _limits(target: str, rw: str, sizes: Sequence[BlockSize]) -> Limits:
         no("iops", "one-block-size", why)
         no("bw_bytes", "one-block-size", why)
     else:
-        # On a tie, the smallest block size has the most IOPS and the largest the most
-        # bandwidth (a flat bandwidth across block sizes is the bandwidth limit).
-        top_iops = max(sizes, key=lambda b: (b.iops, -b.bs))
-        top_bw = max(sizes, key=lambda b: (b.bw_bytes, b.bs))
-        if top_iops.bw_bytes >= BINDING_FRACTION * top_bw.bw_bytes:
+        # The smallest block size on the IOPS plateau, the largest on the bandwidth one: a
+        # block size at the crossover is on both, and noise must not decide which it
+        # stands for.
+        most_iops = max(b.iops for b in sizes)
+        most_bw = max(b.bw_bytes for b in sizes)
+        top_iops = min(
+            (b for b in sizes if b.iops >= BINDING_FRACTION * most_iops), key=lambda b: b.bs
+        )
+        top_bw = max(
+            (b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw), key=lambda b: b.bs
+        )
+        if top_iops.bw_bytes >= BINDING_FRACTION * most_bw:
             no(
                 "iops",
                 "other-limit-binds",
@@ -608,9 +615,9 @@ def _limits(target: str, rw: str, sizes: Sequence[BlockSize]) -> Limits:
         elif found := _not_reached(top_iops, "IOPS"):
             no("iops", *found)
         else:
-            plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * top_iops.iops]
+            plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
             iops = _estimate(plateau, bw=False, what="IOPS")
-        if top_bw.iops >= BINDING_FRACTION * top_iops.iops:
+        if top_bw.iops >= BINDING_FRACTION * most_iops:
             no(
                 "bw_bytes",
                 "other-limit-binds",
@@ -621,7 +628,7 @@ def _limits(target: str, rw: str, sizes: Sequence[BlockSize]) -> Limits:
         elif found := _not_reached(top_bw, "bandwidth"):
             no("bw_bytes", *found)
         else:
-            plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * top_bw.bw_bytes]
+            plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
             bw = _estimate(plateau, bw=True, what="bandwidth")
 
     crossover: Estimate | None = None
