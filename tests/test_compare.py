@@ -595,9 +595,12 @@ def test_summarize_results_and_unstable_repetitions() -> None:
     ]
     assert summary[0]["iops"]["mean"] == 1000
     assert summary[0]["iops"]["cv_pct"] == pytest.approx(1.0)
+    assert summary[0]["client"] is None and summary[0]["clients"] is None  # one host
     assert set(summary[0]) == {
         "target",
         "workload",
+        "client",
+        "clients",
         "direction",
         "n",
         "iops",

@@ -90,3 +90,45 @@ def test_fio_accepts_the_generated_job_files(real_fio: str, tmp_path: Path) -> N
             [real_fio, "--parse-only", str(job)], capture_output=True, text=True, check=False
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# Options iobench itself puts in the job files it sends to fio servers (docs/clients.md):
+# none runs a command, loads code or names a file other than iobench's own test file.
+SENT_TO_SERVERS = {
+    "filename", "size", "ioengine", "direct", "runtime", "time_based", "ramp_time",
+    "group_reporting", "clat_percentiles", "lat_percentiles", "percentile_list",
+    "randrepeat", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
+    "log_unix_epoch", "rw", "bs", "iodepth", "numjobs", "refill_buffers", "end_fsync",
+    "unlink",
+}  # fmt: skip
+
+
+def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -> None:
+    from iobench.clients import _PROBE_JOB
+    from iobench.fio.jobfile import build_cleanup_jobfile
+    from iobench.suites import builtin_names, load_builtin
+    from iobench.suites.options import IOENGINES, OPTION_KEYS, refusal
+
+    path = "/mnt/shared/iobench-0123abcd-c2.dat"
+    jobs = [build_layout_jobfile(path, 1 << 20, remote=True), build_cleanup_jobfile(path)]
+    probe = _PROBE_JOB  # `clients check`: one read on the null engine, no file at all
+    for name in builtin_names():
+        jobs += [build_jobfile(w, path, w.size, client="c2") for w in load_builtin(name).workloads]
+    for job in jobs:
+        assert "${" not in job and "$(" not in job and "`" not in job
+        options = [line.split("=", 1) for line in job.splitlines() if "=" in line]
+        for key, value in options:
+            # A suite's own options passed the suite allow-list; everything else is ours.
+            assert key in SENT_TO_SERVERS or (key in OPTION_KEYS and refusal(key) is None), key
+            assert not key.startswith(("exec_", "trigger", "cgroup")), key
+            if key == "ioengine":
+                assert value in IOENGINES, value
+            if key == "filename":
+                assert value == path
+            if key.startswith("write_") and key.endswith("_log"):
+                assert value == "iobench"  # fio's client writes these in its own temp dir
+        assert "on the fio server" in job
+    assert "filename" not in probe and "ioengine=null" in probe
+    for line in probe.splitlines()[1:]:
+        key, value = line.split("=", 1)
+        assert key in SENT_TO_SERVERS and (key != "write_lat_log" or value == "iobench-probe")

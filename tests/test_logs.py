@@ -53,6 +53,24 @@ def test_a_second_some_job_did_not_log_has_no_total() -> None:
     assert "trim" not in s
 
 
+def test_client_mode_logs_carry_unix_times_and_the_server_name() -> None:
+    """fio's client writes a server's logs as NAME.<host>, with log_unix_epoch=1 times."""
+    t0 = 1_795_360_044_718
+    logs = {
+        "iobench_iops.1.log.10.0.0.2": f"{t0 + 1000}, 100, 0, 0, 0\n{t0 + 2001}, 120, 0, 0, 0\n",
+        "iobench_bw.1.log.10.0.0.2": f"{t0 + 1000}, 400, 0, 0, 0\n{t0 + 2001}, 480, 0, 0, 0\n",
+        "iobench_lat.1.log.10.0.0.2": f"{t0 + 1000}, 900, 0, 0, 0\n{t0 + 2001}, 800, 0, 0, 0\n",
+    }
+    s = parse_interval_logs(logs, epoch=True)
+    assert s is not None
+    assert s["start_ms"] == t0  # the first sample closes the first second after the start
+    assert s["read"]["t_s"] == [1, 2]
+    assert s["read"]["iops"] == [100, 120]
+    assert s["read"]["bw_bytes"] == [400 * 1024, 480 * 1024]
+    assert parse_interval_logs(logs)["read"]["t_s"] != [1, 2]  # type: ignore[index]
+    assert parse_interval_logs({"iobench_iops.1.log.h": ""}, epoch=True) is None
+
+
 def test_a_short_last_sample_in_the_same_second_does_not_replace_the_full_one() -> None:
     logs = {"iobench_iops.1.log": "1000, 500, 0, 0, 0\n2000, 520, 0, 0, 0\n2004, 3, 0, 0, 0\n"}
     s = parse_interval_logs(logs)

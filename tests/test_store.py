@@ -237,3 +237,50 @@ def test_a_schema_1_database_is_upgraded_and_keeps_its_runs(tmp_path: Path) -> N
         run = store.get_run(1)
     assert (run.label, run.origin, run.source) == ("old", "run", None)
     assert [(r.workload, r.repetition, r.samples) for r in run.results] == [("w", 1, None)]
+    assert [(r.client, r.clients) for r in run.results] == [(None, None)]
+
+
+def test_the_runs_table_rebuilt_by_schema_3_keeps_every_row(tmp_path: Path) -> None:
+    """Schema 3 rebuilds `runs` (a new status, 'partial'); its targets and results, which
+    refer to it with ON DELETE CASCADE, must survive that."""
+    from iobench.store.schema import MIGRATIONS
+
+    path = tmp_path / "v2.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.executescript(MIGRATIONS[0] + ";" + MIGRATIONS[1] + ";PRAGMA user_version = 2;")
+    for i in (1, 2):
+        conn.execute(
+            "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
+            " iobench_version, started_at) VALUES (?, 'complete', 'quick', '{}', ?, '[]',"
+            " '{}', '0.1.0', '2026-01-01T00:00:00Z')",
+            (f"u{i}", f"run{i}"),
+        )
+        conn.execute(
+            "INSERT INTO targets (run_id, position, spec, path, kind, size_bytes,"
+            " context_json) VALUES (?, 0, '/t', '/t', 'directory', NULL, '{}')",
+            (i,),
+        )
+        conn.execute(
+            "INSERT INTO results (run_id, target, workload, position, status, params_json,"
+            " job_file, fio_argv_json, started_at, finished_at, repetition) VALUES"
+            " (?, '/t', 'w', 0, 'ok', '{}', '', '[]', 'a', 'b', 2)",
+            (i,),
+        )
+    conn.commit()
+    conn.close()
+    with Store.open(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION == 3
+        runs = [store.get_run(i) for i in (1, 2)]
+        run_id = store.create_run(
+            suite="s", suite_def={}, label=None, argv=[], host={}, iobench_version="0",
+            targets=[],
+        )  # fmt: skip
+        store.finish_run(run_id, status="partial", fio_version=None, warnings=[])
+        assert store.get_run(run_id).status == "partial"
+        with pytest.raises(sqlite3.IntegrityError):  # the CHECK still holds
+            store.finish_run(run_id, status="bogus", fio_version=None, warnings=[])
+    assert [(r.label, len(r.targets), [x.repetition for x in r.results]) for r in runs] == [
+        ("run1", 1, [2]),
+        ("run2", 1, [2]),
+    ]

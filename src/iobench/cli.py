@@ -21,11 +21,13 @@ from iobench.cli_support import (
     execute_request,
     open_store,
     outcome_code,
+    parse_list,
     parse_opt,
     print_error,
     require_db,
     stderr,
     stdout,
+    stop_signals_as_interrupt,
     write_atomically,
     write_stdout,
 )
@@ -88,6 +90,15 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
     help="Run every workload N times (interleaved across targets); results show the mean, "
     "its 95 % confidence interval and the coefficient of variation.",
 )
+@click.option(
+    "--clients",
+    help="Run on these fio servers at once (`fio --server` on each): host[:port],... or "
+    "@FILE with one a line. TARGET is then a directory on every client.",
+)
+@click.option(
+    "--scale",
+    help="With --clients: run the suite with the first k clients for each k, e.g. 1,2,3.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.pass_context
 def run(
@@ -101,12 +112,17 @@ def run(
     destructive: bool,
     overwrite_signatures: bool,
     repeat: int,
+    clients: str | None,
+    scale: str | None,
     as_json: bool,
 ) -> int:
     """Run a suite on each TARGET (default: the current directory) and store the results.
 
     TARGET is a directory (iobench creates a test file there and removes it afterwards), an
-    existing file, or a block device (read-only workloads unless --destructive).
+    existing file, or a block device (read-only workloads unless --destructive). With
+    --clients, TARGET is one directory that every client sees (a shared filesystem, or the
+    same path on each): every client gets its own test file there, all run each workload
+    together, and their aggregate is stored beside each client's result.
 
     \b
     Examples:
@@ -115,6 +131,8 @@ def run(
       iobench run /dev/nvme1n1 --suite volume --destructive
       iobench run /mnt/vol --suite my-suite.toml --runtime 30s --size 4G --json
       iobench run /mnt/local /mnt/ceph --suite standard --repeat 3
+      iobench run /mnt/shared --clients node1,node2,node3 --suite standard
+      iobench run /mnt/shared --clients @hosts.txt --scale 1,2,3
     """
     from iobench.benchmark import RunRequest
     from iobench.report.jsondoc import run_document
@@ -133,6 +151,12 @@ def run(
         size=parse_opt(size, parse_size, "--size"),
         ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
     )
+    if scale and not clients:
+        raise UserError("--scale goes with --clients", "name the clients with --clients")
+    if clients:
+        return _run_on_clients(
+            ctx, targets, loaded, clients, scale, label, repeat, destructive, as_json
+        )
     request = RunRequest(
         targets=targets or (".",),
         suite=loaded,
@@ -148,6 +172,114 @@ def run(
     else:
         render_run(record, stdout())
     return outcome_code(outcome)
+
+
+def _run_on_clients(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    suite: Any,
+    clients: str,
+    scale: str | None,
+    label: str | None,
+    repeat: int,
+    destructive: bool,
+    as_json: bool,
+) -> int:
+    from iobench.clients import parse_clients
+    from iobench.fio.runner import find_fio
+    from iobench.multiclient import ClientRunRequest, execute_clients
+    from iobench.report.jsondoc import run_document
+    from iobench.report.progress import ProgressDisplay
+    from iobench.report.terminal import render_run
+
+    if len(targets) != 1:
+        raise UserError(
+            "with --clients give exactly one TARGET: the directory each client tests in",
+            "e.g. iobench run /mnt/shared --clients node1,node2",
+        )
+    if destructive:
+        raise UserError(
+            "--destructive does not go with --clients: iobench writes only test files of its "
+            "own on the clients, never devices or existing files"
+        )
+    counts = parse_list(scale, _count, "--scale") if scale else []
+    request = ClientRunRequest(
+        target=targets[0],
+        suite=suite,
+        clients=tuple(parse_clients(clients)),
+        scale=tuple(counts),
+        label=label,
+        argv=("iobench", *sys.argv[1:]),
+        repeat=repeat,
+    )
+    fio = find_fio()
+    with open_store(ctx) as store, stop_signals_as_interrupt():
+        outcome = execute_clients(request, store, fio, ProgressDisplay(stderr()))
+        record = store.get_run(outcome.run_id)
+    if as_json:
+        emit_json(run_document(record))
+    else:
+        render_run(record, stdout())
+    return outcome_code(outcome)
+
+
+def _count(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise ValueError("a number of clients is 1 or more")
+    return n
+
+
+@main.group()
+def clients() -> None:
+    """The fio servers a run can use as clients (`iobench run --clients`).
+
+    Start `fio --server=ip:ADDRESS` on each load machine first (docs/clients.md: systemd,
+    Kubernetes, and why to bind it to a private address).
+
+    \b
+    Examples:
+      iobench clients check node1,node2,node3
+      iobench run /mnt/shared --clients node1,node2,node3 --scale 1,2,3
+    """
+
+
+@clients.command(name="check")
+@click.argument("names", metavar="CLIENTS")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def clients_check(names: str, as_json: bool) -> int:
+    """Check that each client is reachable and runs jobs for this fio.
+
+    CLIENTS is host[:port],... or @FILE (one a line, # comments). For each: a TCP connection
+    within 3 s, then a job on fio's null engine (it touches no file). Exits 1 if any fails.
+
+    \b
+    Examples:
+      iobench clients check node1,node2,node3
+      iobench clients check @hosts.txt --json
+    """
+    import tempfile
+
+    from iobench.clients import check_clients, parse_clients
+    from iobench.fio.runner import find_fio
+    from iobench.report.clients import render_checks
+
+    parsed = parse_clients(names)
+    fio = find_fio()
+    with stop_signals_as_interrupt(), tempfile.TemporaryDirectory(prefix="iobench-check-") as tmp:
+        checks = check_clients(parsed, fio, Path(tmp))
+    if as_json:
+        emit_json(
+            {
+                "schema_version": 1,
+                "kind": "clients",
+                "fio_version": fio.version,
+                "clients": [c.as_dict() for c in checks],
+            }
+        )
+    else:
+        render_checks(checks, fio.version, stdout())
+    return 0 if all(c.ok for c in checks) else int(ExitCode.RUN_FAILED)
 
 
 @main.command()

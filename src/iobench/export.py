@@ -63,6 +63,8 @@ COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("sys_cpu_pct", "num"),
     ("status", "str"),
     ("error", "str"),
+    ("client", "str"),  # --clients: the client as named, "all" for the aggregate
+    ("clients", "num"),  # how many clients ran the step
 )
 HEADER: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 _KINDS: dict[str, Kind] = dict(COLUMNS)
@@ -111,6 +113,8 @@ def result_rows(run: RunRecord, r: ResultRecord) -> list[dict[str, Any]]:
         "repetition": r.repetition,
         "status": r.status,
         "error": r.error,
+        "client": r.client,
+        "clients": r.clients,
     }
     for column, key in _PARAM_COLUMNS.items():
         base[column] = r.params.get(key)

@@ -113,9 +113,9 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
     names = [r.get("workload") for r in raw_results if isinstance(r, Mapping)]
     first = {name: i for i, name in enumerate(dict.fromkeys(names))}
     results = tuple(_result(d, r, i, first) for i, r in enumerate(raw_results))
-    seen: dict[tuple[str, str, int], int] = {}
+    seen: dict[tuple[str, str, int, str | None, int | None], int] = {}
     for i, r in enumerate(results):
-        key = (r.target, r.workload, r.repetition)
+        key = (r.target, r.workload, r.repetition, r.client, r.clients)
         if key in seen:
             raise d.fail(
                 f"results[{i}]",
@@ -219,6 +219,8 @@ def _result(d: _Doc, r: Any, i: int, first: Mapping[Any, int]) -> ResultRecord:
         finished_at=d.get(r, "finished_at", str, where),
         repetition=repetition,
         samples=samples,
+        client=d.get(r, "client", _OPT_STR, where),
+        clients=d.get(r, "clients", _OPT_INT, where),
     )
 
 

@@ -25,17 +25,26 @@ def _latency(stats: Sequence[LatencyStats | None]) -> LatencyStats | None:
     return merge_latency(live)
 
 
-def merge_directions(parts: Sequence[DirectionResult | None]) -> DirectionResult | None:
+def merge_directions(
+    parts: Sequence[DirectionResult | None], *, sum_rates: bool = False
+) -> DirectionResult | None:
+    """``sum_rates``: IOPS and bandwidth are the sums of the parts' (clients running at
+    once, each over its own runtime); else fio's: summed IOs over the longest runtime."""
     live = [p for p in parts if p is not None]
     if not live:
         return None
     io_bytes = sum(p.io_bytes for p in live)
     total_ios = sum(p.total_ios for p in live)
     runtime_ms = max(p.runtime_ms for p in live)
+    if sum_rates:
+        iops, bw = sum(p.iops for p in live), sum(p.bw_bytes for p in live)
+    else:
+        iops = 1000 * total_ios / runtime_ms if runtime_ms else 0.0
+        bw = 1000 * io_bytes / runtime_ms if runtime_ms else 0.0
     return DirectionResult(
         io_bytes=io_bytes,
-        bw_bytes=1000 * io_bytes / runtime_ms if runtime_ms else 0.0,
-        iops=1000 * total_ios / runtime_ms if runtime_ms else 0.0,
+        bw_bytes=bw,
+        iops=iops,
         total_ios=total_ios,
         runtime_ms=runtime_ms,
         clat=_latency([p.clat for p in live]),
@@ -49,14 +58,17 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(known) / len(known) if known and len(known) == len(values) else None
 
 
-def merge_jobs(jobs: Sequence[JobResult]) -> JobResult:
-    """One entry for ``jobs`` (the first one's name, group and host)."""
+def merge_jobs(jobs: Sequence[JobResult], *, sum_rates: bool = False) -> JobResult:
+    """One entry for ``jobs`` (the first one's name, group and host); ``sum_rates`` as in
+    :func:`merge_directions` (the aggregate of several clients)."""
     if not jobs:
         raise ValueError("merge_jobs needs at least one job")
     if len(jobs) == 1:
         return jobs[0]
     first = jobs[0]
-    merged = {d: merge_directions([j.direction(d) for j in jobs]) for d in DIRECTIONS}
+    merged = {
+        d: merge_directions([j.direction(d) for j in jobs], sum_rates=sum_rates) for d in DIRECTIONS
+    }
     runtimes = [j.job_runtime_ms for j in jobs]
     return JobResult(
         jobname=first.jobname,

@@ -197,6 +197,8 @@ def summarize_results(run: RunRecord) -> list[dict[str, Any]]:
         {
             "target": g.target,
             "workload": g.workload,
+            "client": g.client,
+            "clients": g.clients,
             "direction": d,
             "n": f.n,
             "iops": f.iops.as_dict(),
@@ -283,7 +285,7 @@ def _groups(run: RunRecord, setup_index: dict[tuple[int, str], int]) -> list[_Gr
             position=g.position,
             results=g.results,
         )
-        for g in groups(run)
+        for g in groups(run, headline_only=True)
     ]
 
 

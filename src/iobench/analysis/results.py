@@ -163,7 +163,8 @@ def params_key(params: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Group:
-    """The ok repetitions of one workload (name and parameters) on one target of a run."""
+    """The ok repetitions of one workload (name and parameters) on one target of a run; in
+    a run on many clients, on one client (or their aggregate, "all") at one client count."""
 
     target: str
     workload: str
@@ -171,15 +172,35 @@ class Group:
     pkey: str  # params_key(params)
     position: int  # the workload's place in the suite
     results: tuple[ResultRecord, ...]  # by repetition
+    client: str | None = None
+    clients: int | None = None
 
 
-def groups(run: RunRecord, target: str | None = None) -> list[Group]:
-    """The run's ok results grouped by target, workload name and parameters, in target
-    order, then suite order."""
+def headline(r: ResultRecord) -> bool:
+    """A result that speaks for its whole step: on one host, or the aggregate of the
+    clients (not one client's share)."""
+    return r.client is None or r.client == "all"
+
+
+def groups(
+    run: RunRecord, target: str | None = None, *, headline_only: bool = False
+) -> list[Group]:
+    """The run's ok results grouped by target, workload name, parameters, client and
+    client count, in target order, then client count, suite order and client.
+
+    ``headline_only``: only results that speak for their whole step (see :func:`headline`),
+    at the largest client count the run has: what a comparison compares.
+    """
     order = {t.spec: i for i, t in enumerate(sorted(run.targets, key=lambda t: t.position))}
-    found: dict[tuple[str, str, str], list[ResultRecord]] = {}
-    for r in ok_results(run, target):
-        found.setdefault((r.target, r.workload, params_key(r.params)), []).append(r)
+    chosen = ok_results(run, target)
+    if headline_only:
+        chosen = [r for r in chosen if headline(r)]
+        most = max((r.clients or 0 for r in chosen), default=0)
+        chosen = [r for r in chosen if (r.clients or 0) == most]
+    found: dict[tuple[str, str, str, str | None, int | None], list[ResultRecord]] = {}
+    for r in chosen:
+        key = (r.target, r.workload, params_key(r.params), r.client, r.clients)
+        found.setdefault(key, []).append(r)
     out = [
         Group(
             target=t,
@@ -188,10 +209,20 @@ def groups(run: RunRecord, target: str | None = None) -> list[Group]:
             pkey=pkey,
             position=min(r.position for r in rs),
             results=tuple(sorted(rs, key=lambda r: r.repetition)),
+            client=client,
+            clients=clients,
         )
-        for (t, w, pkey), rs in found.items()
+        for (t, w, pkey, client, clients), rs in found.items()
     ]
-    out.sort(key=lambda g: (order.get(g.target, len(order)), g.position))
+    out.sort(
+        key=lambda g: (
+            order.get(g.target, len(order)),
+            g.clients or 0,
+            g.position,
+            g.client != "all",
+            g.client or "",
+        )
+    )
     return out
 
 

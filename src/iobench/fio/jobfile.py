@@ -21,8 +21,10 @@ PERCENTILE_LIST = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 TARGET_LINK = "target"
 
 
-def _target_comment(path: str) -> str:
+def _target_comment(path: str, *, remote: bool = False) -> str:
     """The real path, for the stored job file; JSON-quoted so it stays on one line."""
+    if remote:
+        return f"; target: {json.dumps(path)} on the fio server"
     return f"; target: {json.dumps(path)} (fio reaches it as ./{TARGET_LINK})"
 
 
@@ -31,10 +33,16 @@ def section_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "job"
 
 
-def build_jobfile(workload: Workload, target_path: str, size: int) -> str:
+def build_jobfile(
+    workload: Workload, target_path: str, size: int, *, client: str | None = None
+) -> str:
     """The job file that runs ``workload`` over ``size`` bytes of ``target_path``.
 
-    fio must run in a directory where :data:`TARGET_LINK` is a symlink to ``target_path``.
+    fio must run in a directory where :data:`TARGET_LINK` is a symlink to ``target_path``;
+    except with ``client`` (a short tag such as ``c2``), for a fio server: then the file is
+    named by its path on the server (checked by :func:`iobench.clients.check_remote_path`),
+    the section is ``<name>.<client>`` so the report says whose it is, and the interval logs
+    carry Unix times, so the clients' start times can be compared.
 
     Latency is always measured in full (never ``gtod_reduce``); completion and total latency
     both get percentiles and json+ histogram bins; ``group_reporting`` makes fio sum the
@@ -44,9 +52,9 @@ def build_jobfile(workload: Workload, target_path: str, size: int) -> str:
     time_based = opts.pop("time_based", "1") != "0"
     lines = [
         f"; iobench {__version__}: workload {workload.name}",
-        _target_comment(target_path),
+        _target_comment(target_path, remote=client is not None),
         "[global]",
-        f"filename={TARGET_LINK}",
+        f"filename={target_path if client else TARGET_LINK}",
         f"size={size}",
         f"ioengine={workload.ioengine}",
         f"direct={1 if workload.direct else 0}",
@@ -67,8 +75,9 @@ def build_jobfile(workload: Workload, target_path: str, size: int) -> str:
         f"write_bw_log={LOG_PREFIX}",
         f"write_lat_log={LOG_PREFIX}",
         f"log_avg_msec={INTERVAL_MS}",
+        *(["log_unix_epoch=1"] if client else []),
         "",
-        f"[{section_name(workload.name)}]",
+        f"[{section_name(workload.name)}{'.' + client if client else ''}]",
         f"rw={workload.rw}",
         f"bs={workload.bs}",
         f"iodepth={workload.iodepth}",
@@ -80,7 +89,9 @@ def build_jobfile(workload: Workload, target_path: str, size: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_layout_jobfile(target_path: str, size: int, *, direct: bool = True) -> str:
+def build_layout_jobfile(
+    target_path: str, size: int, *, direct: bool = True, remote: bool = False
+) -> str:
     """A job that writes the whole test file once with incompressible data, then syncs it.
 
     Reading a file that was never written measures the filesystem's holes, not the device,
@@ -92,9 +103,9 @@ def build_layout_jobfile(target_path: str, size: int, *, direct: bool = True) ->
     return "\n".join(
         [
             f"; iobench {__version__}: lay out the test file",
-            _target_comment(target_path),
+            _target_comment(target_path, remote=remote),
             "[layout]",
-            f"filename={TARGET_LINK}",
+            f"filename={target_path if remote else TARGET_LINK}",
             f"size={size}",
             "rw=write",
             "bs=1M",
@@ -102,6 +113,26 @@ def build_layout_jobfile(target_path: str, size: int, *, direct: bool = True) ->
             f"direct={1 if direct else 0}",
             "refill_buffers=1",
             "end_fsync=1",
+            "",
+        ]
+    )
+
+
+def build_cleanup_jobfile(target_path: str) -> str:
+    """For a fio server: remove iobench's test file at ``target_path`` (a path of its own,
+    named for the run; iobench cannot reach the server's files any other way). fio reads
+    4 KiB of it, then unlinks it; a file that is missing is created and removed."""
+    return "\n".join(
+        [
+            f"; iobench {__version__}: remove the test file",
+            _target_comment(target_path, remote=True),
+            "[cleanup]",
+            f"filename={target_path}",
+            "size=4k",
+            "rw=read",
+            "bs=4k",
+            "ioengine=psync",
+            "unlink=1",
             "",
         ]
     )

@@ -14,6 +14,7 @@ of the ramp.
 The result (``ResultRecord.samples``)::
 
     {"interval_ms": 1000,
+     "start_ms": 1795360044718,  # client mode only: the job's start on the server's clock
      "read":  {"t_s": [1, 2, ...], "iops": [...], "bw_bytes": [...], "lat_mean_ns": [...]},
      "write": {...}}            # a direction without IO is absent
 """
@@ -27,7 +28,8 @@ from typing import Any
 
 INTERVAL_MS = 1000
 LOG_PREFIX = "iobench"  # the job files' write_*_log prefix (relative to fio's working dir)
-_NAME = re.compile(rf"^{LOG_PREFIX}_(iops|bw|lat)\.(\d+)\.log$")
+# In client mode fio's client writes the logs its servers send as ``NAME.<host>``.
+_NAME = re.compile(rf"^{LOG_PREFIX}_(iops|bw|lat)\.(\d+)\.log(?:\..+)?$")
 _DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 
 Series = dict[tuple[int, int], float]  # (direction, interval index) -> value
@@ -47,18 +49,32 @@ def _rows(text: str) -> list[tuple[int, float, int]]:
 
 
 def parse_interval_logs(
-    logs: Mapping[str, str], interval_ms: int = INTERVAL_MS
+    logs: Mapping[str, str], interval_ms: int = INTERVAL_MS, *, epoch: bool = False
 ) -> dict[str, Any] | None:
-    """Per-second samples from the log files' texts, keyed by file name; None if none."""
+    """Per-second samples from the log files' texts, keyed by file name; None if none.
+
+    ``epoch``: the logs were written with ``log_unix_epoch=1`` (client mode), so times are
+    milliseconds since 1970; they are made relative to the job's start like the others,
+    and the start itself is kept as ``start_ms`` (on the server's clock).
+    """
+    texts = {name: _NAME.match(name) for name in logs}
+    start_ms = 0
+    if epoch:
+        firsts = [rows[0][0] for name, m in texts.items() if m and (rows := _rows(logs[name]))]
+        if not firsts:
+            return None
+        # The first sample closes the first window after the start.
+        start_ms = min(firsts) - interval_ms
     per_job: dict[str, dict[str, Series]] = defaultdict(dict)  # kind -> job -> series
     for name, text in logs.items():
-        m = _NAME.match(name)
+        m = texts[name]
         if not m:
             continue
         kind, job = m.group(1), m.group(2)
         series: Series = {}
         offset: dict[tuple[int, int], int] = {}  # how far each kept sample is from its slot
-        for t_ms, value, ddir in _rows(text):
+        for t_abs, value, ddir in _rows(text):
+            t_ms = t_abs - start_ms
             if ddir not in _DIRECTIONS:
                 continue
             slot = round(t_ms / interval_ms)
@@ -72,6 +88,8 @@ def parse_interval_logs(
     if not iops_jobs:
         return None
     out: dict[str, Any] = {"interval_ms": interval_ms}
+    if epoch:
+        out["start_ms"] = start_ms
     keys = sorted({k for s in iops_jobs.values() for k in s})
     for ddir, direction in _DIRECTIONS.items():
         slots = [i for d, i in keys if d == ddir]
@@ -95,7 +113,7 @@ def parse_interval_logs(
             "bw_bytes": bw,
             "lat_mean_ns": lat,
         }
-    return out if len(out) > 1 else None
+    return out if any(d in out for d in _DIRECTIONS.values()) else None
 
 
 def _weighted_latency(

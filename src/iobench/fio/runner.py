@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,9 +111,16 @@ def run_fio(
     on_progress: Callable[[LiveStats], None] | None = None,
     name: str = "job",
     readonly: bool = False,
+    client: str | None = None,
+    stop: threading.Event | None = None,
 ) -> FioRun:
     """Run one job file and return its evidence; raise FioFailed when fio failed.
 
+    ``client`` (``host,port``): run it on that fio server (``fio --client``); the job file
+    then names its files by their paths on the server, fio's client writes the logs the
+    server sends as ``NAME.<host>``, and no snapshots drive the progress (fio would append
+    them to the report). ``stop``: when set (from another thread), fio is stopped as on a
+    timeout.
     ``workdir`` is a private directory owned by the caller, and fio's working directory;
     the job file, fio's output and its stdout/stderr are written there. ``timeout_s`` is a
     hard limit (None: none); ``stall_s`` stops fio when the bytes it has moved stop growing
@@ -127,7 +135,8 @@ def run_fio(
         fio.path,
         "--output-format=json+",
         f"--output={out_path}",
-        "--status-interval=1",
+        # Arguments after --client go to the server too: it refuses writes itself.
+        *([f"--client={client}"] if client else ["--status-interval=1"]),
         *(["--readonly"] if readonly else []),
         str(job_path),
     ]
@@ -145,7 +154,7 @@ def run_fio(
             cwd=workdir,
         )
         try:
-            stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress).wait()
+            stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress, stop).wait()
         except BaseException:
             stop_process_group(proc)
             raise
@@ -157,13 +166,13 @@ def run_fio(
     finished = time.time()
     raw = out_path.read_text(errors="replace") if out_path.exists() else ""
     logs: dict[str, str] = {}
-    for log in workdir.glob(f"{LOG_PREFIX}_*.log"):
+    for log in workdir.glob(f"{LOG_PREFIX}_*.log*"):
         logs[log.name] = log.read_text(errors="replace")
         log.unlink()
     for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
         path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
     link = workdir / TARGET_LINK
-    if link.exists() and not link.is_symlink():
+    if client is None and link.exists() and not link.is_symlink():
         # fio re-creates a file it finds too small; it would have measured the work dir.
         link.unlink()
         raise FioFailed(
@@ -175,10 +184,16 @@ def run_fio(
             stderr=stderr,
         )
     if stopped is not None:
+        hint = (
+            f"the fio server {client} or the storage under it may be hanging: check that "
+            "host, its `dmesg` and the mount; then retry"
+            if client
+            else "the target may be hanging (a stalled network mount or a failing disk): "
+            "check `dmesg` and the mount; then retry"
+        )
         raise FioFailed(
             stopped,
-            "the target may be hanging (a stalled network mount or a failing disk): check "
-            "`dmesg` and the mount; then retry",
+            hint,
             argv=argv,
             returncode=proc.returncode,
             stderr=stderr,
@@ -214,7 +229,9 @@ class _Watch:
         timeout_s: float | None,
         stall_s: float | None,
         on_progress: Callable[[LiveStats], None] | None,
+        stop: threading.Event | None = None,
     ) -> None:
+        self.stop = stop
         self.proc = proc
         self.out_path = out_path
         self.timeout_s = timeout_s
@@ -230,6 +247,9 @@ class _Watch:
         """None when fio exited by itself; else why it was stopped."""
         while self.proc.poll() is None:
             now = time.monotonic()
+            if self.stop is not None and self.stop.is_set():
+                stop_process_group(self.proc)
+                return "fio was stopped: the run is ending"
             if self.timeout_s is not None and now - self.started > self.timeout_s:
                 stop_process_group(self.proc)
                 return (
@@ -240,6 +260,8 @@ class _Watch:
                 stop_process_group(self.proc)
                 return f"fio moved no data for {self.stall_s:.0f} s and was stopped"
             time.sleep(POLL_S)
+            if self.on_progress is None and self.stall_s is None:
+                continue  # client mode: no snapshots to read
             self._read_snapshots()
             if self.on_progress is not None:
                 self.on_progress(LiveStats(time.monotonic() - self.started, *self.rate))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go  # type: ignore[import-untyped]
@@ -578,4 +578,53 @@ def limits_figure(lim: Any) -> Any | None:
     ticks = _log_ticks(min(bw), max(bw), lambda v: format_rate(None if v is None else v * MIB))
     ticks["tickvals"] = [v * MIB for v in ticks["tickvals"]]  # round MiB/s figures
     fig.update_yaxes(type="log", row=1, col=2, **ticks)
+    return fig
+
+
+def scaling_figure(points_by: Mapping[tuple[str, str], Sequence[Any]]) -> Any | None:
+    """Aggregate IOPS against the number of clients, one line per workload and direction,
+    beside the ideal (the fewest clients' per-client IOPS times the count), with the
+    per-client IOPS and the efficiency on hover."""
+    if not points_by:
+        return None
+    fig = go.Figure()
+    for i, ((workload, d), points) in enumerate(points_by.items()):
+        colour = PALETTE[i % len(PALETTE)]
+        name = plot_text(f"{workload} {d}")
+        xs = [p.clients for p in points]
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[p.iops for p in points],
+                mode="lines+markers",
+                name=name,
+                line={"color": colour, "width": 2},
+                hovertext=[
+                    f"{name}, {p.clients} client(s)<br>aggregate {format_iops(p.iops)} IOPS, "
+                    f"{format_iops(p.per_client)} per client"
+                    + ("" if p.efficiency is None else f", efficiency {p.efficiency:.0%}")
+                    for p in points
+                ],
+                hoverinfo="text",
+            )
+        )
+        base = points[0].per_client
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[base * k for k in xs],
+                mode="lines",
+                name=f"{name} ideal",
+                line={"color": colour, "dash": "dot", "width": 1},
+                hovertext=[f"{name}: ideal {format_iops(base * k)} IOPS" for k in xs],
+                hoverinfo="text",
+            )
+        )
+    base_layout(fig, 360)
+    fig.update_layout(
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.25},
+        xaxis={"title": {"text": "clients"}, "dtick": 1},
+        yaxis={"title": {"text": "aggregate IOPS (dotted: linear scaling)"}, "rangemode": "tozero"},
+    )
     return fig

@@ -25,8 +25,9 @@ from markupsafe import Markup
 from iobench.analysis.compare import Comparison
 from iobench.analysis.curves import curves, describe, infer_limits, points_from_results
 from iobench.analysis.orion import orion_summary
-from iobench.analysis.results import Group, groups, params_key, setup_names
+from iobench.analysis.results import Group, figures, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.model import DIRECTIONS
 from iobench.report.charts import (
     PALETTE,
     Series,
@@ -35,14 +36,18 @@ from iobench.report.charts import (
     hockey_figure,
     latency_figure,
     limits_figure,
+    scaling_figure,
     timeline_figure,
 )
+from iobench.report.clients import clients_document, is_client_run, scaling_table
 from iobench.report.context import host_lines, target_lines
-from iobench.report.curves import analysis_kind, run_characterization
+from iobench.report.curves import LIMITS, analysis_kind, run_characterization
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
     failed_lines,
+    format_summary,
+    p99_text,
     result_lines,
     run_lines,
     run_title,
@@ -50,7 +55,7 @@ from iobench.report.model import (
     workload_shape,
 )
 from iobench.store.repository import ResultRecord, RunRecord
-from iobench.units import format_duration
+from iobench.units import format_duration, format_iops, format_ns, format_rate
 
 CURVE_ONLY = ("sweep", "characterize")
 
@@ -96,7 +101,7 @@ def _cards(series: Sequence[Series], comparison: Comparison | None) -> list[_Car
     """Without a comparison, one card per workload name and parameters. With one, a card
     per matched set of workloads (its rows, whatever their direction) and one per workload
     that was not matched: what a card shows was measured with identical parameters."""
-    per_series = {s.key: (s, groups(s.run, s.target)) for s in series}
+    per_series = {s.key: (s, groups(s.run, s.target, headline_only=True)) for s in series}
     if comparison is None:
         by_key: dict[tuple[str, str], _Card] = {}
         for s, found in per_series.values():
@@ -253,11 +258,7 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
                     f"IOPS and bandwidth by block size, with the limits ({lim.target}, {lim.rw})"
                 )
                 charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
-            for key, name in (
-                ("iops", "IOPS"),
-                ("bw_bytes", "bandwidth"),
-                ("crossover_bs", "crossover"),
-            ):
+            for key, name in LIMITS:
                 est = getattr(lim, key)
                 limits.append(
                     (name, describe(est, key), est.basis)
@@ -265,6 +266,82 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
                     else (name, "none found", lim.reasons.get(key, ""))
                 )
         out.append(CurveSection(run_title(run), summary, charts, limits))
+    return out
+
+
+# -- many clients ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientStep:
+    title: str
+    rows: list[tuple[str, str, str, str, str, str]]  # client, dir, IOPS, bandwidth, mean, p99
+    notes: list[str]  # skew, stragglers, failures
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientSection:
+    title: str
+    steps: list[ClientStep]
+    charts: list[Chart]
+    # workload, dir, clients, aggregate IOPS, per client, aggregate bandwidth, per client,
+    # efficiency
+    scaling: Sequence[tuple[str, ...]]
+
+
+def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
+    """For runs on many clients: every step's clients and aggregate, and the scaling."""
+    out: list[ClientSection] = []
+    for run in runs:
+        if not is_client_run(run):
+            continue
+        doc = clients_document(run)
+        summaries = {(s["workload"], s["clients"], s["repetition"]): s for s in doc["steps"]}
+        steps: dict[tuple[int | None, str, int], ClientStep] = {}
+        for g in groups(run):
+            key = (g.clients, g.workload, g.position)
+            step = steps.setdefault(
+                key, ClientStep(f"{g.workload} on {g.clients} client(s)", [], [])
+            )
+            for d in DIRECTIONS:
+                f = figures(g.results, d)
+                if not f.n:
+                    continue
+                step.rows.append(
+                    (
+                        "all (aggregate)" if g.client == "all" else str(g.client),
+                        d,
+                        format_summary(f.iops, format_iops),
+                        format_rate(f.bw_bytes.mean),
+                        format_ns(f.lat_mean_ns.mean),
+                        p99_text(f),
+                    )
+                )
+            if g.client == "all":
+                s = summaries.get((g.workload, g.clients, g.results[-1].repetition)) or {}
+                if s.get("start_skew_ms") is not None:
+                    step.notes.append(
+                        f"start skew {s['start_skew_ms']:.0f} ms, finish spread "
+                        f"{s.get('finish_spread_ms') or 0:.0f} ms (by the clients' clocks)"
+                    )
+                step.notes.extend(
+                    f"straggler {x['client']}: {x['why']}" for x in s.get("stragglers") or []
+                )
+                step.notes.extend(f"failed: {name}" for name in s.get("failed") or [])
+        charts = []
+        table = scaling_table(run)
+        fig = scaling_figure(table)
+        if fig is not None:
+            charts.append(_chart(f"clients-{len(out)}-0", "scaling", fig))
+        scaling = [
+            (workload, d, str(p.clients), format_iops(p.iops), format_iops(p.per_client),
+             format_rate(p.bw_bytes), format_rate(p.per_client_bw),
+             "-" if p.efficiency is None else f"{p.efficiency:.0%}")
+            for (workload, d), points in table.items()
+            for p in points
+        ]  # fmt: skip
+        ordered = [steps[k] for k in sorted(steps, key=lambda k: (k[0] or 0, k[2]))]
+        out.append(ClientSection(run_title(run), ordered, charts, scaling))
     return out
 
 
@@ -327,6 +404,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         verdict_counts=verdict_counts(comparison) if comparison else [],
         charts=workload_charts(series, comparison),
         curve_sections=curve_sections(runs),
+        client_sections=client_sections(runs),
         key=[(s.name, s.colour) for s in series],
         contexts=run_contexts(runs),
         unstable_cv=UNSTABLE_CV_PCT,

@@ -7,6 +7,7 @@ from typing import Any
 from iobench.analysis.compare import summarize_results
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
+from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import analysis_document
 from iobench.store.repository import RunRecord
 
@@ -21,6 +22,10 @@ def result_document(r: Any, run: RunRecord, *, full: bool = False) -> dict[str, 
         "workload": r.workload,
         "target": r.target,
         "repetition": r.repetition,
+        # --clients: the client as the user named it, "all" for the aggregate of the
+        # clients; null on a run on one host. ``clients``: how many clients ran this step.
+        "client": r.client,
+        "clients": r.clients,
         "status": r.status,
         "params": r.params,
     }
@@ -84,6 +89,8 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
     analysis = analysis_document(run)
     if analysis is not None:  # sweeps, characterize and orion-simple runs
         doc["analysis"] = analysis
+    if is_client_run(run):  # --clients: each step's skew and stragglers, the scaling
+        doc["clients"] = clients_document(run)
     if full:
         doc["argv"] = run.argv
         doc["suite_def"] = run.suite_def

@@ -13,13 +13,18 @@ from collections.abc import Sequence
 from iobench.analysis.compare import Comparison
 from iobench.analysis.curves import Curve, curves, describe, infer_limits, points_from_results
 from iobench.analysis.orion import orion_summary
+from iobench.analysis.results import figures, groups
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.model import DIRECTIONS
+from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import LIMITS, analysis_kind, knee_text, run_characterization
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
     failed_lines,
+    format_summary,
     host_summary,
+    p99_text,
     result_lines,
     run_lines,
     run_title,
@@ -28,7 +33,7 @@ from iobench.report.model import (
     workload_shape,
 )
 from iobench.store.repository import RunRecord
-from iobench.units import format_bytes, format_duration, format_iops, format_ns
+from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
 # Characters that mean something to Markdown inside a table cell: "|" ends a cell (even in
 # a code span, in GFM), the others start code, emphasis, strikethrough or a link. With a
@@ -132,6 +137,7 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
         if any(x.lat_p99_kind == "clat" for x in lines):
             out += [md_text(CLAT_NOTE), ""]
         out += _curves(run)
+        out += _clients(run)
         out += _warnings(run)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -176,6 +182,56 @@ def _curves(run: RunRecord) -> list[str]:
         header = ["limit", "value (95 % interval)", "found from, or why none"]
         out += [*_table(header, rows, set()), ""]
     return out
+
+
+def _clients(run: RunRecord) -> list[str]:
+    """For a run on many clients: every step's clients beside their aggregate, the skew and
+    stragglers, and the scaling."""
+    if not is_client_run(run):
+        return []
+    out = ["#### Clients", ""]
+    doc = clients_document(run)
+    rows = []
+    for g in groups(run):
+        for d in DIRECTIONS:
+            f = figures(g.results, d)
+            if f.n:
+                who = "all (aggregate)" if g.client == "all" else str(g.client)
+                rows.append(
+                    [md_text(g.workload), str(g.clients), md_text(who), d,
+                     md_text(format_summary(f.iops, format_iops)),
+                     md_text(format_rate(f.bw_bytes.mean)), md_text(p99_text(f))]
+                )  # fmt: skip
+    header = ["workload", "clients", "client", "dir", "IOPS", "bandwidth", "p99"]
+    out += [*_table(header, rows, {1, 4, 5, 6}), ""]
+    for step in doc["steps"]:
+        notes = []
+        if step.get("start_skew_ms") is not None:
+            notes.append(f"start skew {step['start_skew_ms']:.0f} ms")
+        notes += [f"straggler {x['client']} ({x['why']})" for x in step.get("stragglers") or []]
+        notes += [f"failed: {name}" for name in step.get("failed") or []]
+        if notes:
+            out.append(
+                md_text(f"- {step['workload']} on {step['clients']} clients: " + "; ".join(notes))
+            )
+    if doc["scaling"]:
+        out += [
+            "",
+            "Scaling (efficiency = aggregate / (clients x the fewest clients' per-client IOPS)):",
+            "",
+        ]
+        rows = [
+            [md_text(s["workload"]), s["direction"], str(p["clients"]), format_iops(p["iops"]),
+             format_iops(p["per_client_iops"]), format_rate(p["bw_bytes"]),
+             format_rate(p["per_client_bw_bytes"]),
+             "-" if p["efficiency"] is None else f"{p['efficiency']:.0%}"]
+            for s in doc["scaling"]
+            for p in s["points"]
+        ]  # fmt: skip
+        header = ["workload", "dir", "clients", "aggregate IOPS", "per client",
+                  "aggregate bandwidth", "per client", "efficiency"]  # fmt: skip
+        out += _table(header, rows, {2, 3, 4, 5, 6, 7})
+    return [*out, ""]
 
 
 def _warnings(run: RunRecord) -> list[str]:

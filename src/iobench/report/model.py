@@ -192,10 +192,12 @@ class ResultLine:
 
 
 def result_lines(run: RunRecord) -> list[ResultLine]:
-    """Per target, workload and direction of one run: the repetitions summarised."""
+    """Per target, workload and direction of one run: the repetitions summarised. A run on
+    many clients gives the aggregate of each step ("/mnt/shared, 3 clients"); each client's
+    share is in the clients' own section."""
     return [
         ResultLine(
-            target=g.target,
+            target=g.target if g.client is None else f"{g.target}, {g.clients} clients",
             workload=g.workload,
             shape=workload_shape(g.params),
             direction=d,
@@ -209,6 +211,7 @@ def result_lines(run: RunRecord) -> list[ResultLine]:
             unstable=is_unstable(f.iops),
         )
         for g, d, f in run_figures(run)
+        if g.client in (None, "all")
     ]
 
 

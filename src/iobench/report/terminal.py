@@ -10,6 +10,7 @@ from rich.table import Table
 
 from iobench.analysis.results import latency_value
 from iobench.model import DIRECTIONS, Suite
+from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
 from iobench.report.model import CLAT_NOTE, ResultLine, mark_kind, result_lines, shape_cells
 from iobench.store.repository import RunRecord
@@ -23,16 +24,23 @@ from iobench.units import (
 )
 
 MAX_WARNINGS_SHOWN = 3  # of one kind, in the terminal
-_STATUS_STYLE = {"complete": "green", "running": "yellow", "aborted": "yellow", "failed": "red"}
+_STATUS_STYLE = {
+    "complete": "green",
+    "partial": "yellow",
+    "running": "yellow",
+    "aborted": "yellow",
+    "failed": "red",
+}
 
 
 def render_run_header(run: RunRecord, console: Console) -> None:
     """The run's first lines: id, suite, label, status, fio, time; the host."""
-    style = _STATUS_STYLE.get(run.status, "")
+    style = _STATUS_STYLE.get(run.status, "bold")
     label = f"  label [bold]{escape(run.label)}[/]" if run.label else ""
     console.print(
         f"run [bold]{run.id}[/]  suite [bold]{escape(run.suite)}[/]{label}  "
-        f"status [{style}]{run.status}[/]  fio {run.fio_version or '?'}  {run.started_at}",
+        f"status [{style}]{escape(run.status)}[/]  fio {run.fio_version or '?'}  "
+        f"{run.started_at}",
         highlight=False,
     )
     host = run.host
@@ -68,6 +76,11 @@ def render_run_footer(run: RunRecord, console: Console) -> None:
 
 def render_run(run: RunRecord, console: Console) -> None:
     render_run_header(run, console)
+    if is_client_run(run):
+        render_client_run(run, console)
+        render_analysis(run, console)
+        render_run_footer(run, console)
+        return
     repeated = any(r.repetition > 1 for r in run.results)
     lines = result_lines(run) if repeated else []
     for t in run.targets:
@@ -232,11 +245,11 @@ def render_run_list(runs: list[RunRecord], console: Console) -> None:
     for col in ("id", "started (UTC)", "status", "suite", "label", "targets", "results", "fio"):
         table.add_column(col)
     for r in runs:
-        style = _STATUS_STYLE.get(r.status, "")
+        style = _STATUS_STYLE.get(r.status, "bold")
         table.add_row(
             str(r.id),
             r.started_at.replace("T", " ")[:19],
-            f"[{style}]{r.status}[/]",
+            f"[{style}]{escape(r.status)}[/]",
             escape(r.suite),
             escape(r.label or ""),
             escape(", ".join(t.spec for t in r.targets)),

@@ -72,6 +72,10 @@ class ResultRecord:
     repetition: int = 1  # 1..N with --repeat N
     # Per-second samples from fio's interval logs (see fio/logs.py), None when not recorded.
     samples: dict[str, Any] | None = None
+    # Many clients (--clients): the client as the user named it, "all" for the aggregate of
+    # a step; None on one host. ``clients``: how many clients ran the step.
+    client: str | None = None
+    clients: int | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,23 @@ class Store:
                 f"this iobench knows schema {SCHEMA_VERSION})",
                 "upgrade iobench, or use another database with --db",
             )
+        if version >= SCHEMA_VERSION:
+            return
+        # A migration may rebuild a table that others refer to: with foreign keys on,
+        # dropping it would delete their rows. SQLite ignores this pragma in a transaction.
+        self._conn.execute("PRAGMA foreign_keys = OFF")
+        try:
+            self._run_migrations(version)
+        finally:
+            self._conn.execute("PRAGMA foreign_keys = ON")
+        broken = self._conn.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise StoreError(
+                f"{self.path}: the upgrade left {len(broken)} row(s) without their run",
+                "restore the database from a backup and report this",
+            )
+
+    def _run_migrations(self, version: int) -> None:
         for number in range(version, SCHEMA_VERSION):
             with self._tx() as conn:
                 # Decided under the lock: another process may have migrated meanwhile.
@@ -200,20 +221,21 @@ class Store:
         """A run left 'running' by a process of this host that no longer exists was aborted."""
         host = socket.gethostname()
         rows = self._conn.execute(
-            "SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?", (host,)
+            "SELECT id, pid, suite_json FROM runs WHERE status = 'running' AND hostname = ?",
+            (host,),
         ).fetchall()
         for row in rows:
             if row["pid"] is not None and not _pid_alive(row["pid"]):
+                error = f"the iobench process (pid {row['pid']}) ended without finishing this run"
+                files = json.loads(row["suite_json"]).get("clients", {}).get("files")
+                if files:  # a run on clients: its test files there were not removed
+                    error += "; its test files may be left on the clients (remove them by hand): "
+                    error += ", ".join(f"{client}: {path}" for client, path in files.items())
                 with self._tx() as conn:
                     conn.execute(
                         "UPDATE runs SET status = 'aborted', finished_at = ?, error = ? "
                         "WHERE id = ? AND status = 'running'",
-                        (
-                            now_iso(),
-                            f"the iobench process (pid {row['pid']}) ended without finishing "
-                            "this run",
-                            row["id"],
-                        ),
+                        (now_iso(), error, row["id"]),
                     )
 
     # -- writing ---------------------------------------------------------------------------
@@ -268,8 +290,8 @@ class Store:
                 "INSERT INTO results (run_id, target, workload, position, status, params_json,"
                 " metrics_json, job_file, fio_argv_json, fio_rc, fio_version, raw_output_z,"
                 " fio_stdout, fio_stderr, error, started_at, finished_at, repetition,"
-                " samples_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " samples_json, client, clients)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     r.target,
@@ -290,6 +312,8 @@ class Store:
                     r.finished_at,
                     r.repetition,
                     None if r.samples is None else _dumps(r.samples),
+                    r.client,
+                    r.clients,
                 ),
             )
 
@@ -385,7 +409,7 @@ class Store:
         for r in self._conn.execute(
             "SELECT id, target, workload, position, status, params_json, metrics_json,"
             " job_file, fio_argv_json, fio_rc, fio_version, fio_stdout, fio_stderr, error,"
-            f" started_at, finished_at, repetition, samples_json, {raw_column}"
+            f" started_at, finished_at, repetition, samples_json, client, clients, {raw_column}"
             " FROM results WHERE run_id = ? ORDER BY repetition, position, id",
             (run_id,),
         ):
@@ -413,6 +437,8 @@ class Store:
                     finished_at=r["finished_at"],
                     repetition=r["repetition"],
                     samples=None if r["samples_json"] is None else json.loads(r["samples_json"]),
+                    client=r["client"],
+                    clients=r["clients"],
                 )
             )
         return run

@@ -65,6 +65,45 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN source TEXT;
     CREATE INDEX runs_origin ON runs(origin)
     """,
+    # 3: many clients at once. A result names the client it ran on (the address the user
+    # gave; "all" for the aggregate; NULL on one host) and how many clients ran the step;
+    # a run some of whose clients failed is 'partial'. SQLite cannot change a CHECK, so the
+    # runs table is rebuilt (Store._migrate turns foreign keys off around it).
+    """
+    ALTER TABLE results ADD COLUMN client TEXT;
+    ALTER TABLE results ADD COLUMN clients INTEGER;
+    CREATE TABLE runs_new (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        uuid            TEXT NOT NULL UNIQUE,
+        status          TEXT NOT NULL
+                        CHECK (status IN ('running', 'complete', 'partial', 'aborted', 'failed')),
+        suite           TEXT NOT NULL,
+        suite_json      TEXT NOT NULL,
+        label           TEXT,
+        argv_json       TEXT NOT NULL,
+        host_json       TEXT NOT NULL,
+        fio_version     TEXT,
+        iobench_version TEXT NOT NULL,
+        warnings_json   TEXT NOT NULL DEFAULT '[]',
+        error           TEXT,
+        started_at      TEXT NOT NULL,
+        finished_at     TEXT,
+        pid             INTEGER,
+        hostname        TEXT,
+        origin          TEXT NOT NULL DEFAULT 'run',
+        source          TEXT
+    );
+    INSERT INTO runs_new (id, uuid, status, suite, suite_json, label, argv_json, host_json,
+        fio_version, iobench_version, warnings_json, error, started_at, finished_at, pid,
+        hostname, origin, source)
+        SELECT id, uuid, status, suite, suite_json, label, argv_json, host_json, fio_version,
+        iobench_version, warnings_json, error, started_at, finished_at, pid, hostname,
+        origin, source FROM runs;
+    DROP TABLE runs;
+    ALTER TABLE runs_new RENAME TO runs;
+    CREATE INDEX runs_label ON runs(label);
+    CREATE INDEX runs_origin ON runs(origin)
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,257 @@
+"""The fio servers a run uses as clients (``--clients``): naming them, and checking them
+before anything runs (docs/clients.md).
+
+A client is named ``host`` or ``host:port`` (default port 8765; ``[v6addr]:port``), in a
+comma list or a file given as ``@FILE`` (one a line; ``#`` starts a comment). The check
+proves, for each client, that a TCP connection opens within a few seconds and that a fio
+server there runs a job for this fio: a job on fio's ``null`` engine, which touches no file.
+
+fio 3.33 has no way to ask a server for its clock, but the probe's one IO is logged with
+the server's Unix time (``log_unix_epoch``), and it happened while the controller's fio
+client was running: so the server's clock minus the controller's lies between the sample
+minus the client's end and the sample minus its start (``clock_offset_ms``). That bound is
+as wide as the probe took (about a second); it proves a clock wrong, never exactly right.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from iobench.errors import IobenchError, UserError
+from iobench.fio.runner import FioInfo
+
+FIO_PORT = 8765
+CONNECT_TIMEOUT_S = 3.0
+PROBE_TIMEOUT_S = 20.0
+CLOCK_TOLERANCE_MS = 1000.0  # a clock proven further off than this is worth a warning
+# fio reads these specially in an option value (file lists, comments, $-expansion,
+# escapes): a path for a fio server must not hold them, since it cannot go through a link.
+_FIO_SPECIAL = re.compile(r"[:;#$\\\s]")
+_HOST = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+class ClientUnreachable(IobenchError):
+    """A client cannot be used: not reachable, no fio server, or an incompatible one."""
+
+
+@dataclass(frozen=True)
+class Client:
+    name: str  # as the user gave it: the key of its results
+    host: str
+    port: int
+
+    @property
+    def address(self) -> str:
+        """What fio's --client takes: ``host,port``."""
+        return f"{self.host},{self.port}"
+
+
+def parse_client(text: str, where: str) -> Client:
+    """``host``, ``host:port`` or ``[v6]:port``; UserError naming ``where`` if malformed."""
+    spec = text.strip()
+    host, port_text = spec, ""
+    if spec.startswith("["):
+        end = spec.find("]")
+        if end < 0:
+            raise UserError(f"{where}: {spec!r} opens [ for an IPv6 address but does not close it")
+        host, rest = spec[1:end], spec[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise UserError(f"{where}: {spec!r}: after ] comes :port or nothing")
+        port_text = rest[1:]
+    elif spec.count(":") == 1:
+        host, port_text = spec.split(":")
+    elif ":" in spec:
+        raise UserError(
+            f"{where}: {spec!r} looks like an IPv6 address", "write it as [address]:port"
+        )
+    if not host or not (_HOST.match(host) or spec.startswith("[")):
+        raise UserError(
+            f"{where}: {spec!r} is not a host name or address",
+            "give host or host:port, e.g. node1 or 10.0.0.5:8765",
+        )
+    port = FIO_PORT
+    if port_text:
+        if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise UserError(f"{where}: {spec!r}: the port must be a number from 1 to 65535")
+        port = int(port_text)
+    return Client(spec, host, port)
+
+
+def parse_clients(value: str) -> list[Client]:
+    """``node1,node2:8766`` or ``@hosts.txt``; every mistake named with its place."""
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            lines = path.read_text().splitlines()
+        except OSError as e:
+            raise UserError(
+                f"--clients {value}: cannot read {path}: {e.strerror}",
+                "give a file with one host[:port] a line",
+            ) from e
+        items = [(line.split("#", 1)[0].strip(), f"{path}:{n}") for n, line in enumerate(lines, 1)]
+        items = [(text, where) for text, where in items if text]
+    else:
+        items = [(part, "--clients") for part in value.split(",")]
+        if any(not text.strip() for text, _ in items):
+            raise UserError(f"--clients {value!r} has an empty name", "e.g. --clients node1,node2")
+    if not items:
+        raise UserError(f"--clients {value}: names no client", "one host[:port] a line")
+    clients = [parse_client(text, where) for text, where in items]
+    seen: dict[tuple[str, int], str] = {}
+    for c in clients:
+        if (c.host, c.port) in seen:
+            raise UserError(
+                f"--clients: {c.name} is named twice (also as {seen[(c.host, c.port)]})",
+                "name every fio server once",
+            )
+        seen[(c.host, c.port)] = c.name
+    return clients
+
+
+def check_remote_path(path: str) -> None:
+    """A directory path on the clients that fio can take as it is."""
+    if not path.startswith("/"):
+        raise UserError(
+            f"{path!r}: with --clients the target is a directory on every client, given as an "
+            "absolute path",
+            "e.g. /mnt/shared",
+        )
+    if _FIO_SPECIAL.search(path):
+        raise UserError(
+            f"{path!r}: fio would misread this path on its servers (it holds one of : ; # $ \\ "
+            "or a blank)",
+            "use a directory whose path has none of these",
+        )
+
+
+# -- the check -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClientCheck:
+    client: Client
+    ok: bool
+    problem: str | None  # why not, when not ok
+    hostname: str | None  # the server's own name for itself
+    fio_version: str | None  # the server's fio
+    connect_ms: float | None  # the TCP connection's set-up time
+    # The server's clock minus this one's lies in [low, high] ms; None if not measured.
+    clock_offset_ms: tuple[float, float] | None = None
+
+    @property
+    def clock_off(self) -> bool:
+        """The server's clock is proven to differ from the controller's by over a second."""
+        low, high = self.clock_offset_ms or (0.0, 0.0)
+        return low > CLOCK_TOLERANCE_MS or high < -CLOCK_TOLERANCE_MS
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["client"] = self.client.name
+        d["clock_offset_ms"] = (
+            None
+            if self.clock_offset_ms is None
+            else {"low": round(self.clock_offset_ms[0]), "high": round(self.clock_offset_ms[1])}
+        )
+        return d
+
+
+_PROBE_LINE = re.compile(r"hostname=(?P<host>[^,]*),.*\bfio=(?P<fio>[^,\s]+)")
+_PROBE_LOG = "iobench-probe"
+_PROBE_JOB = (
+    "[iobench-probe]\nioengine=null\nsize=4k\nrw=read\nbs=4k\n"
+    f"write_lat_log={_PROBE_LOG}\nlog_unix_epoch=1\n"
+)
+
+
+def _connect_ms(c: Client, timeout_s: float) -> float:
+    started = time.monotonic()
+    with socket.create_connection((c.host, c.port), timeout=timeout_s):
+        return (time.monotonic() - started) * 1000
+
+
+def check_client(c: Client, fio: FioInfo, workdir: Path) -> ClientCheck:
+    """Whether ``c`` can run this fio's jobs, and what it says about itself."""
+    try:
+        connect = _connect_ms(c, CONNECT_TIMEOUT_S)
+    except OSError as e:
+        why = "no answer within 3 s" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        return ClientCheck(c, False, f"cannot connect to {c.host} port {c.port}: {why}",
+                           None, None, None)  # fmt: skip
+    own = workdir / f"probe-{c.host}-{c.port}"  # fio's client writes the log here
+    own.mkdir()
+    (own / "probe.fio").write_text(_PROBE_JOB)
+    try:
+        started = time.time()
+        done = subprocess.run(
+            [fio.path, f"--client={c.address}", "probe.fio"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            cwd=own,
+            check=False,
+        )
+        ended = time.time()
+        sample = _first_sample_ms(own)
+    except subprocess.TimeoutExpired:
+        return ClientCheck(c, False, "the fio server accepted the connection but did not run "
+                           f"a test job within {PROBE_TIMEOUT_S:.0f} s (hung or overloaded?)",
+                           None, None, connect)  # fmt: skip
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+    offset = None if sample is None else (sample - ended * 1000, sample - started * 1000)
+    text = done.stdout + "\n" + done.stderr
+    probe = _PROBE_LINE.search(text)
+    hostname = probe.group("host") if probe else None
+    version = probe.group("fio").removeprefix("fio-") if probe else None
+    if done.returncode != 0 or "iobench-probe" not in text:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        said = "; ".join(lines[-3:]) or "nothing"
+        if version and version != fio.version:
+            why = (
+                f"its fio {version} cannot run jobs for this fio {fio.version} (fio's "
+                "client/server protocol must match exactly)"
+            )
+        elif probe is None:
+            why = "it does not answer as a fio server (or speaks another fio version)"
+        else:
+            why = "the fio server failed to run a test job"
+        return ClientCheck(c, False, f"{why}; fio said: {said}", hostname, version, connect)
+    return ClientCheck(c, True, None, hostname, version, connect, offset)
+
+
+def _first_sample_ms(directory: Path) -> float | None:
+    """The Unix time (ms, server clock) of the probe's IO, from the log fio's client wrote."""
+    for log in directory.glob(f"{_PROBE_LOG}_lat.*.log*"):
+        first = log.read_text(errors="replace").split(",", 1)[0].strip()
+        if first.isdigit():
+            return float(first)
+    return None
+
+
+def check_clients(clients: Sequence[Client], fio: FioInfo, workdir: Path) -> list[ClientCheck]:
+    """Every client checked at once (each within CONNECT + PROBE timeouts)."""
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(clients)))) as pool:
+        return list(pool.map(lambda c: check_client(c, fio, workdir), clients))
+
+
+def require_clients(checks: Sequence[ClientCheck]) -> None:
+    """ClientUnreachable naming every client that failed its check."""
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        names = "; ".join(f"{c.client.name}: {c.problem}" for c in bad)
+        raise ClientUnreachable(
+            f"{len(bad)} of {len(checks)} client(s) cannot be used, so nothing was started: "
+            f"{names}",
+            "start `fio --server` there (the same fio version as here), or leave the client "
+            "out; `iobench clients check` tests them",
+        )

@@ -1,0 +1,162 @@
+"""Test hosts made of network namespaces, each running a real ``fio --server``.
+
+One bridge in the root namespace holds ``.1`` of a private /24 that is free on this
+machine; every host is a namespace joined to it by a veth pair, with ``.2``, ``.3`` ...
+and a fio server bound to that address only. Namespaces share the filesystem, so a
+directory under the test's tmp_path is a "shared filesystem" for all of them. Everything
+(servers' whole process groups, namespaces, links) is removed afterwards, also when a test
+fails. Used through the ``fio_hosts`` fixture in tests/test_clients.py.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from scratch import SBIN_PATH, run_tool, tool
+
+FIO_PORT = 8765
+
+
+def _free_subnet(tag: int) -> ipaddress.IPv4Network:
+    """A /24 in 10.213.0.0/16 that no interface or route here uses."""
+    used = run_tool("ip", "-4", "route", "show", "table", "all") + run_tool("ip", "-4", "addr")
+    for i in range(250):
+        net = ipaddress.IPv4Network(f"10.213.{(tag + i) % 250 + 1}.0/24")
+        if str(net.network_address)[:-1] not in used:
+            return net
+    raise RuntimeError("no free /24 in 10.213.0.0/16")
+
+
+class FioHost:
+    """One namespace with its address and fio server."""
+
+    def __init__(self, netns: str, address: str, workdir: Path) -> None:
+        self.netns = netns
+        self.address = address
+        self.workdir = workdir
+        self.server: subprocess.Popen[bytes] | None = None
+
+    @property
+    def name(self) -> str:
+        """How a user names this client: its address."""
+        return self.address
+
+    def start(self) -> None:
+        """Start its fio server (if not running) and wait until it accepts connections."""
+        if self.server is not None and self.server.poll() is None:
+            return
+        log = open(self.workdir / f"server-{self.address}.log", "ab")  # noqa: SIM115
+        with log:
+            self.server = subprocess.Popen(
+                [tool("ip"), "netns", "exec", self.netns, shutil.which("fio") or "fio",
+                 f"--server=ip:{self.address}"],
+                cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with socket.create_connection((self.address, FIO_PORT), timeout=1):
+                    return
+            except OSError:
+                if self.server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"fio server on {self.address} did not start: "
+                        + (self.workdir / f"server-{self.address}.log").read_text()
+                    ) from None
+                time.sleep(0.05)
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the server's whole process group (listener and its jobs)."""
+        assert self.server is not None
+        os.killpg(self.server.pid, sig)
+
+    def kill(self) -> None:
+        """The server and everything it forked dies at once, as in a crash."""
+        if self.server is None:
+            return
+        try:
+            os.killpg(self.server.pid, signal.SIGCONT)  # a stopped group cannot die otherwise
+            os.killpg(self.server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.server.wait(timeout=30)
+        self.server = None
+
+
+class FioHosts:
+    """``count`` namespace hosts on one private /24."""
+
+    def __init__(self, workdir: Path, count: int, stack: ExitStack) -> None:
+        tag = os.getpid() % 100000
+        self.subnet = _free_subnet(tag)
+        addresses = list(self.subnet.hosts())
+        self.gateway = str(addresses[0])
+        self.bridge = f"ibtb{tag}"
+        run_tool("ip", "link", "add", self.bridge, "type", "bridge")
+        stack.callback(subprocess.run, [tool("ip"), "link", "del", self.bridge], check=False)
+        run_tool("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        run_tool("ip", "link", "set", self.bridge, "up")
+        self.hosts: list[FioHost] = []
+        for i in range(count):
+            ns = f"iobench-test-{tag}-{i}"
+            veth, peer = f"ibv{tag}h{i}", f"ibp{tag}h{i}"
+            run_tool("ip", "netns", "add", ns)
+            stack.callback(subprocess.run, [tool("ip"), "netns", "del", ns], check=False)
+            run_tool("ip", "link", "add", veth, "type", "veth", "peer", "name", peer)
+            stack.callback(subprocess.run, [tool("ip"), "link", "del", veth], check=False)
+            run_tool("ip", "link", "set", veth, "master", self.bridge, "up")
+            run_tool("ip", "link", "set", peer, "netns", ns)
+            address = str(addresses[i + 1])
+            run_tool("ip", "-n", ns, "addr", "add", f"{address}/24", "dev", peer)
+            run_tool("ip", "-n", ns, "link", "set", peer, "up")
+            run_tool("ip", "-n", ns, "link", "set", "lo", "up")
+            host = FioHost(ns, address, workdir)
+            stack.callback(host.kill)
+            self.hosts.append(host)
+        for host in self.hosts:
+            host.start()
+
+    def unused_address(self) -> str:
+        """An address in the subnet that no host has (nothing answers there)."""
+        return str(list(self.subnet.hosts())[-1])
+
+    def ensure_running(self) -> None:
+        for host in self.hosts:
+            host.start()
+
+
+def why_no_netns() -> str | None:
+    """None when namespace hosts can be made here, else why not."""
+    if os.geteuid() != 0:
+        return "needs root: creates network namespaces, a bridge and veth pairs"
+    if shutil.which("ip", path=SBIN_PATH) is None:
+        return "the ip tool is not installed (Debian package iproute2)"
+    if shutil.which("fio") is None:
+        return "fio is not installed (scripts/setup.sh --dev installs it)"
+    probe = f"iobench-probe-{os.getpid()}"
+    done = subprocess.run([tool("ip"), "netns", "add", probe], capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"cannot create a network namespace here: {done.stderr.strip()}"
+    subprocess.run([tool("ip"), "netns", "del", probe], capture_output=True, check=False)
+    return None
+
+
+def fio_hosts_fixture(workdir: Path, count: int) -> Iterator[FioHosts]:
+    """Yield FioHosts (skipping, with the reason, only where namespaces are unavailable)."""
+    why = why_no_netns()
+    if why:
+        pytest.skip(why)
+    with ExitStack() as stack:
+        yield FioHosts(workdir, count, stack)

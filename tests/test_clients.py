@@ -1,0 +1,552 @@
+"""Many clients at once (issue 5): real ``fio --server`` processes on network-namespace
+hosts (tests/hosts.py), iobench as the controller. Serial by nature: one fio load at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from conftest import MINI_SUITE, Cli
+from hosts import FioHosts, fio_hosts_fixture
+from iobench import multiclient
+from iobench.benchmark import NullObserver
+from iobench.clients import Client, ClientCheck, parse_client, parse_clients
+from iobench.errors import UserError
+from iobench.fio.runner import find_fio
+from iobench.multiclient import ClientRunRequest, execute_clients
+from iobench.report.clients import render_checks
+from iobench.report.progress import ProgressDisplay
+from iobench.store.repository import Store
+from iobench.suites import load_suite
+from test_report import Browser, Page, needs_chromium
+
+pytestmark = pytest.mark.fio
+
+
+@pytest.fixture(scope="module")
+def netns_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FioHosts]:
+    yield from fio_hosts_fixture(tmp_path_factory.mktemp("hosts"), 3)
+
+
+@pytest.fixture
+def fio_hosts(netns_hosts: FioHosts) -> FioHosts:
+    """Three namespace hosts, every server running at the start of the test."""
+    netns_hosts.ensure_running()
+    return netns_hosts
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> Iterator[Path]:
+    """The directory every client tests in; the test fails if iobench leaves a file there."""
+    path = tmp_path / "shared"
+    path.mkdir()
+    yield path
+    left = sorted(p.name for p in path.iterdir())
+    assert left == [], f"test files left behind: {left}"
+
+
+def suite_file(tmp_path: Path, runtime: str = "1s") -> str:
+    """The mini suite (a random read and a random write of 4 KiB at QD4) at ``runtime``."""
+    path = tmp_path / "pair.toml"
+    text = MINI_SUITE.replace('runtime = "1s"', f'runtime = "{runtime}"')
+    assert f'runtime = "{runtime}"' in text and "[[workload]]" in text
+    path.write_text(text)
+    return str(path)
+
+
+def names(hosts: FioHosts) -> list[str]:
+    return [h.name for h in hosts.hosts]
+
+
+def run_json(cli: Cli, *args: str) -> tuple[int, dict[str, Any], str]:
+    code, out, err = cli(*args, "--json")
+    return code, json.loads(out), err
+
+
+# -- naming clients ------------------------------------------------------------------------------
+
+
+def test_client_names_as_given() -> None:
+    assert parse_client("node1", "x") == Client("node1", "node1", 8765)
+    assert parse_client("10.0.0.5:8766", "x") == Client("10.0.0.5:8766", "10.0.0.5", 8766)
+    assert parse_client("[fd00::5]:9000", "x") == Client("[fd00::5]:9000", "fd00::5", 9000)
+    assert parse_client("[fd00::5]", "x").port == 8765
+    assert [c.name for c in parse_clients("a,b:1,c")] == ["a", "b:1", "c"]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("a,,b", "empty name"),
+        ("a,a:8765", "named twice"),
+        ("fd00::5", "IPv6"),
+        ("a:0", "port must be"),
+        ("a:http", "port must be"),
+        ("[fd00::5", "does not close"),
+        ("no/such", "not a host name"),
+    ],
+)
+def test_bad_client_names_are_refused_with_the_reason(value: str, said: str) -> None:
+    with pytest.raises(UserError, match=said):
+        parse_clients(value)
+
+
+def test_a_host_file_takes_comments_and_names_the_bad_line(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("# load machines\nnode1\n\nnode2:8766  # the big one\n")
+    assert [c.name for c in parse_clients(f"@{hosts}")] == ["node1", "node2:8766"]
+    hosts.write_text("node1\nnode 2\n")
+    with pytest.raises(UserError, match=re.escape(f"{hosts}:2")):
+        parse_clients(f"@{hosts}")
+    with pytest.raises(UserError, match="cannot read"):
+        parse_clients(f"@{tmp_path / 'missing.txt'}")
+
+
+def test_the_target_must_be_an_absolute_path_fio_can_take(cli: Cli, tmp_path: Path) -> None:
+    code, _, err = cli("run", "relative/dir", "--clients", "127.0.0.1")
+    assert code == 2 and "absolute path" in err
+    code, _, err = cli("run", "/mnt/a:b", "--clients", "127.0.0.1")
+    assert code == 2 and "misread" in err
+    code, _, err = cli("run", "/a", "/b", "--clients", "127.0.0.1")
+    assert code == 2 and "exactly one TARGET" in err
+    code, _, err = cli("run", str(tmp_path), "--scale", "1,2")
+    assert code == 2 and "--scale goes with --clients" in err
+    code, _, err = cli("run", str(tmp_path), "--clients", "a,b", "--scale", "1,3")
+    assert code == 2 and "3 clients are asked for" in err
+
+
+# -- checking clients --------------------------------------------------------------------------
+
+
+class NotFio:
+    """A TCP service on loopback that answers like a web server, not like fio."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello" * 20)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        return int(s.getsockname()[1])
+
+
+def test_clients_check_names_every_client_and_what_is_wrong(cli: Cli, fio_hosts: FioHosts) -> None:
+    not_fio = NotFio()
+    closed = f"127.0.0.1:{free_port()}"
+    try:
+        given = [*names(fio_hosts)[:2], f"127.0.0.1:{not_fio.port}", closed]
+        code, doc, _ = run_json(cli, "clients", "check", ",".join(given))
+    finally:
+        not_fio.close()
+    assert code == 1
+    assert doc["kind"] == "clients" and doc["fio_version"] == find_fio().version
+    by_name = {c["client"]: c for c in doc["clients"]}
+    assert list(by_name) == given
+    for name in given[:2]:
+        good = by_name[name]
+        assert good["ok"] and good["problem"] is None
+        assert good["fio_version"] == find_fio().version
+        assert good["hostname"]  # the server's own idea of its name
+        assert good["connect_ms"] is not None and good["connect_ms"] < 3000
+        # One clock here (namespaces share it): the bound holds 0 and is as wide as the probe.
+        offset = good["clock_offset_ms"]
+        assert offset["low"] <= 0 <= offset["high"] and offset["high"] - offset["low"] < 20000
+    assert not by_name[given[2]]["ok"]
+    assert "does not answer as a fio server" in by_name[given[2]]["problem"]
+    assert not by_name[closed]["ok"]
+    assert "cannot connect" in by_name[closed]["problem"]
+    assert "refused" in by_name[closed]["problem"]
+
+    code, out, _ = cli("clients", "check", ",".join(names(fio_hosts)))
+    assert code == 0
+    for name in names(fio_hosts):
+        assert re.search(rf"{re.escape(name)}\s.*ok", out), out
+
+
+def test_a_clock_proven_off_is_flagged() -> None:
+    c = Client("n1", "n1", 8765)
+    near = ClientCheck(c, True, None, "n1", "3.33", 1.0, (-40.0, 1260.0))
+    ahead = ClientCheck(c, True, None, "n1", "3.33", 1.0, (29_960.0, 31_260.0))
+    behind = ClientCheck(c, True, None, "n1", "3.33", 1.0, (-5_000.0, -3_700.0))
+    assert not near.clock_off and ahead.clock_off and behind.clock_off
+    assert not ClientCheck(c, True, None, "n1", "3.33", 1.0).clock_off  # unknown: not off
+    assert ahead.as_dict()["clock_offset_ms"] == {"low": 29960, "high": 31260}
+    console = Console(file=io.StringIO(), width=200)
+    render_checks([near, ahead], "3.33", console)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "-0.0 s to +1.3 s" in text and "+30.0 s to +31.3 s (off)" in text
+
+
+def test_an_unreachable_client_stops_everything_before_it_starts(
+    cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
+) -> None:
+    closed = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    code, out, err = cli(
+        "run", str(shared), "--suite", suite_file(tmp_path), "--clients",
+        f"{names(fio_hosts)[0]},{closed}",
+    )  # fmt: skip
+    assert code == 1, err
+    assert closed in err and "nothing was started" in err and "Traceback" not in err
+    assert time.monotonic() - started < 30  # a short connect timeout, no fio run
+    code, out, _ = cli("list", "--json")
+    assert json.loads(out)["runs"] == []
+
+
+# -- running on three clients ------------------------------------------------------------------
+
+
+def fio_percentiles(bins: Counter[int], p: float) -> set[int]:
+    """fio's rule, written out independently: the first bin (by value) where the running
+    count reaches p % of all samples. fio computes p/100*N in long double, which can land
+    just above or below an exact whole number, so both readings of that edge are allowed."""
+    total = sum(bins.values())
+    exact = Fraction(p) / 100 * total
+    out = set()
+    for threshold in (exact - Fraction(1, 10**9), exact, exact + Fraction(1, 10**9)):
+        running = 0
+        for value in sorted(bins):
+            running += bins[value]
+            if running >= threshold:
+                out.add(value)
+                break
+    assert out, "empty histogram"
+    return out
+
+
+def raw_bins(raw: str, section: str, direction: str, kind: str) -> Counter[int]:
+    """The json+ bins of one job in a fio client's own output file."""
+    doc = json.loads(raw[raw.index("{") :])
+    (job,) = [j for j in doc["client_stats"] if j["jobname"] == section]
+    return Counter({int(k): v for k, v in job[direction][kind]["bins"].items()})
+
+
+def test_three_clients_aggregate_honestly(
+    cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
+) -> None:
+    given = names(fio_hosts)
+    given[1] += ":8765"  # keyed by the name as given, port or not
+    # 2 s: a 1 s job may end before its first per-second sample, which dates its start.
+    code, doc, err = run_json(
+        cli, "run", str(shared), "--suite", suite_file(tmp_path, "2s"), "--clients", ",".join(given)
+    )
+    assert code == 0, err
+    assert doc["status"] == "complete" and doc["clients"]["names"] == given
+    results = doc["results"]
+    assert {r["client"] for r in results} == {*given, "all"}
+    assert all(r["clients"] == 3 for r in results)
+    with Store.open(isolated_db) as store:
+        stored = store.get_run(doc["run_id"], with_raw=True).results
+    for workload, direction in (("rr", "read"), ("rw", "write")):
+        mine = [r for r in results if r["workload"] == workload]
+        per = {r["client"]: r[direction] for r in mine if r["client"] != "all"}
+        (agg,) = [r[direction] for r in mine if r["client"] == "all"]
+        assert len(per) == 3 and all(p["iops"] > 0 for p in per.values())
+        assert agg["iops"] == pytest.approx(sum(p["iops"] for p in per.values()), rel=1e-9)
+        assert agg["bw_bytes"] == pytest.approx(sum(p["bw_bytes"] for p in per.values()), rel=1e-9)
+        assert agg["io_bytes"] == sum(p["io_bytes"] for p in per.values())
+        for kind in ("lat_ns", "clat_ns"):
+            p99s = [p[kind]["p99"] for p in per.values()]
+            assert min(p99s) <= agg[kind]["p99"] <= max(p99s)
+            # An independent merge of the clients' raw json+ bins, section by section.
+            merged: Counter[int] = Counter()
+            for r in stored:
+                if r.workload == workload and r.client != "all":
+                    assert r.raw_output is not None
+                    (section,) = set(re.findall(r"^\[(\S+)\]$", r.job_file, re.M)) - {"global"}
+                    merged += raw_bins(r.raw_output, section, direction, kind)
+            assert sum(merged.values()) == agg[kind]["n"]
+            for p in ("p50", "p99", "p99.9"):
+                assert agg[kind][p] in fio_percentiles(merged, float(p[1:])), (workload, kind, p)
+        # Every client wrote its own file: the job files name different files.
+        files = {re.search(r"^filename=(.*)$", r.job_file, re.M).group(1)  # type: ignore[union-attr]
+                 for r in stored if r.workload == workload and r.client != "all"}  # fmt: skip
+        assert len(files) == 3 and all(f.startswith(f"{shared}/iobench-") for f in files)
+    step = next(s for s in doc["clients"]["steps"] if s["workload"] == "rr")
+    assert step["finished"] == given and step["failed"] == []
+    assert step["start_skew_ms"] is not None and 0 <= step["start_skew_ms"] < 5000
+
+    code, out, _ = cli("show", str(doc["run_id"]))
+    assert code == 0
+    assert "all (aggregate)" in out and "start skew" in out
+    for name in given:
+        assert name in out
+
+
+@needs_chromium
+def test_scale_reports_aggregate_per_client_and_efficiency(
+    cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path
+) -> None:
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("# the three test hosts\n" + "\n".join(names(fio_hosts)) + "\n")
+    suite = tmp_path / "one.toml"
+    suite.write_text(MINI_SUITE.split('[[workload]]\nname = "rw"')[0])
+    assert 'name = "rr"' in suite.read_text() and 'name = "rw"' not in suite.read_text()
+    code, doc, err = run_json(
+        cli, "run", str(shared), "--suite", str(suite), "--clients", f"@{hosts}",
+        "--scale", "1,2,3",
+    )  # fmt: skip
+    assert code == 0, err
+    (scaling,) = doc["clients"]["scaling"]
+    assert scaling["workload"] == "rr" and scaling["direction"] == "read"
+    points = scaling["points"]
+    assert [p["clients"] for p in points] == [1, 2, 3]
+    aggregates = {r["clients"]: r for r in doc["results"] if r["client"] == "all"}
+    for p in points:
+        k = p["clients"]
+        assert p["iops"] == pytest.approx(aggregates[k]["read"]["iops"])
+        assert p["per_client_iops"] == pytest.approx(p["iops"] / k)
+        assert p["bw_bytes"] == pytest.approx(aggregates[k]["read"]["bw_bytes"])
+        assert p["per_client_bw_bytes"] == pytest.approx(p["bw_bytes"] / k)
+        assert p["efficiency"] == pytest.approx(p["iops"] / (k * points[0]["iops"]))
+        clients = {r["client"] for r in doc["results"] if r["clients"] == k} - {"all"}
+        assert clients == set(names(fio_hosts)[:k])  # the first k clients
+    assert points[0]["efficiency"] == 1.0
+
+    code, out, _ = cli("show", str(doc["run_id"]))
+    assert "scaling: aggregate throughput by number of clients" in out and "efficiency" in out
+    html = tmp_path / "r.html"
+    code, _, err = cli("report", str(doc["run_id"]), "-o", str(html))
+    assert code == 0, err
+    page = html.read_text()
+    chart = Page(page).json_blocks()["clients-0-0-data"]
+    measured, ideal = chart["data"]
+    assert measured["x"] == [1, 2, 3] and ideal["name"].endswith("ideal")
+    assert measured["y"] == pytest.approx([p["iops"] for p in points])
+    assert ideal["y"] == pytest.approx([points[0]["iops"] * k for k in (1, 2, 3)])
+    drawn = draw(html, tmp_path / "profile")
+    assert drawn == len(Page(page).charts())  # every chart, the scaling one included
+    md = tmp_path / "r.md"
+    assert cli("report", str(doc["run_id"]), "-o", str(md))[0] == 0
+    header = "| workload | dir | clients | aggregate IOPS | per client | aggregate bandwidth |"
+    assert header in md.read_text()
+
+
+def draw(path: Path, profile: Path) -> int:
+    """How many charts headless Chromium draws from the report, with no error and no request."""
+    b = Browser(profile)
+    try:
+        b.open(path.as_uri())
+        count = "document.querySelectorAll('div.chart.js-plotly-plot').length"
+        expected = "document.querySelectorAll('div.chart').length"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and b.evaluate(count) < b.evaluate(expected):
+            time.sleep(0.1)
+        assert b.evaluate("document.getElementById('js-errors').textContent") == ""
+        assert b.page_events("Runtime.exceptionThrown") == []
+        urls = {e["params"]["request"]["url"] for e in b.page_events("Network.requestWillBeSent")}
+        assert {u for u in urls if not u.startswith("data:")} == {path.as_uri()}
+        return int(b.evaluate(count))
+    finally:
+        b.close()
+
+
+# -- faults ------------------------------------------------------------------------------------
+
+
+def kill_during_first_workload(monkeypatch: pytest.MonkeyPatch, act: Any, after_s: float) -> None:
+    """Call ``act`` ``after_s`` seconds into the first workload (the progress display tells
+    when a step starts)."""
+    original = ProgressDisplay.started
+    fired = threading.Event()
+
+    def started(self: ProgressDisplay, step: Any) -> None:
+        original(self, step)
+        if step.workload is not None and not fired.is_set():
+            fired.set()
+            threading.Timer(after_s, act).start()
+
+    monkeypatch.setattr(ProgressDisplay, "started", started)
+
+
+def test_a_client_killed_mid_run_leaves_a_partial_run_with_the_others(
+    cli: Cli,
+    fio_hosts: FioHosts,
+    shared: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    victim = fio_hosts.hosts[1]
+    kill_during_first_workload(monkeypatch, victim.kill, 1.0)
+    started = time.monotonic()
+    code, doc, err = run_json(
+        cli, "run", str(shared), "--suite", suite_file(tmp_path, "3s"),
+        "--clients", ",".join(names(fio_hosts)),
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    # Its test file could not be removed (its server is gone): said, then removed here.
+    left = [w for w in doc["warnings"] if w["id"] == "test-file-left"]
+    assert len(left) == 1 and victim.name in left[0]["message"]
+    path = re.search(r"test file (\S+) on client", left[0]["message"]).group(1)  # type: ignore[union-attr]
+    Path(path).unlink()
+
+    assert code == 1
+    assert doc["status"] == "partial"
+    assert f"{victim.name} failed in rr" in err and "run 1 is stored as partial" in err
+    assert "Traceback" not in err
+    assert f"client {victim.name} failed in rr" in doc["error"] or victim.name in doc["error"]
+    alive = [h.name for h in fio_hosts.hosts if h is not victim]
+    for workload in ("rr", "rw"):
+        ok = {
+            r["client"] for r in doc["results"] if r["workload"] == workload and r["status"] == "ok"
+        }
+        assert ok == {*alive, "all"}, workload
+    (dead,) = [r for r in doc["results"] if r["status"] == "failed"]
+    assert dead["client"] == victim.name and dead["workload"] == "rr"
+    for step in doc["clients"]["steps"]:
+        assert step["failed"] == [victim.name] and step["finished"] == alive
+    (agg,) = [r for r in doc["results"] if r["workload"] == "rr" and r["client"] == "all"]
+    per = [r["read"]["iops"] for r in doc["results"]
+           if r["workload"] == "rr" and r["client"] in alive]  # fmt: skip
+    assert agg["read"]["iops"] == pytest.approx(sum(per), rel=1e-9)
+    assert any(w["id"] == "client-failed" and victim.name in w["message"] for w in doc["warnings"])
+    assert elapsed < 60  # a dead server is noticed at once, not after a timeout
+
+
+def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
+    fio_hosts: FioHosts,
+    shared: Path,
+    tmp_path: Path,
+    isolated_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that stops answering (SIGSTOP) makes fio's client wait forever in some
+    states; the controller's own timeout ends it, and the run goes on without it."""
+    victim = fio_hosts.hosts[2]
+    monkeypatch.setattr(multiclient, "CLEANUP_TIMEOUT_S", 3.0)
+    request = ClientRunRequest(
+        target=str(shared),
+        suite=load_suite(suite_file(tmp_path)),
+        clients=tuple(parse_clients(",".join(names(fio_hosts)))),
+    )
+
+    class StopAtFirstWorkload(NullObserver):
+        def started(self, step: Any) -> None:
+            if step.workload is not None and step.workload.name == "rr":
+                threading.Timer(0.3, victim.signal, (signal.SIGSTOP,)).start()
+
+    started = time.monotonic()
+    try:
+        with Store.open(isolated_db) as store:
+            outcome = execute_clients(request, store, find_fio(), StopAtFirstWorkload(), margin_s=4)
+            run = store.get_run(outcome.run_id)
+    finally:
+        victim.kill()
+    elapsed = time.monotonic() - started
+    assert outcome.status == "partial" and outcome.error is not None
+    assert victim.name in outcome.error.message and "did not finish within" in outcome.error.message
+    assert elapsed < 45  # bounded: runtime x 1.5 + margin per step, plus a short cleanup
+    ok = {(r.workload, r.client) for r in run.results if r.status == "ok"}
+    alive = [h.name for h in fio_hosts.hosts if h is not victim]
+    assert ok == {(w, c) for w in ("rr", "rw") for c in [*alive, "all"]}
+    left = [w for w in run.warnings if w["id"] == "test-file-left"]
+    assert len(left) == 1 and victim.name in left[0]["message"]
+    Path(re.search(r"test file (\S+) on client", left[0]["message"]).group(1)).unlink()  # type: ignore[union-attr]
+
+
+def test_a_server_left_running_by_a_killed_controller_does_not_confuse_the_next_run(
+    cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
+) -> None:
+    """The controller dies (SIGKILL, with its fio clients) mid-run: the servers go on with
+    the old jobs until their runtime ends. The next run starts at once beside them, uses
+    its own test files and reads only its own jobs' results; the dead run is marked aborted
+    and names the test files it left."""
+    controller_tmp = tmp_path / "controller-tmp"
+    controller_tmp.mkdir()
+    given = ",".join(names(fio_hosts))
+    env = {**os.environ, "TMPDIR": str(controller_tmp), "IOBENCH_DB": str(isolated_db)}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "iobench", "run", str(shared), "--suite",
+         suite_file(tmp_path, "4s"), "--clients", given],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(shared.glob("iobench-*.dat"))) < 3 or not _fio_clients(controller_tmp):
+            assert time.monotonic() < deadline and first.poll() is None, "the run did not start"
+            time.sleep(0.1)
+        time.sleep(1.0)
+    finally:
+        _kill_controller(first, controller_tmp)
+    old_files = sorted(p.name for p in shared.glob("iobench-*.dat"))
+    assert len(old_files) == 3
+
+    code, doc, err = run_json(
+        cli, "run", str(shared), "--suite", suite_file(tmp_path), "--clients", given
+    )
+    assert code == 0, err
+    assert doc["status"] == "complete"
+    assert {r["client"] for r in doc["results"]} == {*names(fio_hosts), "all"}
+    assert all(r["status"] == "ok" for r in doc["results"])
+    # Only the old run's files remain: this run removed its own, and never touched those.
+    assert sorted(p.name for p in shared.glob("iobench-*.dat")) == old_files
+
+    code, out, _ = cli("list", "--json")
+    runs = {r["run_id"]: r for r in json.loads(out)["runs"]}
+    dead_id = min(runs)
+    code, out, _ = cli("show", str(dead_id), "--json")
+    dead = json.loads(out)
+    assert dead["status"] == "aborted"
+    for name in old_files:
+        assert name in dead["error"]
+        (shared / name).unlink()
+
+
+def _fio_clients(tmpdir: Path) -> list[int]:
+    """The fio client processes started from ``tmpdir`` (their job files are there)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if str(tmpdir) in cmdline and "--client=" in cmdline:
+                pids.append(int(proc.name))
+    return pids
+
+
+def _kill_controller(proc: subprocess.Popen[bytes], tmpdir: Path) -> None:
+    """SIGKILL the controller and its fio clients (as when its machine dies)."""
+    with_pids = [proc.pid, *_fio_clients(tmpdir)]
+    for pid in with_pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _fio_clients(tmpdir) and time.monotonic() < deadline:
+        time.sleep(0.05)
