@@ -3,7 +3,7 @@
 # packages (Debian/Ubuntu), then a virtual environment in .venv with iobench installed.
 #   scripts/setup.sh         runtime only
 #   scripts/setup.sh --dev   also the test tools (pytest, hypothesis, ruff, mypy) and the
-#                            system tools the tests use (loop devices, mkfs, sfdisk, iproute2)
+#                            system tools the tests use (loop devices, mkfs incl. btrfs, sfdisk, iproute2)
 # Runs as root; otherwise it uses sudo for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +30,7 @@ if [ "$dev" = 1 ]; then
     command -v ip >/dev/null || packages+=(iproute2)
     command -v pvcreate >/dev/null || packages+=(lvm2)
     command -v cryptsetup >/dev/null || packages+=(cryptsetup-bin)
+    command -v mkfs.btrfs >/dev/null || packages+=(btrfs-progs)
     # The HTML report is opened in headless Chromium by the tests (Debian's package; on
     # Ubuntu it is a snap that does not run in containers, and those tests then skip).
     command -v chromium >/dev/null || packages+=(chromium)

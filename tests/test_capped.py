@@ -158,3 +158,169 @@ def test_orion_simple_summary(cli: Cli, tmp_path: Path, real_fio: str) -> None:
     code, text, _ = cli("show", str(doc["run_id"]))
     assert "Maximum Large MBPS" in text and "Maximum Small IOPS" in text
     assert "Minimum Small Latency" in text and "small-read latency histogram @ " in text
+
+
+# -- trusting the numbers: bursts and provider specs (issue 6) -----------------------------------
+
+READS = """\
+name = "reads"
+description = "random reads at a deep queue, and one at QD1"
+[defaults]
+runtime = "{runtime}"
+size = "32M"
+numjobs = 1
+[[workload]]
+name = "rand-r"
+rw = "randread"
+bs = "4k"
+iodepth = 16
+[[workload]]
+name = "big-r"
+rw = "randread"
+bs = "1M"
+iodepth = 16
+"""
+
+
+def reads_suite(tmp_path: Path, runtime: str, only: str | None = None) -> str:
+    text = READS.format(runtime=runtime)
+    if only == "rand-r":
+        text = text.split('[[workload]]\nname = "big-r"')[0]
+    path = tmp_path / "reads.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def _fio_started(timeout_s: float = 60) -> bool:
+    """True once a fio started by iobench runs (its argv names a step's job file)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"fio") and any(a.endswith(b".fio") for a in argv):
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_burst_that_runs_out_is_found_with_its_time_and_levels(
+    scratch: Scratch, tmp_path: Path, real_fio: str
+) -> None:
+    """4000 IOPS for about 4 s, then the throttle drops to 1000 IOPS, as when a cloud
+    volume's burst credits run out: the drop, its time and both levels are reported."""
+    dev, group = capped_volume(scratch, 64 * MiB, 4000, 0)
+    db = tmp_path / "r.db"
+    argv = ["run", dev, "--suite", reads_suite(tmp_path, "9s", only="rand-r"), "--json"]
+    proc = subprocess.Popen(
+        group.command([sys.executable, "-m", "iobench", "--db", str(db), *argv]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert _fio_started(), "fio did not start"
+        time.sleep(4.0)
+        group.set(read_iops=1000)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    doc = json.loads(out)
+    (drop,) = [w for w in doc["warnings"] if w["id"] == "throughput-drop"]
+    assert drop["workload"] == "rand-r" and drop["target"] == dev
+    data = drop["data"]
+    assert data["burst_iops"] == pytest.approx(4000, rel=0.12)
+    assert data["sustained_iops"] == pytest.approx(1000, rel=0.12)
+    assert 3 <= data["at_s"] <= 5, data
+    assert f"for the first {data['at_s']:g} s" in drop["message"]
+    assert "The burst figure is" in drop["message"] and "the sustained one 1" in drop["message"]
+    assert not [w for w in doc["warnings"] if w["id"] == "unstable-samples"]
+
+
+def test_a_steady_volume_shows_no_drop_and_a_throttle_that_flaps_is_unstable(
+    scratch: Scratch, tmp_path: Path, real_fio: str
+) -> None:
+    dev, group = capped_volume(scratch, 64 * MiB, 3000, 0)
+    db = tmp_path / "r.db"
+    suite = reads_suite(tmp_path, "8s", only="rand-r")
+    code, out, err = iobench_in(group, db, "run", dev, "--suite", suite, "--json")
+    assert code == 0, err
+    ids = {w["id"] for w in json.loads(out)["warnings"]}
+    assert "throughput-drop" not in ids and "unstable-samples" not in ids, ids
+
+    argv = ["run", dev, "--suite", suite, "--json"]
+    proc = subprocess.Popen(
+        group.command([sys.executable, "-m", "iobench", "--db", str(db), *argv]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert _fio_started(), "fio did not start"
+        # A throttle that flaps from second to second, with no lasting step down.
+        for iops in (600, 3000, 600, 3000, 3000, 600, 3000, 600):
+            time.sleep(1.0)
+            group.set(read_iops=iops)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    warnings = json.loads(out)["warnings"]
+    assert "throughput-drop" not in {w["id"] for w in warnings}
+    (unstable,) = [w for w in warnings if w["id"] == "unstable-samples"]
+    assert unstable["workload"] == "rand-r"
+
+
+def test_spec_on_a_capped_volume_shows_the_share_of_what_was_promised(
+    scratch: Scratch, tmp_path: Path, real_fio: str
+) -> None:
+    """A volume capped at DigitalOcean's 5000 IOPS / 200 MiB/s against the
+    digitalocean-volume spec: about 100 % at 4 KiB (IOPS-bound) and at 1 MiB (bandwidth-
+    bound); the same volume against aws-gp3 provisioned at 4000 IOPS: 125 %."""
+    dev, group = capped_volume(scratch, 64 * MiB, 5000, 200 * MiB)
+    db = tmp_path / "r.db"
+    suite = reads_suite(tmp_path, "3s")
+    code, out, err = iobench_in(
+        group, db, "run", dev, "--suite", suite, "--ramp", "1s", "--spec",
+        "digitalocean-volume", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    spec = doc["spec"]
+    assert spec["spec"] == "digitalocean-volume" and spec["iops"] == 5000
+    rows = {r["workload"]: r for r in spec["workloads"]}
+    assert rows["rand-r"]["bound"] == "IOPS" and rows["rand-r"]["promised_iops"] == 5000
+    assert rows["big-r"]["bound"] == "bandwidth"
+    assert rows["big-r"]["promised_bw_bytes"] == 200 * MiB
+    assert rows["rand-r"]["pct"] == pytest.approx(100, abs=10)
+    assert rows["big-r"]["pct"] == pytest.approx(100, abs=10)
+    checks = {c["expectation"]: c for c in doc["expectations"]}
+    assert set(checks) == {"rand-r.total.iops>=4500", "big-r.total.bw>=188.7MB/s"}
+    assert all(c["passed"] for c in checks.values()), checks
+    code, text, _ = iobench_in(group, db, "show", str(doc["run_id"]))
+    assert "% of promised" in text and "digitalocean-volume" in text
+
+    # gp3 provisioned at 4000 IOPS: this volume delivers more; and one that expects
+    # more than it delivers fails with exit 4.
+    code, out, err = iobench_in(
+        group, db, "run", dev, "--suite", reads_suite(tmp_path, "3s", only="rand-r"),
+        "--ramp", "1s", "--spec", "aws-gp3", "--spec-param", "iops=4000",
+        "--spec-param", "size=100G", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    (row,) = json.loads(out)["spec"]["workloads"]
+    assert row["pct"] == pytest.approx(125, abs=12)
+    code, out, err = iobench_in(
+        group, db, "run", dev, "--suite", reads_suite(tmp_path, "3s", only="rand-r"),
+        "--ramp", "1s", "--spec", "aws-gp3", "--spec-param", "iops=10000",
+        "--spec-param", "size=100G", "--json",
+    )  # fmt: skip
+    assert code == 4, err
+    (row,) = json.loads(out)["spec"]["workloads"]
+    assert row["pct"] == pytest.approx(50, abs=6)
+    assert "expectation(s) not met: rand-r.total.iops>=9000" in err

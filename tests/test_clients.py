@@ -163,6 +163,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.root
 def test_clients_check_names_every_client_and_what_is_wrong(cli: Cli, fio_hosts: FioHosts) -> None:
     not_fio = NotFio()
     closed = f"127.0.0.1:{free_port()}"
@@ -210,6 +211,7 @@ def test_a_clock_proven_off_is_flagged() -> None:
     assert "-0.0 s to +1.3 s" in text and "+30.0 s to +31.3 s (off)" in text
 
 
+@pytest.mark.root
 def test_an_unreachable_client_stops_everything_before_it_starts(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
 ) -> None:
@@ -254,6 +256,7 @@ def raw_bins(raw: str, section: str, direction: str, kind: str) -> Counter[int]:
     return Counter({int(k): v for k, v in job[direction][kind]["bins"].items()})
 
 
+@pytest.mark.root
 def test_three_clients_aggregate_honestly(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
 ) -> None:
@@ -306,6 +309,7 @@ def test_three_clients_aggregate_honestly(
         assert name in out
 
 
+@pytest.mark.root
 @needs_chromium
 def test_scale_reports_aggregate_per_client_and_efficiency(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path
@@ -392,6 +396,7 @@ def kill_during_first_workload(monkeypatch: pytest.MonkeyPatch, act: Any, after_
     monkeypatch.setattr(ProgressDisplay, "started", started)
 
 
+@pytest.mark.root
 def test_a_client_killed_mid_run_leaves_a_partial_run_with_the_others(
     cli: Cli,
     fio_hosts: FioHosts,
@@ -436,6 +441,7 @@ def test_a_client_killed_mid_run_leaves_a_partial_run_with_the_others(
     assert elapsed < 60  # a dead server is noticed at once, not after a timeout
 
 
+@pytest.mark.root
 def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     fio_hosts: FioHosts,
     shared: Path,
@@ -477,6 +483,7 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     Path(re.search(r"test file (\S+) on client", left[0]["message"]).group(1)).unlink()  # type: ignore[union-attr]
 
 
+@pytest.mark.root
 def test_a_server_left_running_by_a_killed_controller_does_not_confuse_the_next_run(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
 ) -> None:

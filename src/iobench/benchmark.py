@@ -9,6 +9,7 @@ out, and stores each finished workload in its own transaction.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -23,8 +24,10 @@ from typing import Any, Protocol
 from iobench import __version__
 from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
+from iobench.analysis.measured import VIRTUAL_TRANSPORTS, measured_findings
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.errors import FioFailed, Interrupted, IobenchError, TargetUnsafe, UserError
+from iobench.expect import directions_of
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import FioInfo, FioRun, LiveStats, link_target, run_fio
@@ -32,6 +35,15 @@ from iobench.metrics import workload_metrics
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
 from iobench.probe.cpu import busy, cpu_times
+from iobench.probe.written import unwritten as unwritten_area
+from iobench.specs import (
+    SPEC_MIN_OUTSTANDING,
+    SPEC_TOLERANCE,
+    Promise,
+    Volume,
+    spec_expectations,
+)
+from iobench.specs import resolve as resolve_spec
 from iobench.store.repository import ResultRecord, RunRecord, Store, TargetRecord, now_iso
 from iobench.targets import (
     check_block_device_writable,
@@ -125,6 +137,9 @@ class RunRequest:
     repeat: int = 1  # run every workload this many times
     planner: Planner | None = None  # adaptive: the planner chooses the workloads
     extra_definition: dict[str, Any] = field(default_factory=dict)  # e.g. a sweep's axes
+    prefill: bool = False  # write the test area of a device or file before the workloads
+    spec: str | None = None  # a provider spec to hold the volume to (iobench.specs)
+    spec_params: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -161,7 +176,7 @@ def prepare_target(
 
     ``protected`` are files that must never be written (the results database).
     """
-    writes = any(w.writes for w in suite.workloads)
+    writes = any(w.writes for w in suite.workloads) or request.prefill
     notes: list[Finding] = []
     if target.kind == "directory":
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
@@ -178,7 +193,7 @@ def prepare_target(
             )
     elif writes:
         if not request.destructive:
-            writers = ", ".join(w.name for w in suite.workloads if w.writes)
+            writers = ", ".join(w.name for w in suite.workloads if w.writes) or "--prefill"
             raise TargetUnsafe(
                 f"{target.spec} is an existing file and the {suite.name} suite writes to it "
                 f"({writers}): its contents would be overwritten",
@@ -209,7 +224,9 @@ def prepare_target(
                 target=target.spec,
             )
         )
-    return PreparedTarget(target, target.path, False, 0, limit, tuple(notes), not writes)
+    # --prefill writes the whole test area once, like a test file's layout.
+    layout = min(max(w.size for w in suite.workloads), limit) if request.prefill else 0
+    return PreparedTarget(target, target.path, False, layout, limit, tuple(notes), not writes)
 
 
 def _names(names: Sequence[str], most: int = 4) -> str:
@@ -236,7 +253,8 @@ def plan_steps(prepared: Sequence[PreparedTarget], suite: Suite, repeat: int = 1
     for p in prepared:
         if p.layout_bytes:
             expected = 1.0 + p.layout_bytes / LAYOUT_BYTES_PER_S
-            steps.append(Step(len(steps), p.target.spec, "lay out test file", expected, None))
+            name = "lay out test file" if p.created else "prefill the test area"
+            steps.append(Step(len(steps), p.target.spec, name, expected, None))
     for rep in range(1, repeat + 1):
         for w in suite.workloads:
             for p in prepared:
@@ -321,6 +339,7 @@ def execute(
     *,
     timeout_margin_s: float = TIMEOUT_MARGIN_S,
     stall_s: float = STALL_S,
+    planned: Plan | None = None,
 ) -> Outcome:
     """Run the whole request; returns the stored run's id and status.
 
@@ -329,21 +348,19 @@ def execute(
     ``aborted`` (the outcome carries the error); finished workloads are kept either way.
     """
     obs = observer or NullObserver()
-    suite = request.suite
-    targets = [resolve_target(spec) for spec in request.targets]
-    seen: dict[str, str] = {}
-    for t in targets:
-        if t.path in seen:
-            raise UserError(f"{t.spec} and {seen[t.path]} are the same target ({t.path})")
-        seen[t.path] = t.spec
-    protected = [str(store.path), f"{store.path}-wal", f"{store.path}-shm"]
-    prepared = [prepare_target(t, suite, request, protected) for t in targets]
-    check_space(prepared)
-    host = probe_host()
-    contexts = [probe_target(t.path) for t in targets]
-    state = _RunState(findings=plan_findings(prepared, contexts, suite, host))
+    if planned is None:  # the CLI plans before it opens the store: a refusal creates nothing
+        planned = plan(request, protected_paths(store.path))
+    suite, targets, prepared = planned.suite, planned.targets, planned.prepared
+    contexts, host, promise = planned.contexts, planned.host, planned.promise
+    state = _RunState(findings=list(planned.findings))
 
     definition = {**suite_definition(suite), **request.extra_definition}
+    if promise is not None:
+        definition["spec"] = {
+            **promise.as_dict(),
+            "tolerance": SPEC_TOLERANCE,
+            "min_outstanding": SPEC_MIN_OUTSTANDING,
+        }
     if request.planner is not None:
         if len(targets) != 1:
             raise UserError("an adaptive run takes exactly one target")
@@ -366,9 +383,9 @@ def execute(
     try:
         state.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
         planner = request.planner
-        plan = plan_steps(prepared, suite, 0 if planner else request.repeat)
-        obs.planned(plan, planner.budget_s if planner else None)
-        steps = iter(plan)
+        schedule = plan_steps(prepared, suite, 0 if planner else request.repeat)
+        obs.planned(schedule, planner.budget_s if planner else None)
+        steps = iter(schedule)
         for p in prepared:
             _prepare_on_disk(request, fio, obs, p, steps, state, stall_s)
         if planner is not None:
@@ -406,28 +423,156 @@ def execute(
     return Outcome(run_id, status, error)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Everything decided before a run starts: what ``iobench doctor`` shows."""
+
+    suite: Suite  # with the spec's expectations added
+    targets: list[Target]
+    prepared: list[PreparedTarget]
+    contexts: list[dict[str, Any]]
+    host: dict[str, Any]
+    promise: Promise | None
+    findings: list[Finding]
+
+
+def protected_paths(db: Path) -> list[str]:
+    """The results database's files: never a target."""
+    return [str(db), f"{db}-wal", f"{db}-shm"]
+
+
+def plan(request: RunRequest, protected: Sequence[str] = ()) -> Plan:
+    """Resolve and check every target, probe host and targets, resolve the spec, and find
+    what is wrong with the method. Writes nothing; raises before anything could run."""
+    suite = request.suite
+    targets = [resolve_target(spec) for spec in request.targets]
+    seen: dict[str, str] = {}
+    for t in targets:
+        if t.path in seen:
+            raise UserError(f"{t.spec} and {seen[t.path]} are the same target ({t.path})")
+        seen[t.path] = t.spec
+    prepared = [prepare_target(t, suite, request, protected) for t in targets]
+    check_space(prepared)
+    host = probe_host()
+    contexts = [probe_target(t.path) for t in targets]
+    promise = None
+    if request.spec:
+        promise = resolve_spec(
+            request.spec, request.spec_params, _volume(prepared, contexts, host, request)
+        )
+        suite = dataclasses.replace(
+            suite, expectations=(*suite.expectations, *spec_expectations(promise, suite))
+        )
+    findings = plan_findings(prepared, contexts, suite, host, prefill=request.prefill)
+    return Plan(suite, targets, prepared, contexts, host, promise, findings)
+
+
+def _volume(
+    prepared: Sequence[PreparedTarget],
+    contexts: Sequence[dict[str, Any]],
+    host: dict[str, Any],
+    request: RunRequest,
+) -> Volume:
+    """The volume a spec is resolved for: the device under the target(s)."""
+    sizes = {device_under(p.target, ctx)[0] for p, ctx in zip(prepared, contexts, strict=True)}
+    if len(sizes) > 1 and "size" not in request.spec_params:
+        raise UserError(
+            f"--spec {request.spec}: the targets are on devices of different sizes, and a "
+            "spec describes one volume",
+            "run one target at a time, or give the size: --spec-param size=500G",
+        )
+    return Volume(sizes.pop() if sizes else None, host_cpu_count(host))
+
+
 def plan_findings(
     prepared: Sequence[PreparedTarget],
     contexts: Sequence[dict[str, Any]],
     suite: Suite,
     host: dict[str, Any],
+    *,
+    prefill: bool = False,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for p, ctx in zip(prepared, contexts, strict=True):
         findings.extend(p.findings)
-        dev_bytes, dev_name = device_under(p.target, ctx)
-        facts = TargetFacts(
-            spec=p.target.spec,
-            path=p.target.path,
-            kind=p.target.kind,
-            test_bytes=max(p.size_of(w) for w in suite.workloads),
-            device_bytes=dev_bytes,
-            device_name=dev_name,
-        )
+        facts = target_facts(p, ctx, suite, prefill=prefill)
         findings.extend(
             f for f in method_findings(suite, facts, host_cpu_count(host)) if f not in findings
         )
     return findings
+
+
+def target_facts(
+    p: PreparedTarget, ctx: dict[str, Any], suite: Suite, *, prefill: bool = False
+) -> TargetFacts:
+    """What the findings need to know about one prepared target (reads a few blocks of
+    an existing file or device to see whether its test area was ever written)."""
+    dev_bytes, dev_name = device_under(p.target, ctx)
+    area = max(p.size_of(w) for w in suite.workloads)
+    unwritten = None
+    if not p.created and not prefill and "read" in directions_of(suite.workloads[0]):
+        unwritten = unwritten_area(p.filename, p.target.kind, area)
+    return TargetFacts(
+        spec=p.target.spec,
+        path=p.target.path,
+        kind=p.target.kind,
+        test_bytes=area,
+        device_bytes=dev_bytes,
+        device_name=dev_name,
+        ram_backed=ram_backed_why(ctx),
+        compressing=compressing_why(ctx),
+        rotational=rotational_disk(ctx),
+        unwritten_share=unwritten.share if unwritten else None,
+        unwritten_how=unwritten.how if unwritten else None,
+        prefill=prefill,
+        expectations=suite.expectations,
+    )
+
+
+def ram_backed_why(ctx: dict[str, Any]) -> str | None:
+    """Why a target lives in RAM: tmpfs, a RAM block device, a loop device over tmpfs."""
+    fs = ctx.get("filesystem") or {}
+    if fs.get("ram_backed"):
+        return str(fs.get("fstype") or "a RAM filesystem")
+    block = ctx.get("block") or {}
+    for node in block.get("chain") or []:
+        kname = str(node.get("kname") or "")
+        if kname.startswith("zram"):
+            return f"{kname} is a compressed RAM disk"
+        if kname.startswith("ram"):
+            return f"{kname} is a RAM disk (brd)"
+        backing = node.get("backing_file")
+        if backing:
+            backing_fs = probe_target(str(backing)).get("filesystem") or {}
+            if backing_fs.get("ram_backed"):
+                return f"{kname} is a loop device over {backing}, on {backing_fs.get('fstype')}"
+    return None
+
+
+def compressing_why(ctx: dict[str, Any]) -> str | None:
+    """How the target's filesystem compresses or deduplicates what is written."""
+    fs = ctx.get("filesystem") or {}
+    fstype = fs.get("fstype")
+    opts = fs.get("options_parsed") or {}
+    if fstype == "btrfs":
+        for key in ("compress-force", "compress"):
+            value = opts.get(key)
+            if value and value not in ("no", "none"):
+                shown = key if value is True else f"{key}={value}"
+                return f"is btrfs mounted with {shown}"
+    if fstype == "zfs":
+        return "is ZFS (compression, lz4 by default, and dedup are dataset properties)"
+    if fstype == "bcachefs" and any(k.endswith("compression") for k in opts):
+        return "is bcachefs with compression on"
+    return None
+
+
+def rotational_disk(ctx: dict[str, Any]) -> str | None:
+    """A disk under the target that reports itself rotational and is not virtual."""
+    for d in (ctx.get("block") or {}).get("disks") or []:
+        if d.get("rotational") and d.get("transport") not in VIRTUAL_TRANSPORTS:
+            return str(d.get("path") or d.get("kname"))
+    return None
 
 
 def _prepare_on_disk(
@@ -450,11 +595,12 @@ def _prepare_on_disk(
             overwrite_signatures=request.overwrite_signatures,
         )
         state.holds.enter_context(hold_device(p.target))
-    if p.created:
+    if p.layout_bytes:
         step = next(steps)
-        with _signals_deferred():
-            _create_test_file(p.filename, p.layout_bytes)
-            state.created.append(p.filename)
+        if p.created:
+            with _signals_deferred():
+                _create_test_file(p.filename, p.layout_bytes)
+                state.created.append(p.filename)
         direct = all(w.direct for w in request.suite.workloads)
         job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
         link_target(state.workdir, p.filename)
@@ -524,8 +670,9 @@ def _run_workload(
 
 
 def run_findings(run: RunRecord) -> list[Finding]:
-    """Findings from the measurements themselves (so far: unstable repetitions)."""
-    found = []
+    """Findings from the measurements themselves: unstable repetitions, and what each
+    workload's figures and per-second samples show (iobench.analysis.measured)."""
+    found = measured_findings(run)
     for target, workload, direction, cv in unstable(run):
         found.append(
             Finding(
@@ -645,6 +792,7 @@ def suite_definition(suite: Suite) -> dict[str, Any]:
         "source": suite.source,
         "indicative": suite.indicative,
         "workloads": [dict(w.params, name=w.name) for w in suite.workloads],
+        "expectations": [dataclasses.asdict(e) for e in suite.expectations],
     }
 
 

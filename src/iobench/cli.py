@@ -20,11 +20,11 @@ from iobench.cli_support import (
     emit_json,
     execute_request,
     open_store,
-    outcome_code,
     parse_list,
     parse_opt,
     print_error,
     require_db,
+    run_code,
     stderr,
     stdout,
     stop_signals_as_interrupt,
@@ -59,29 +59,67 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
     ctx.obj = {"db": db}
 
 
+def plan_options(f: Any) -> Any:
+    """The options `run` and `doctor` share: what to run, where, and what to expect."""
+    options = [
+        click.option(
+            "-s",
+            "--suite",
+            default=DEFAULT_SUITE,
+            show_default=True,
+            help="A built-in suite (see `iobench suites`) or the path of a suite file (.toml).",
+        ),
+        click.option("--runtime", help="Override every workload's runtime, e.g. 30s, 2m."),
+        click.option("--ramp", help="Override every workload's ramp time (excluded from results)."),
+        click.option("--size", help="Override every workload's test area, e.g. 256M, 4G."),
+        click.option(
+            "--destructive",
+            is_flag=True,
+            help="Allow writing workloads on a block device or an existing file (destroys its "
+            "data).",
+        ),
+        click.option(
+            "--overwrite-signatures",
+            is_flag=True,
+            help="With --destructive: also allow a device that carries a filesystem or "
+            "partition table.",
+        ),
+        click.option(
+            "--expect",
+            "expectations",
+            multiple=True,
+            metavar="EXPR",
+            help="WORKLOAD.DIRECTION.METRIC OP VALUE, e.g. 'rand-r.read.iops>=5000' or "
+            "'lat-read.read.p99<5ms' (repeatable); exit 4 if one fails.",
+        ),
+        click.option(
+            "--spec",
+            help="A provider spec (see `iobench specs`), e.g. aws-gp3: expectations and a "
+            "'% of promised' table.",
+        ),
+        click.option(
+            "--spec-param",
+            "spec_params",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A parameter of --spec, e.g. iops=6000 or size=500G (repeatable).",
+        ),
+        click.option(
+            "--prefill",
+            is_flag=True,
+            help="Write the test area of a device or existing file before the workloads "
+            "(with --destructive), so reads do not hit never-written blocks.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("targets", nargs=-1, metavar="[TARGET]...")
-@click.option(
-    "-s",
-    "--suite",
-    default=DEFAULT_SUITE,
-    show_default=True,
-    help="A built-in suite (see `iobench suites`) or the path of a suite file (.toml).",
-)
+@plan_options
 @click.option("--label", help="A name for this setup, e.g. ceph-rbd or local-nvme.")
-@click.option("--runtime", help="Override every workload's runtime, e.g. 30s, 2m.")
-@click.option("--ramp", help="Override every workload's ramp time (excluded from results).")
-@click.option("--size", help="Override every workload's test area, e.g. 256M, 4G.")
-@click.option(
-    "--destructive",
-    is_flag=True,
-    help="Allow writing workloads on a block device or an existing file (destroys its data).",
-)
-@click.option(
-    "--overwrite-signatures",
-    is_flag=True,
-    help="With --destructive: also allow a device that carries a filesystem or partition table.",
-)
 @click.option(
     "--repeat",
     type=click.IntRange(1, 1000),
@@ -114,6 +152,10 @@ def run(
     repeat: int,
     clients: str | None,
     scale: str | None,
+    expectations: tuple[str, ...],
+    spec: str | None,
+    spec_params: tuple[str, ...],
+    prefill: bool,
     as_json: bool,
 ) -> int:
     """Run a suite on each TARGET (default: the current directory) and store the results.
@@ -133,10 +175,56 @@ def run(
       iobench run /mnt/local /mnt/ceph --suite standard --repeat 3
       iobench run /mnt/shared --clients node1,node2,node3 --suite standard
       iobench run /mnt/shared --clients @hosts.txt --scale 1,2,3
+      iobench run /mnt/vol --suite volume --expect 'rand-r.read.iops>=5000'
+      iobench run /dev/nvme1n1 --suite volume --destructive --spec aws-gp3 --spec-param iops=6000
+      iobench run /dev/sdb --prefill --destructive
     """
-    from iobench.benchmark import RunRequest
     from iobench.report.jsondoc import run_document
     from iobench.report.terminal import render_run
+
+    request = run_request(
+        targets, suite, label, runtime, ramp, size, destructive, overwrite_signatures,
+        repeat, expectations, spec, spec_params, prefill,
+    )  # fmt: skip
+    if scale and not clients:
+        raise UserError("--scale goes with --clients", "name the clients with --clients")
+    if clients:
+        if spec or prefill:
+            raise UserError(
+                f"{'--spec' if spec else '--prefill'} does not go with --clients: a spec "
+                "describes one volume, and iobench writes only its own test files there",
+                "hold the aggregate to a figure with --expect",
+            )
+        return _run_on_clients(
+            ctx, targets, request.suite, clients, scale, label, repeat, destructive, as_json
+        )
+    outcome, record = execute_request(ctx, request)
+    if as_json:
+        emit_json(run_document(record))
+    else:
+        render_run(record, stdout())
+    return run_code(outcome, record)
+
+
+def run_request(
+    targets: tuple[str, ...],
+    suite: str,
+    label: str | None,
+    runtime: str | None,
+    ramp: str | None,
+    size: str | None,
+    destructive: bool,
+    overwrite_signatures: bool,
+    repeat: int,
+    expectations: tuple[str, ...],
+    spec: str | None,
+    spec_params: tuple[str, ...],
+    prefill: bool,
+) -> Any:
+    """What `run` and `doctor` were asked, checked: a RunRequest."""
+    from iobench.benchmark import RunRequest
+    from iobench.expect import with_expectations
+    from iobench.specs import parse_spec_params, spec_data
     from iobench.suites import apply_overrides, load_suite
 
     if overwrite_signatures and not destructive:
@@ -144,6 +232,10 @@ def run(
             "--overwrite-signatures only makes sense with --destructive",
             "add --destructive, or drop --overwrite-signatures",
         )
+    if spec_params and not spec:
+        raise UserError("--spec-param goes with --spec", "name the spec with --spec")
+    if spec:
+        spec_data(spec)  # an unknown spec is named before anything else
     loaded = load_suite(suite)
     loaded = apply_overrides(
         loaded,
@@ -151,13 +243,8 @@ def run(
         size=parse_opt(size, parse_size, "--size"),
         ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
     )
-    if scale and not clients:
-        raise UserError("--scale goes with --clients", "name the clients with --clients")
-    if clients:
-        return _run_on_clients(
-            ctx, targets, loaded, clients, scale, label, repeat, destructive, as_json
-        )
-    request = RunRequest(
+    loaded = with_expectations(loaded, expectations)
+    return RunRequest(
         targets=targets or (".",),
         suite=loaded,
         label=label,
@@ -165,13 +252,90 @@ def run(
         overwrite_signatures=overwrite_signatures,
         argv=("iobench", *sys.argv[1:]),
         repeat=repeat,
+        prefill=prefill,
+        spec=spec,
+        spec_params=parse_spec_params(spec_params),
     )
-    outcome, record = execute_request(ctx, request)
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@plan_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.pass_context
+def doctor(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    suite: str,
+    runtime: str | None,
+    ramp: str | None,
+    size: str | None,
+    destructive: bool,
+    overwrite_signatures: bool,
+    expectations: tuple[str, ...],
+    spec: str | None,
+    spec_params: tuple[str, ...],
+    prefill: bool,
+    as_json: bool,
+) -> int:
+    """Explain what `iobench run` would do, and its pitfalls, without running anything.
+
+    Takes the same TARGETs and options as `run`. Shows the host and each target's storage,
+    the steps and how long they take, the exact fio job file of every step, the
+    expectations (and a provider spec's promise per workload), and every finding about the
+    method with its reason and fix. Reads a few blocks of an existing file or device to see
+    whether its test area was ever written; writes nothing. Exits like `run` would refuse
+    (2 or 3) when the run could not start.
+
+    \b
+    Examples:
+      iobench doctor
+      iobench doctor /mnt/vol --suite standard
+      iobench doctor /dev/sdb --suite volume --destructive --spec aws-gp2
+      iobench doctor /mnt/vol --expect 'randread-4k-qd32x4.read.iops>=20k' --json
+    """
+    from iobench.benchmark import plan, protected_paths
+    from iobench.report.doctor import doctor_document, render_doctor
+
+    request = run_request(
+        targets, suite, None, runtime, ramp, size, destructive, overwrite_signatures, 1,
+        expectations, spec, spec_params, prefill,
+    )  # fmt: skip
+    refused: IobenchError | None = None
+    try:
+        planned = plan(request, protected_paths(db_path(ctx)))
+    except IobenchError as e:
+        planned, refused = None, e
+    doc = doctor_document(planned, refused, request.suite)
     if as_json:
-        emit_json(run_document(record))
+        emit_json(doc)
     else:
-        render_run(record, stdout())
-    return outcome_code(outcome)
+        render_doctor(doc, stdout())
+    return int(refused.exit_code) if refused else 0
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def specs(as_json: bool) -> None:
+    """List the provider specs `--spec` takes: volume types, parameters and sources.
+
+    A spec is what a provider publishes for a volume type (IOPS and bandwidth by size,
+    vCPUs or provisioned figures, bursts). `run --spec NAME` checks a run against it and
+    shows each workload's share of what was promised.
+
+    \b
+    Examples:
+      iobench specs
+      iobench specs --json
+      iobench run /mnt/vol --suite volume --spec aws-gp3 --spec-param iops=6000
+    """
+    from iobench.report.specs import render_specs, specs_document
+
+    doc = specs_document()
+    if as_json:
+        emit_json(doc)
+    else:
+        render_specs(doc, stdout())
 
 
 def _run_on_clients(
@@ -220,7 +384,7 @@ def _run_on_clients(
         emit_json(run_document(record))
     else:
         render_run(record, stdout())
-    return outcome_code(outcome)
+    return run_code(outcome, record)
 
 
 def _count(value: str) -> int:

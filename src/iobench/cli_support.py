@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from iobench.errors import Interrupted, IobenchError, UserError
+from iobench.errors import ExitCode, Interrupted, IobenchError, UserError
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -26,6 +26,7 @@ Exit codes:
   1    the run failed (fio failed, fio missing, results unreadable)
   2    bad input or usage (options, suite file, target path)
   3    target refused as unsafe (device in use, holds data, or writes not allowed)
+  4    the run finished but an expectation (--expect, --spec, the suite's) failed
   130  interrupted (Ctrl-C or SIGTERM); finished workloads are kept
 """
 
@@ -136,13 +137,14 @@ def print_error(e: IobenchError, console: Console) -> None:
 
 def execute_request(ctx: click.Context, request: Any) -> Any:
     """Run a benchmark request with the progress display on stderr; (outcome, stored run)."""
-    from iobench.benchmark import execute
+    from iobench.benchmark import execute, plan, protected_paths
     from iobench.fio.runner import find_fio
     from iobench.report.progress import ProgressDisplay
 
     fio = find_fio()
+    planned = plan(request, protected_paths(db_path(ctx)))  # refused: nothing is created
     with open_store(ctx) as store, stop_signals_as_interrupt():
-        outcome = execute(request, store, fio, ProgressDisplay(stderr()))
+        outcome = execute(request, store, fio, ProgressDisplay(stderr()), planned=planned)
         record = store.get_run(outcome.run_id)
     return outcome, record
 
@@ -155,6 +157,32 @@ def outcome_code(outcome: Any) -> int:
     print_error(outcome.error, err)
     err.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
     return int(outcome.error.exit_code)
+
+
+def run_code(outcome: Any, record: Any) -> int:
+    """The exit code of a finished run: its error's, else 4 when an expectation failed."""
+    code = outcome_code(outcome)
+    if code:
+        return code
+    from iobench.expect import check_run, failed_checks
+
+    failed = failed_checks(check_run(record))
+    if not failed:
+        return 0
+    err = stderr()
+    err.print(
+        f"iobench: {len(failed)} expectation(s) not met: "
+        + "; ".join(
+            f"{c.expectation.text}"
+            + (f" ({c.workload})" if c.expectation.workload == "*" else "")
+            + f" on {c.target}"
+            + (" (not measured)" if c.measured is None else "")
+            for c in failed
+        ),
+        highlight=False,
+        markup=False,
+    )
+    return int(ExitCode.EXPECTATION_FAILED)
 
 
 def parse_list(value: str, parse: Any, option: str) -> list[Any]:

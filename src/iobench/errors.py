@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     RUN_FAILED = 1
     BAD_INPUT = 2
     UNSAFE_TARGET = 3
+    EXPECTATION_FAILED = 4
     INTERRUPTED = 130
 
 

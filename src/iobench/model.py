@@ -70,6 +70,20 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """``WORKLOAD.DIRECTION.METRIC OP VALUE`` (iobench.expect), the value in base units:
+    IOPS, bytes/s or nanoseconds."""
+
+    text: str  # as written, without blanks: rand-r.read.iops>=5000
+    workload: str  # a workload's name, or "*"
+    direction: str  # read | write | trim | total
+    metric: str  # iops | bw | mean | min | max | p1 ... p99.99
+    op: str  # >= | <= | > | <
+    value: float
+    source: str = "--expect"  # --expect, suite, or spec NAME
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     description: str
@@ -77,6 +91,7 @@ class Suite:
     source: str  # "builtin" or the path of the user's file
     # True when the suite's numbers are a first look only (short runs, small file).
     indicative: bool = False
+    expectations: tuple[Expectation, ...] = ()
 
 
 TargetKind = Literal["directory", "file", "block"]

@@ -6,11 +6,12 @@ severity, a message saying what and why, and a fix.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from iobench.model import Suite
-from iobench.units import format_bytes, format_duration
+from iobench.model import Expectation, Suite, Workload
+from iobench.units import format_bytes, format_duration, format_iops, format_ns
 
 Severity = Literal["info", "warning"]
 
@@ -19,6 +20,12 @@ SMALL_FILE_RATIO = 0.10
 # Below this, a workload's runtime is too short for steady state (unless the suite says
 # its numbers are indicative anyway).
 MIN_STEADY_RUNTIME_S = 30.0
+# Reads of an area at least this share never written (holes, zeros) measure nothing.
+UNWRITTEN_SHARE = 0.5
+# What a spinning disk can do under random IO at best (a 15k rpm disk: ~2 ms a seek plus
+# half a turn; a few hundred IOPS even with deep queues).
+ROTATIONAL_MAX_IOPS = 500.0
+ROTATIONAL_MIN_LATENCY_NS = 2e6
 
 
 @dataclass(frozen=True)
@@ -29,9 +36,13 @@ class Finding:
     fix: str
     workload: str | None = None
     target: str | None = None
+    data: dict[str, Any] | None = None  # the figures behind the message, for --json
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["data"] is None:
+            del d["data"]  # most findings have none: keep their JSON as it was
+        return d
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,13 @@ class TargetFacts:
     test_bytes: int  # size of the test area iobench will use
     device_bytes: int | None  # size of the device under it, when known
     device_name: str | None
+    ram_backed: str | None = None  # why it lives in RAM (tmpfs, zram, a loop over tmpfs)
+    compressing: str | None = None  # the filesystem compresses or deduplicates: how
+    rotational: str | None = None  # the disk that reports itself rotational (not virtual)
+    unwritten_share: float | None = None  # of the test area, for existing files and devices
+    unwritten_how: str | None = None  # holes | zeros
+    prefill: bool = False  # --prefill: the area is written before the workloads
+    expectations: tuple[Expectation, ...] = field(default=())
 
 
 def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) -> list[Finding]:
@@ -124,4 +142,120 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
                     workload=w.name,
                 )
             )
+    found.extend(_target_findings(suite, target))
+    return found
+
+
+def _random(w: Workload) -> bool:
+    return w.rw.startswith("rand")
+
+
+def _compressible(w: Workload) -> str | None:
+    """How a writing workload's data compresses or deduplicates, if it does."""
+    opts: Mapping[str, str] = dict(w.options)
+    if not w.writes:
+        return None
+    if opts.get("zero_buffers") == "1":
+        return "zero_buffers = 1 writes zeros"
+    if int(opts.get("buffer_compress_percentage", "0") or 0) > 0:
+        return f"buffer_compress_percentage = {opts['buffer_compress_percentage']}"
+    if int(opts.get("dedupe_percentage", "0") or 0) > 0:
+        return f"dedupe_percentage = {opts['dedupe_percentage']}"
+    if opts.get("scramble_buffers") == "0" and opts.get("refill_buffers") != "1":
+        return "scramble_buffers = 0 writes the same buffer again and again"
+    return None
+
+
+def _demanding(e: Expectation) -> bool:
+    """More than a spinning disk can do under random IO."""
+    if e.metric == "iops":
+        return e.op in (">=", ">") and e.value > ROTATIONAL_MAX_IOPS
+    if e.metric not in ("iops", "bw"):
+        return e.op in ("<=", "<") and e.value < ROTATIONAL_MIN_LATENCY_NS
+    return False
+
+
+def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
+    """Findings about what the target is: RAM, a compressor, a spinning disk, unwritten."""
+    found: list[Finding] = []
+    if t.ram_backed:
+        found.append(
+            Finding(
+                "ram-backed",
+                "warning",
+                f"{t.spec} is in RAM ({t.ram_backed}): the numbers measure memory and the "
+                "CPU, not storage",
+                "test the disk or volume you mean to use, not a RAM-backed path",
+                target=t.spec,
+            )
+        )
+    if t.compressing:
+        for w in suite.workloads:
+            how = _compressible(w)
+            if how:
+                found.append(
+                    Finding(
+                        "compressible-data",
+                        "warning",
+                        f"{w.name} writes data the filesystem shrinks ({how}) to {t.spec}, "
+                        f"which {t.compressing}: it measures the compressor, not the disk",
+                        "drop zero_buffers, buffer_compress_percentage and dedupe_percentage "
+                        "(iobench then writes incompressible data), or test elsewhere",
+                        workload=w.name,
+                        target=t.spec,
+                    )
+                )
+    if t.rotational:
+        for e in t.expectations:
+            hits = [
+                w
+                for w in suite.workloads
+                if _random(w) and e.workload in ("*", w.name) and _demanding(e)
+            ]
+            for w in hits:
+                what = (
+                    f"{format_iops(e.value)} IOPS"
+                    if e.metric == "iops"
+                    else f"{e.metric} latency under {format_ns(e.value)}"
+                )
+                found.append(
+                    Finding(
+                        "rotational-random",
+                        "warning",
+                        f"{w.name} does random IO on {t.rotational}, a spinning disk, and "
+                        f"{e.text} expects {what}: a disk that seeks does at most about "
+                        f"{ROTATIONAL_MAX_IOPS:.0f} random IOPS and takes milliseconds each, "
+                        "so the expectation fails, or a cache is answering",
+                        "expect what a disk can do, or test an SSD; a RAID or a controller "
+                        "cache changes the picture, say so in the label",
+                        workload=w.name,
+                        target=t.spec,
+                    )
+                )
+    # Reads after a workload that writes the area read what it wrote.
+    readers: list[str] = []
+    for w in suite.workloads:
+        if w.rw in ("read", "randread", "rw", "readwrite", "randrw"):
+            readers.append(w.name)
+        if w.writes:
+            break
+    share = t.unwritten_share
+    if share is not None and share >= UNWRITTEN_SHARE and readers and not t.prefill:
+        how = (
+            "holes of a sparse file"
+            if t.unwritten_how == "holes"
+            else "sampled blocks that read as zeros: never written, thin-provisioned or zeroed"
+        )
+        found.append(
+            Finding(
+                "unwritten-read",
+                "warning",
+                f"{share:.0%} of the test area of {t.spec} was never written ({how}): "
+                f"reads of it ({', '.join(readers)}) can be answered without touching the "
+                "disk, so they look far faster than real data",
+                "pass --prefill to write the test area first (with --destructive: it "
+                "overwrites the area)",
+                target=t.spec,
+            )
+        )
     return found

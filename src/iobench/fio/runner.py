@@ -101,6 +101,21 @@ def link_target(workdir: Path, target_path: str) -> None:
     link.symlink_to(target_path)
 
 
+def fio_argv(
+    fio: str, job_path: Path, out_path: Path, *, client: str | None = None, readonly: bool = False
+) -> list[str]:
+    """How iobench starts fio for one job file."""
+    return [
+        fio,
+        "--output-format=json+",
+        f"--output={out_path}",
+        # Arguments after --client go to the server too: it refuses writes itself.
+        *([f"--client={client}"] if client else ["--status-interval=1"]),
+        *(["--readonly"] if readonly else []),
+        str(job_path),
+    ]
+
+
 def run_fio(
     fio: FioInfo,
     job_file: str,
@@ -131,15 +146,7 @@ def run_fio(
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
     job_path.write_text(job_file)
-    argv = [
-        fio.path,
-        "--output-format=json+",
-        f"--output={out_path}",
-        # Arguments after --client go to the server too: it refuses writes itself.
-        *([f"--client={client}"] if client else ["--status-interval=1"]),
-        *(["--readonly"] if readonly else []),
-        str(job_path),
-    ]
+    argv = fio_argv(fio.path, job_path, out_path, client=client, readonly=readonly)
     started = time.time()
     with (
         (workdir / f"{name}.stdout").open("w+") as out_f,

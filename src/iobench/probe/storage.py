@@ -312,7 +312,41 @@ def disk_details(kname: str, lsblk: dict[str, Any] | None = None) -> dict[str, A
         "transport": transport,
         "driver": driver,
         "subsystem": subsystem,
+        "link_bytes_per_s": pcie_link_bytes(dev / "device") if transport == "nvme" else None,
     }
+
+
+def pcie_link_rate(speed: str | None, width: int | None) -> float | None:
+    """``8.0 GT/s PCIe`` x 4 lanes -> bytes a second the link carries (after encoding)."""
+    if not speed or not width:
+        return None
+    try:
+        gts = float(speed.split()[0])
+    except (ValueError, IndexError):
+        return None
+    per_lane = gts * 1e9 * (0.8 if gts <= 5.0 else 128 / 130) / 8
+    return per_lane * width
+
+
+def pcie_link_bytes(pci_dev: Path) -> float | None:
+    """The PCIe link of an NVMe controller (its PCI device), in bytes a second."""
+    return pcie_link_rate(
+        read_text(pci_dev / "current_link_speed"), read_int(pci_dev / "current_link_width")
+    )
+
+
+def fastest_nic_bytes(net: Path = Path("/sys/class/net")) -> float | None:
+    """The fastest network interface here (not loopback), in bytes a second."""
+    speeds = []
+    try:
+        names = [p.name for p in net.iterdir() if p.name != "lo"]
+    except OSError:
+        return None
+    for name in names:
+        mbps = read_int(net / name / "speed")
+        if mbps is not None and mbps > 0:
+            speeds.append(mbps * 1e6 / 8)
+    return max(speeds) if speeds else None
 
 
 # --- the chain -----------------------------------------------------------------------------
@@ -483,6 +517,8 @@ def filesystem_context(entry: dict[str, Any]) -> dict[str, Any]:
         "ram_backed": fstype in RAM_FSTYPES,
         "network": is_network_fstype(fstype),
         "nfs": nfs_details(source, parsed) if fstype in NFS_FSTYPES else None,
+        # A network filesystem cannot move data faster than the host's fastest link.
+        "link_bytes_per_s": fastest_nic_bytes() if is_network_fstype(fstype) else None,
     }
 
 

@@ -27,6 +27,7 @@ from iobench.analysis.curves import curves, describe, infer_limits, points_from_
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, figures, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.expect import check_run
 from iobench.model import DIRECTIONS
 from iobench.report.charts import (
     PALETTE,
@@ -53,6 +54,14 @@ from iobench.report.model import (
     run_title,
     verdict_counts,
     workload_shape,
+)
+from iobench.report.specs import (
+    EXPECT_HEADER,
+    PROMISED_HEADER,
+    expectation_table,
+    promised_notes,
+    promised_table,
+    promised_title,
 )
 from iobench.store.repository import ResultRecord, RunRecord
 from iobench.units import format_duration, format_iops, format_ns, format_rate
@@ -349,6 +358,39 @@ def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
 
 
 @dataclasses.dataclass(frozen=True)
+class HeldTo:
+    """A run against a provider's promise and its expectations."""
+
+    title: str
+    promised_title: str | None
+    promised: list[list[str]]
+    notes: list[str]
+    expectations: list[list[str]]
+    met: str
+
+
+def held_to(runs: Sequence[RunRecord]) -> list[HeldTo]:
+    out = []
+    for run in runs:
+        checks = check_run(run)
+        promised = promised_table(run)
+        if not checks and not promised:
+            continue
+        failed = sum(1 for c in checks if not c.passed)
+        out.append(
+            HeldTo(
+                run_title(run),
+                promised_title(run),
+                promised,
+                promised_notes(run) if promised else [],
+                expectation_table(checks),
+                f"{len(checks) - failed} of {len(checks)} expectations met" if checks else "",
+            )
+        )
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
 class RunContext:
     title: str
     lines: list[tuple[str, str]]
@@ -405,6 +447,9 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         charts=workload_charts(series, comparison),
         curve_sections=curve_sections(runs),
         client_sections=client_sections(runs),
+        held=held_to(runs),
+        promised_header=PROMISED_HEADER,
+        expect_header=EXPECT_HEADER,
         key=[(s.name, s.colour) for s in series],
         contexts=run_contexts(runs),
         unstable_cv=UNSTABLE_CV_PCT,

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from iobench.analysis.compare import summarize_results
+from iobench.expect import check_run
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
 from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import analysis_document
+from iobench.report.specs import spec_document
 from iobench.store.repository import RunRecord
 
 SCHEMA_VERSION = 1
@@ -91,6 +93,12 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
         doc["analysis"] = analysis
     if is_client_run(run):  # --clients: each step's skew and stragglers, the scaling
         doc["clients"] = clients_document(run)
+    checks = check_run(run)
+    if checks:  # --expect, a suite's expect, --spec
+        doc["expectations"] = [c.as_dict() for c in checks]
+    spec = spec_document(run)
+    if spec is not None:  # --spec: the promise and each workload's share of it
+        doc["spec"] = spec
     if full:
         doc["argv"] = run.argv
         doc["suite_def"] = run.suite_def

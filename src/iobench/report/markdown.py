@@ -15,6 +15,7 @@ from iobench.analysis.curves import Curve, curves, describe, infer_limits, point
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import figures, groups
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.expect import check_run
 from iobench.model import DIRECTIONS
 from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import LIMITS, analysis_kind, knee_text, run_characterization
@@ -31,6 +32,14 @@ from iobench.report.model import (
     target_summaries,
     verdict_counts,
     workload_shape,
+)
+from iobench.report.specs import (
+    EXPECT_HEADER,
+    PROMISED_HEADER,
+    expectation_table,
+    promised_notes,
+    promised_table,
+    promised_title,
 )
 from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
@@ -138,6 +147,7 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
             out += [md_text(CLAT_NOTE), ""]
         out += _curves(run)
         out += _clients(run)
+        out += _held_to(run)
         out += _warnings(run)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -232,6 +242,25 @@ def _clients(run: RunRecord) -> list[str]:
                   "aggregate bandwidth", "per client", "efficiency"]  # fmt: skip
         out += _table(header, rows, {2, 3, 4, 5, 6, 7})
     return [*out, ""]
+
+
+def _held_to(run: RunRecord) -> list[str]:
+    """A provider's promise against what was measured, and the expectations' results."""
+    out: list[str] = []
+    title = promised_title(run)
+    rows = promised_table(run)
+    if title and rows:
+        out += [md_text(title[0].upper() + title[1:] + ":"), ""]
+        cells = [[md_text(c) for c in row] for row in rows]
+        out += [*_table(list(PROMISED_HEADER), cells, {2, 3, 4, 5, 6}), ""]
+        out += [*(f"- {md_text(note)}" for note in promised_notes(run)), ""]
+    checks = check_run(run)
+    if checks:
+        failed = sum(1 for c in checks if not c.passed)
+        out += [f"Expectations: {len(checks) - failed} of {len(checks)} met.", ""]
+        cells = [[md_text(c) for c in row] for row in expectation_table(checks)]
+        out += [*_table(list(EXPECT_HEADER), cells, {2}), ""]
+    return out
 
 
 def _warnings(run: RunRecord) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, UserError
-from iobench.model import Suite, Workload
+from iobench.model import Expectation, Suite, Workload
 from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
@@ -188,13 +188,37 @@ class _Builder:
                 )
             seen[workload.name] = name_line
             workloads.append(workload)
-        return Suite(
+        suite = Suite(
             name=name,
             description=" ".join(description.split()),
             workloads=tuple(workloads),
             source=self.source,
             indicative=indicative,
         )
+        return dataclasses.replace(suite, expectations=self.expectations(suite))
+
+    def expectations(self, suite: Suite) -> tuple[Expectation, ...]:
+        """``expect = ["rand-r.read.iops>=5000", ...]``: parsed and checked against the
+        suite's workloads, each error with the file and line."""
+        from iobench.expect import check_against_suite, parse_expectation
+
+        texts = self.data.get("expect", [])
+        line = self.lines.key(("top", 0), "expect")
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise self.fail(
+                f"expect must be a list of strings, not {show_value(texts)}",
+                line,
+                'e.g. expect = ["rand-r.read.iops>=5000", "lat-read.read.p99<5ms"]',
+            )
+        out = []
+        for text in texts:
+            try:
+                e = parse_expectation(text, "expect", source="suite")
+                check_against_suite([e], suite, "expect")
+            except UserError as err:
+                raise self.fail(err.message, line, err.hint) from err
+            out.append(e)
+        return tuple(out)
 
     def check_no_env(self, key: str, value: object, where: str, line: int | None) -> None:
         if isinstance(value, str) and "${" in value:

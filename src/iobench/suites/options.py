@@ -350,7 +350,7 @@ OPTION_KEYS: Mapping[str, Parser] = {
 }
 
 WORKLOAD_KEYS = ("name", *CORE_KEYS, *OPTION_KEYS)
-TOP_KEYS = ("name", "description", "indicative", "defaults", "workload")
+TOP_KEYS = ("name", "description", "indicative", "expect", "defaults", "workload")
 
 # --- refused fio options and why -----------------------------------------------------------
 

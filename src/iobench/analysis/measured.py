@@ -1,0 +1,354 @@
+"""Findings from the measurements themselves, after a run (docs/findings.md). Pure.
+
+- ``cache-suspected``: latency below what the storage can physically do: under 5 µs
+  (memory answered), or random reads faster than a spinning disk can seek.
+- ``over-ceiling``: throughput above what the device's link carries (SATA, a PCIe link, a
+  spinning disk's media rate, a network filesystem's fastest network link).
+- ``throughput-drop``: per-second IOPS that fall by a third or more mid-run and stay down:
+  burst credits running out, a throttle, an SSD's write cache filling. Reports the burst
+  and the sustained level and when it dropped.
+- ``unstable-samples``: per-second IOPS that vary a lot (coefficient of variation).
+- ``fio-cpu-bound``: fio's jobs, or the whole host, busy near a full CPU: the CPU, not the
+  storage, set the number.
+- ``io-merging``: the block layer merged many IOs of a sequential workload: the device
+  saw fewer, larger IOs than the block size says.
+
+Each finding is made once per workload and target (the first repetition that shows it
+speaks for the others).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iobench.analysis.findings import Finding
+from iobench.model import DIRECTIONS
+from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from iobench.units import format_bytes, format_iops, format_ns, format_rate
+
+MEMORY_LATENCY_NS = 5_000.0  # no storage device answers an IO in under 5 µs
+SEEK_LATENCY_NS = 1_000_000.0  # a spinning disk's random read takes more than 1 ms
+CEILING_MARGIN = 1.05  # throughput this far above a ceiling is beyond doubt
+SATA_BYTES_PER_S = 600e6  # SATA 6 Gb/s after 8b/10b encoding
+SAS_BYTES_PER_S = 1200e6  # SAS 12 Gb/s, one lane
+HDD_BYTES_PER_S = 350e6  # the fastest spinning disks' media rate is below this
+DROP_SHARE = 0.30  # a drop by this share or more of the level before it
+MIN_SEGMENT = 3  # seconds on each side of a drop
+STEADY_CV = 0.25  # each side of a drop varies less than this
+UNSTABLE_CV = 0.20  # per-second IOPS varying more than this are unstable
+MIN_SAMPLES = 6
+CPU_BOUND_PCT = 90.0  # fio's usr+sys per job, % of one CPU
+HOST_BOUND_PCT = 95.0  # the host's CPUs, busy % while the workload ran
+MERGE_SHARE = 0.30  # merged IOs as a share of all the IOs the workload issued
+VIRTUAL_TRANSPORTS = frozenset({"virtio", "xen", "vmbus", "hyperv"})
+
+
+@dataclass(frozen=True)
+class Drop:
+    at_s: float  # the last second at the burst level
+    before: float  # mean per-second IOPS before the drop
+    after: float  # mean per-second IOPS after it
+    seconds_before: int
+    seconds_after: int
+
+
+def detect_drop(t_s: Sequence[float], values: Sequence[float | None]) -> Drop | None:
+    """A step down in a per-second series: the split that best explains it as two steady
+    levels, when the second is at least DROP_SHARE lower and each side is steady."""
+    pts = [(t, v) for t, v in zip(t_s, values, strict=False) if v is not None]
+    if len(pts) < MIN_SAMPLES:
+        return None
+    vs = [v for _, v in pts]
+    total = _sse(vs)
+    if total == 0:
+        return None
+    best: tuple[float, int] | None = None
+    for k in range(MIN_SEGMENT, len(vs) - MIN_SEGMENT + 1):
+        sse = _sse(vs[:k]) + _sse(vs[k:])
+        if best is None or sse < best[0]:
+            best = (sse, k)
+    assert best is not None
+    sse, k = best
+    before, after = statistics.fmean(vs[:k]), statistics.fmean(vs[k:])
+    if before <= 0 or after > (1 - DROP_SHARE) * before or sse > 0.5 * total:
+        return None
+    if _cv(vs[:k]) > STEADY_CV or _cv(vs[k:]) > STEADY_CV:
+        return None
+    return Drop(pts[k - 1][0], before, after, k, len(vs) - k)
+
+
+def _sse(vs: Sequence[float]) -> float:
+    m = statistics.fmean(vs)
+    return sum((v - m) ** 2 for v in vs)
+
+
+def _cv(vs: Sequence[float]) -> float:
+    m = statistics.fmean(vs)
+    return statistics.pstdev(vs) / m if m else 0.0
+
+
+# -- facts about a target, from its stored context -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    bytes_per_s: float
+    what: str
+
+
+def _disks(t: TargetRecord) -> list[dict[str, Any]]:
+    return list(((t.context or {}).get("block") or {}).get("disks") or [])
+
+
+def ram_backed(t: TargetRecord) -> bool:
+    fs = (t.context or {}).get("filesystem") or {}
+    return bool(fs.get("ram_backed")) or any(
+        str(d.get("kname") or "").startswith(("zram", "ram")) for d in _disks(t)
+    )
+
+
+def spinning_disk(t: TargetRecord) -> str | None:
+    """The disk under the target when it reports itself rotational and is not virtual
+    (a virtual disk's rotational flag says nothing)."""
+    for d in _disks(t):
+        if d.get("rotational") and d.get("transport") not in VIRTUAL_TRANSPORTS:
+            return str(d.get("path") or d.get("kname"))
+    return None
+
+
+def ceiling(t: TargetRecord) -> Ceiling | None:
+    """The most the target's path can carry, where iobench can tell."""
+    ctx = t.context or {}
+    fs = ctx.get("filesystem") or {}
+    if fs.get("network") and fs.get("link_bytes_per_s"):
+        return Ceiling(float(fs["link_bytes_per_s"]), "the host's fastest network link")
+    disks = _disks(t)
+    if len(disks) != 1:
+        return None  # several disks (RAID, LVM over many) add up; none: nothing to say
+    d = disks[0]
+    name = d.get("path") or d.get("kname")
+    transport = d.get("transport")
+    found: list[Ceiling] = []
+    if d.get("link_bytes_per_s"):
+        found.append(Ceiling(float(d["link_bytes_per_s"]), f"the PCIe link of {name}"))
+    elif transport in ("sata", "ata"):
+        found.append(Ceiling(SATA_BYTES_PER_S, f"the SATA link of {name} (6 Gb/s)"))
+    elif transport == "sas":
+        found.append(Ceiling(SAS_BYTES_PER_S, f"the SAS link of {name} (12 Gb/s)"))
+    if d.get("rotational") and transport not in VIRTUAL_TRANSPORTS:
+        found.append(Ceiling(HDD_BYTES_PER_S, f"what the spinning disk {name} can read"))
+    return min(found, key=lambda c: c.bytes_per_s) if found else None
+
+
+# -- the findings -------------------------------------------------------------------------------
+
+
+def _groups(run: RunRecord) -> Iterator[tuple[TargetRecord | None, str, list[ResultRecord]]]:
+    """(target, workload, its ok results) for one host or the clients' aggregate."""
+    by: dict[tuple[str, str], list[ResultRecord]] = {}
+    for r in run.results:
+        if r.status == "ok" and r.metrics and r.client in (None, "all"):
+            by.setdefault((r.target, r.workload), []).append(r)
+    targets = {t.spec: t for t in run.targets}
+    for (target, workload), rs in by.items():
+        yield targets.get(target), workload, rs
+
+
+def measured_findings(run: RunRecord) -> list[Finding]:
+    found: list[Finding] = []
+    for t, workload, rs in _groups(run):
+        where = {"workload": workload, "target": rs[0].target}
+        for check in (_cache, _ceiling, _samples, _cpu, _merging):
+            f = next((f for r in rs if (f := check(t, r, run)) is not None), None)
+            if f is not None:
+                hits = sum(1 for r in rs if check(t, r, run) is not None)
+                suffix = f" (in {hits} of {len(rs)} repetitions)" if len(rs) > 1 else ""
+                found.append(
+                    Finding(f.id, f.severity, f.message + suffix, f.fix, **where, data=f.data)
+                )
+    return found
+
+
+def _lat(r: ResultRecord, d: str, key: str) -> float | None:
+    v = (((r.metrics or {}).get(d) or {}).get("lat_ns") or {}).get(key)
+    return float(v) if isinstance(v, int | float) else None
+
+
+def _cache(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    if t is None or ram_backed(t):
+        return None  # a RAM-backed target has its own warning before the run
+    for d in DIRECTIONS:
+        p50 = _lat(r, d, "p50")
+        if p50 is not None and p50 < MEMORY_LATENCY_NS:
+            return Finding(
+                "cache-suspected",
+                "warning",
+                f"{r.workload} on {r.target}: half its {d}s took under {format_ns(p50)}, "
+                "faster than any storage device answers: a cache in memory (the page cache, "
+                "a controller's or the hypervisor's) did",
+                "use direct IO (direct = true), a test area larger than the caches, or "
+                "drop caches before the run",
+                workload=r.workload,
+            )
+    disk = spinning_disk(t)
+    if disk and str(r.params.get("rw", "")).startswith("rand"):
+        p50 = _lat(r, "read", "p50")
+        if p50 is not None and p50 < SEEK_LATENCY_NS:
+            return Finding(
+                "cache-suspected",
+                "warning",
+                f"{r.workload} on {r.target}: half its random reads took under "
+                f"{format_ns(p50)}, but {disk} is a spinning disk that needs milliseconds to "
+                "seek: a cache answered (the page cache, a RAID controller's), or the test "
+                "area is small enough to stay under the heads",
+                "use a test area much larger than the caches (--size), direct IO, and label "
+                "the cache if it is part of what you test",
+            )
+    return None
+
+
+def _total_bw(r: ResultRecord) -> float:
+    return sum(float(((r.metrics or {}).get(d) or {}).get("bw_bytes") or 0) for d in DIRECTIONS)
+
+
+def _ceiling(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    if t is None:
+        return None
+    c = ceiling(t)
+    bw = _total_bw(r)
+    if c is None or bw <= CEILING_MARGIN * c.bytes_per_s:
+        return None
+    return Finding(
+        "over-ceiling",
+        "warning",
+        f"{r.workload} on {r.target} moved {format_rate(bw)}, more than {c.what} carries "
+        f"({format_rate(c.bytes_per_s)}): part of it came from a cache, not the storage",
+        "use direct IO and a test area larger than the caches; on NFS, mount with "
+        "noac/lookupcache=none or use a file larger than the client's memory",
+    )
+
+
+def _series(r: ResultRecord) -> tuple[list[float], list[float | None]] | None:
+    """Per-second IOPS of all directions together."""
+    s = r.samples or {}
+    per = [s[d] for d in DIRECTIONS if isinstance(s.get(d), dict)]
+    if not per:
+        return None
+    t_s = per[0]["t_s"]
+    values: list[float | None] = []
+    for i in range(len(t_s)):
+        parts: list[float | None] = [p["iops"][i] if i < len(p["iops"]) else None for p in per]
+        values.append(None if any(v is None for v in parts) else sum(v or 0.0 for v in parts))
+    return list(t_s), values
+
+
+def _samples(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    series = _series(r)
+    if series is None:
+        return None
+    t_s, values = series
+    drop = detect_drop(t_s, values)
+    if drop is not None:
+        return Finding(
+            "throughput-drop",
+            "warning",
+            f"{r.workload} on {r.target}: {format_iops(drop.before)} IOPS for the first "
+            f"{drop.at_s:g} s, then {format_iops(drop.after)} IOPS for the last "
+            f"{drop.seconds_after} s ({1 - drop.after / drop.before:.0%} lower): a burst "
+            "that ended (burst credits, a throttle, a write cache filling up). The burst "
+            f"figure is {format_iops(drop.before)}, the sustained one "
+            f"{format_iops(drop.after)}" + burst_model_text(run, drop),
+            "quote the sustained figure; run long enough to see the drop (and the burst "
+            "budget's refill) in every test",
+            data={
+                "at_s": drop.at_s,
+                "burst_iops": drop.before,
+                "sustained_iops": drop.after,
+                "seconds_before": drop.seconds_before,
+                "seconds_after": drop.seconds_after,
+            },
+        )
+    vs = [v for v in values if v is not None]
+    if len(vs) >= MIN_SAMPLES and _cv(vs) > UNSTABLE_CV:
+        return Finding(
+            "unstable-samples",
+            "warning",
+            f"{r.workload} on {r.target}: IOPS varied from second to second by "
+            f"{_cv(vs):.0%} (coefficient of variation; {format_iops(min(vs))} to "
+            f"{format_iops(max(vs))}): the mean hides what the storage did",
+            "look at the timeline in the report; look for other load, a throttle or garbage "
+            "collection, and run longer",
+        )
+    return None
+
+
+def burst_model_text(run: RunRecord, drop: Drop) -> str:
+    """What the run's provider spec says about bursts, beside a measured drop."""
+    spec = run.suite_def.get("spec") or {}
+    burst = spec.get("burst")
+    if not burst:
+        return ""
+    parts = [f". {spec.get('title', spec.get('spec'))} promises {format_iops(spec['iops'])} IOPS"]
+    if burst.get("iops"):
+        parts.append(f" and bursts to {format_iops(burst['iops'])} IOPS")
+    if burst.get("credits"):
+        parts.append(
+            f" from a bucket of {burst['credits']:,.0f} I/O credits, which a full bucket "
+            f"lasts {burst['seconds']:,.0f} s at the burst rate (credits / (burst - "
+            "baseline)); a drop after "
+            f"{drop.at_s:g} s means the bucket held about "
+            f"{drop.at_s * max(drop.before - float(spec['iops']), 0):,.0f} credits when the "
+            "run started"
+        )
+    elif burst.get("seconds"):
+        parts.append(f" for {burst['seconds']:g} s")
+    if burst.get("note"):
+        parts.append(f" ({burst['note']})")
+    return "".join(parts)
+
+
+def _cpu(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    m = r.metrics or {}
+    cpu = m.get("cpu") or {}
+    used = float(cpu.get("usr_pct") or 0) + float(cpu.get("sys_pct") or 0)
+    host = float((m.get("host_cpu") or {}).get("busy_pct") or 0)
+    if used >= CPU_BOUND_PCT:
+        what = f"fio's jobs each kept {used:.0f} % of a CPU busy"
+    elif host >= HOST_BOUND_PCT:
+        what = f"the host's CPUs were {host:.0f} % busy"
+    else:
+        return None
+    return Finding(
+        "fio-cpu-bound",
+        "warning",
+        f"{r.workload} on {r.target}: {what}, so the CPU, not the storage, may have set the number",
+        "use libaio or io_uring with a deeper queue and fewer jobs, larger blocks, or a "
+        "host with more CPUs; check that nothing else ran",
+    )
+
+
+def _merging(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    rw = str(r.params.get("rw", ""))
+    if rw.startswith("rand"):
+        return None
+    ios = merges = 0
+    for u in (r.metrics or {}).get("disk_util") or []:
+        ios += int(u.get("read_ios") or 0) + int(u.get("write_ios") or 0)
+        merges += int(u.get("read_merges") or 0) + int(u.get("write_merges") or 0)
+    if not merges or merges / (ios + merges) < MERGE_SHARE:
+        return None
+    bs = int(r.params.get("bs") or 0)
+    seen = (ios + merges) / ios * bs if ios else None
+    return Finding(
+        "io-merging",
+        "info",
+        f"{r.workload} on {r.target}: the block layer merged {merges / (ios + merges):.0%} of "
+        f"its {rw} IOs before the device saw them"
+        + (f" (on average {format_bytes(seen)} instead of {format_bytes(bs)})" if seen else "")
+        + ": the device did fewer, larger IOs than the block size says",
+        "compare it only with runs that merged alike; for the device's small-IO rate use "
+        "random IO, or the raw device with the none scheduler",
+    )

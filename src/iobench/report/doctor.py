@@ -1,0 +1,206 @@
+"""`iobench doctor`: the plan of a run, shown without running it (docs/findings.md).
+
+The document holds what `iobench run` would do: the host and each target's context, the
+steps with their expected time, the exact fio job file of every step, the expectations it
+would check (with a provider spec's promise per workload), and every finding about the
+method; or, when the run would be refused, why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from iobench.benchmark import Plan, plan_steps, suite_definition
+from iobench.errors import IobenchError
+from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
+from iobench.fio.runner import fio_argv
+from iobench.report.context import host_lines, target_lines
+from iobench.report.terminal import render_warnings
+from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE, expected
+from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
+
+
+def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) -> dict[str, Any]:
+    """The ``kind: "doctor"`` document; ``p`` is None when the run would be refused."""
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "kind": "doctor",
+        "suite": suite_definition(p.suite if p else suite),
+        "refused": None
+        if refused is None
+        else {
+            "message": refused.message,
+            "hint": refused.hint,
+            "exit_code": int(refused.exit_code),
+        },
+    }
+    if p is None:
+        return {**doc, "targets": [], "steps": [], "jobs": [], "expectations": [], "spec": None,
+                "warnings": []}  # fmt: skip
+    steps = plan_steps(p.prepared, p.suite)
+    doc["host"] = p.host
+    doc["targets"] = [
+        {
+            "spec": pt.target.spec,
+            "path": pt.target.path,
+            "kind": pt.target.kind,
+            "size_bytes": pt.target.size_bytes,
+            "free_bytes": pt.target.free_bytes,
+            "test_file": pt.filename,
+            "created": pt.created,
+            "layout_bytes": pt.layout_bytes,
+            "readonly": pt.readonly,
+            "context": ctx,
+        }
+        for pt, ctx in zip(p.prepared, p.contexts, strict=True)
+    ]
+    doc["steps"] = [
+        {"target": s.target, "name": s.name, "expected_s": round(s.expected_s, 1)} for s in steps
+    ]
+    doc["expected_s"] = round(sum(s.expected_s for s in steps), 1)
+    jobs = []
+    for pt in p.prepared:
+        direct = all(w.direct for w in p.suite.workloads)
+        if pt.layout_bytes:
+            jobs.append(
+                {
+                    "target": pt.target.spec,
+                    "workload": None,
+                    "job_file": build_layout_jobfile(pt.filename, pt.layout_bytes, direct=direct),
+                }
+            )
+        for w in p.suite.workloads:
+            jobs.append(
+                {
+                    "target": pt.target.spec,
+                    "workload": w.name,
+                    "job_file": build_jobfile(w, pt.filename, pt.size_of(w)),
+                }
+            )
+    doc["jobs"] = jobs
+    readonly = all(pt.readonly for pt in p.prepared)
+    doc["fio_argv"] = fio_argv("fio", Path("stepN.fio"), Path("stepN.json"), readonly=readonly)
+    doc["expectations"] = [
+        {"expectation": e.text, "source": e.source} for e in p.suite.expectations
+    ]
+    doc["spec"] = None
+    if p.promise is not None:
+        doc["spec"] = {
+            **p.promise.as_dict(),
+            "tolerance": SPEC_TOLERANCE,
+            "min_outstanding": SPEC_MIN_OUTSTANDING,
+            "workloads": [
+                {
+                    "workload": w.name,
+                    "bs": w.bs,
+                    "outstanding": w.iodepth * w.numjobs,
+                    "iops": (e := expected(p.promise, w.bs)).iops,
+                    "bw_bytes": e.bw_bytes,
+                    "bound": e.bound,
+                }
+                for w in p.suite.workloads
+            ],
+        }
+    doc["warnings"] = [f.as_dict() for f in p.findings]
+    return doc
+
+
+def render_doctor(doc: dict[str, Any], console: Console) -> None:
+    suite = doc["suite"]
+    console.print(
+        f"[bold]doctor[/]: what `iobench run` would do with the {suite['name']} suite "
+        f"({len(suite['workloads'])} workloads); nothing is run or written",
+        highlight=False,
+    )
+    if doc.get("host"):
+        _grid(host_lines(doc["host"]), console)
+    for t in doc.get("targets") or []:
+        console.print()
+        _grid(target_lines(t), console)
+        how = (
+            f"a test file of its own, {t['test_file']}, written once ({_size(t['layout_bytes'])})"
+            " and removed afterwards"
+            if t["created"]
+            else f"{t['path']} itself"
+            + (", read only" if t["readonly"] else ", written (--destructive)")
+            + (f", its first {_size(t['layout_bytes'])} written first (--prefill)"
+               if t["layout_bytes"] else "")
+        )  # fmt: skip
+        console.print(f"  tests: {how}", highlight=False, markup=False)
+    if doc.get("steps"):
+        console.print()
+        table = Table(title="steps", title_justify="left", title_style="bold")
+        for col in ("target", "step", "about"):
+            table.add_column(col, justify="right" if col == "about" else "left")
+        for s in doc["steps"]:
+            table.add_row(s["target"], s["name"], format_duration(round(s["expected_s"])))
+        console.print(table)
+        console.print(f"  in all about {format_duration(round(doc['expected_s']))}", style="dim")
+    if doc.get("fio_argv"):
+        console.print(
+            f"  fio runs each job file as `{' '.join(doc['fio_argv'])}`, in a private temporary "
+            "directory where ./target links to the file or device",
+            style="dim",
+            highlight=False,
+            markup=False,
+        )
+    for job in doc.get("jobs") or []:
+        what = job["workload"] or "layout"
+        console.print(f"\n[bold]job file[/] {what} on {job['target']}:", highlight=False)
+        console.print(job["job_file"].rstrip(), highlight=False, markup=False)
+    _render_spec(doc.get("spec"), console)
+    if doc.get("expectations"):
+        console.print("\n[bold]expectations[/] (checked after the run; exit 4 if one fails)")
+        for e in doc["expectations"]:
+            console.print(f"  {e['expectation']}  ({e['source']})", highlight=False, markup=False)
+    console.print()
+    render_warnings(doc.get("warnings") or [], console)
+    if not (doc.get("warnings") or doc.get("refused")):
+        console.print("no findings: nothing about the method makes these numbers misleading")
+    refused = doc.get("refused")
+    if refused:
+        console.print(f"\n[red]the run would be refused[/]: {refused['message']}", highlight=False)
+        if refused.get("hint"):
+            console.print(f"  what to do: {refused['hint']}", highlight=False, markup=False)
+
+
+def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
+    if not spec:
+        return
+    params = ", ".join(f"{k} {v}" for k, v in spec["params"].items())
+    console.print(
+        f"\n[bold]promised[/] by {spec['spec']} ({spec['title']}; {params}): "
+        f"{format_iops(spec['iops'])} IOPS, {format_rate(spec['bw_bytes'])}"
+        + (f", average latency {format_ns(spec['latency_mean_ns'])}"
+           if spec.get("latency_mean_ns") else ""),
+        highlight=False,
+    )  # fmt: skip
+    for line in spec.get("basis") or []:
+        console.print(f"  {line}", highlight=False, markup=False)
+    table = Table(show_edge=False)
+    for col in ("workload", "bs", "outstanding IO", "promised", "limit"):
+        table.add_column(col)
+    for w in spec.get("workloads") or []:
+        promised = f"{format_iops(w['iops'])} IOPS = {format_rate(w['bw_bytes'])}"
+        table.add_row(w["workload"], _size(w["bs"]), str(w["outstanding"]), promised, w["bound"])
+    console.print(table)
+    console.print(
+        f"  sources: {'; '.join(spec['sources'])}", style="dim", highlight=False, markup=False
+    )
+
+
+def _size(n: int | None) -> str:
+    return format_bytes(n)
+
+
+def _grid(lines: list[tuple[str, str]], console: Console) -> None:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for key, value in lines:
+        grid.add_row(key, value)
+    console.print(grid, markup=False, highlight=False)

@@ -1,0 +1,236 @@
+"""`iobench specs`, and a run's "% of promised" and expectations tables."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from iobench.expect import Check, check_run, metric_value
+from iobench.specs import SPEC_MIN_OUTSTANDING, expected, spec_data, spec_names
+from iobench.store.repository import RunRecord
+from iobench.units import format_bytes, format_iops, format_ns, format_rate
+
+
+def specs_document() -> dict[str, Any]:
+    out = []
+    for name in spec_names():
+        d = spec_data(name)
+        out.append(
+            {
+                "name": name,
+                "title": d["title"],
+                "note": d.get("note"),
+                "params": {
+                    k: {"default": v.get("default"), "help": v.get("help"),
+                        **({"choices": v["choices"]} if "choices" in v else {})}
+                    for k, v in (d.get("params") or {}).items()
+                },
+                "sources": list(d.get("sources") or []),
+            }
+        )  # fmt: skip
+    return {"schema_version": 1, "kind": "specs", "specs": out}
+
+
+def render_specs(doc: dict[str, Any], console: Console) -> None:
+    for s in doc["specs"]:
+        console.print(f"[bold]{s['name']}[/]  {escape(s['title'])}", highlight=False)
+        if s.get("note"):
+            console.print(f"  {s['note']}", highlight=False, markup=False)
+        for k, p in s["params"].items():
+            default = p.get("default")
+            shown = {"device": "the target's device", "host": "this host's"}.get(
+                str(default), str(default)
+            )
+            console.print(
+                f"  --spec-param {k}=...  {p.get('help') or ''}"
+                + (f" ({' or '.join(p['choices'])})" if p.get("choices") else "")
+                + (f"; default {shown}" if default is not None else "; required"),
+                highlight=False,
+                markup=False,
+            )
+        for src in s["sources"]:
+            console.print(f"  source: {src}", style="dim", highlight=False, markup=False)
+        console.print()
+    console.print(
+        "Figures as published; providers change them. `iobench doctor TARGET --spec NAME` "
+        "shows what a spec promises for each workload.",
+        style="dim",
+    )
+
+
+# -- a run against its spec ------------------------------------------------------------------------
+
+
+def promised_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """Per target and workload: the promised throughput at its block size, what it measured
+    (all directions together, mean over the repetitions) and the share."""
+    spec = run.suite_def.get("spec")
+    if not spec:
+        return []
+    by: dict[tuple[str, str], list[Any]] = {}
+    for r in run.results:
+        if r.client in (None, "all"):
+            by.setdefault((r.target, r.workload), []).append(r)
+    rows = []
+    for (target, workload), rs in by.items():
+        params = rs[0].params
+        bs = int(params.get("bs") or 0)
+        if not bs:
+            continue
+        e = expected(spec, bs)
+        outstanding = int(params.get("iodepth") or 1) * int(params.get("numjobs") or 1)
+        ok = [r for r in rs if r.status == "ok"]
+        iops = [v for r in ok if (v := metric_value(r.metrics, "total", "iops")) is not None]
+        bws = [v for r in ok if (v := metric_value(r.metrics, "total", "bw")) is not None]
+        measured = statistics.fmean(iops) if iops else None
+        measured_bw = statistics.fmean(bws) if bws else None
+        # The share of the limit that binds at this block size.
+        share = (
+            measured_bw / e.bw_bytes
+            if e.bound == "bandwidth" and measured_bw is not None
+            else (None if measured is None else measured / e.iops)
+        )
+        rows.append(
+            {
+                "target": target,
+                "workload": workload,
+                "bs": bs,
+                "outstanding": outstanding,
+                "promised_iops": e.iops,
+                "promised_bw_bytes": e.bw_bytes,
+                "bound": e.bound,
+                "measured_iops": measured,
+                "measured_bw_bytes": measured_bw,
+                "pct": None if share is None else 100.0 * share,
+                "held_to": outstanding >= int(spec.get("min_outstanding", SPEC_MIN_OUTSTANDING)),
+            }
+        )
+    return rows
+
+
+def spec_document(run: RunRecord) -> dict[str, Any] | None:
+    spec = run.suite_def.get("spec")
+    if not spec:
+        return None
+    return {**spec, "workloads": promised_rows(run)}
+
+
+PROMISED_HEADER = ("target", "workload", "bs", "QD x jobs", "promised", "measured", "% of promised")
+EXPECT_HEADER = ("expectation", "target", "measured", "result", "from")
+
+
+def promised_title(run: RunRecord) -> str | None:
+    spec = run.suite_def.get("spec")
+    if not spec:
+        return None
+    params = ", ".join(f"{k} {v}" for k, v in spec["params"].items())
+    return (
+        f"promised by {spec['spec']} ({spec['title']}; {params}): "
+        f"{format_iops(spec['iops'])} IOPS, {format_rate(spec['bw_bytes'])}"
+    )
+
+
+def promised_notes(run: RunRecord) -> list[str]:
+    spec = run.suite_def.get("spec") or {}
+    notes = list(spec.get("basis") or [])
+    notes.append(
+        "promised: the limit each block size reaches first; in brackets, workloads below "
+        f"{spec.get('min_outstanding', SPEC_MIN_OUTSTANDING)} outstanding IOs, which are "
+        "latency-bound and not held to it"
+    )
+    if spec.get("sources"):
+        notes.append("sources: " + "; ".join(spec["sources"]))
+    return notes
+
+
+def promised_table(run: RunRecord) -> list[list[str]]:
+    """The "% of promised" rows, as text."""
+    rows = []
+    for r in promised_rows(run):
+        pct = "-" if r["pct"] is None else f"{r['pct']:.0f} %"
+        if r["pct"] is not None and not r["held_to"]:
+            pct = f"({pct})"
+        bw = r["bound"] == "bandwidth"
+        rows.append(
+            [
+                r["target"],
+                r["workload"],
+                format_bytes(r["bs"]),
+                str(r["outstanding"]),
+                f"{format_iops(r['promised_iops'])} IOPS"
+                + (f" = {format_rate(r['promised_bw_bytes'])}" if bw else ""),
+                "-"
+                if r["measured_iops"] is None
+                else f"{format_iops(r['measured_iops'])} IOPS"
+                + (f" = {format_rate(r['measured_bw_bytes'])}" if bw else ""),
+                pct,
+            ]
+        )
+    return rows
+
+
+def expectation_table(checks: list[Check]) -> list[list[str]]:
+    """The expectation rows, as text; the result is pass, FAIL or FAIL (not measured)."""
+    rows = []
+    for c in checks:
+        e = c.expectation
+        result = "pass" if c.passed else "FAIL"
+        if c.measured is None:
+            result = "FAIL (not measured)"
+        label = e.text if e.workload != "*" else f"{e.text} ({c.workload})"
+        rows.append([label, c.target, expectation_value(e.metric, c.measured), result, e.source])
+    return rows
+
+
+def render_promised(run: RunRecord, console: Console) -> None:
+    title = promised_title(run)
+    rows = promised_table(run)
+    if title is None or not rows:
+        return
+    table = Table(
+        title=escape(title),
+        title_justify="left",
+        title_style="bold",
+        caption=escape("\n".join(promised_notes(run)[:-1])),
+        caption_justify="left",
+    )
+    for col in PROMISED_HEADER:
+        table.add_column(col, justify="left" if col in ("target", "workload") else "right")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    console.print(table)
+
+
+def expectation_value(metric: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    if metric == "iops":
+        return format_iops(value)
+    if metric == "bw":
+        return format_rate(value)
+    return format_ns(value)
+
+
+def render_expectations(run: RunRecord, console: Console) -> list[Check]:
+    checks = check_run(run)
+    if not checks:
+        return checks
+    table = Table(title="expectations", title_justify="left", title_style="bold")
+    for col in EXPECT_HEADER:
+        table.add_column(col)
+    for row in expectation_table(checks):
+        colour = "green" if row[3] == "pass" else "red"
+        row[3] = f"[{colour}]{row[3]}[/]"
+        table.add_row(*(escape(c) if i != 3 else c for i, c in enumerate(row)))
+    console.print(table)
+    failed = sum(1 for c in checks if not c.passed)
+    console.print(
+        f"  {len(checks) - failed} of {len(checks)} met" + (" (exit 4)" if failed else ""),
+        style="red" if failed else "green",
+        highlight=False,
+    )
+    return checks

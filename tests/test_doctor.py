@@ -1,0 +1,214 @@
+"""`iobench doctor` on real targets: every finding it knows, triggered by one case and not
+by its counterpart; the job files it shows are the run's; nothing is written."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli
+from scratch import MiB, Scratch, run_tool
+
+SUITE = """\
+name = "doc"
+description = "a suite for the doctor's tests"
+[defaults]
+runtime = "{runtime}"
+size = "4M"
+iodepth = 4
+numjobs = {numjobs}
+bs = "4k"
+direct = {direct}
+[[workload]]
+name = "rr"
+rw = "randread"
+{extra}
+"""
+
+
+def suite(
+    tmp_path: Path,
+    *,
+    runtime: str = "60s",
+    numjobs: int = 1,
+    direct: bool = True,
+    extra: str = "",
+    name: str = "doc.toml",
+) -> str:
+    path = tmp_path / name
+    path.write_text(
+        SUITE.format(runtime=runtime, numjobs=numjobs, direct=str(direct).lower(), extra=extra)
+    )
+    return str(path)
+
+
+def doctor(cli: Cli, *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = cli("doctor", *args, "--json")
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def ids(doc: dict[str, Any]) -> set[str]:
+    return {w["id"] for w in doc["warnings"]}
+
+
+def test_doctor_shows_the_plan_and_the_exact_job_files_and_writes_nothing(
+    cli: Cli, tmp_path: Path, isolated_db: Path
+) -> None:
+    target = tmp_path / "t"
+    target.mkdir()
+    code, doc = doctor(cli, str(target), "--suite", suite(tmp_path))
+    assert code == 0 and doc["kind"] == "doctor" and doc["refused"] is None
+    assert [s["name"] for s in doc["steps"]] == ["lay out test file", "rr"]
+    (t,) = doc["targets"]
+    assert t["created"] and t["test_file"].startswith(f"{target}/iobench-")
+    layout, rr = doc["jobs"]
+    assert layout["workload"] is None and "[layout]" in layout["job_file"]
+    assert rr["workload"] == "rr" and "[rr]\nrw=randread\nbs=4096" in rr["job_file"]
+    assert doc["fio_argv"][:2] == ["fio", "--output-format=json+"]
+    assert list(target.iterdir()) == [] and not isolated_db.exists()
+    code, out, _ = cli("doctor", str(target), "--suite", suite(tmp_path))
+    assert code == 0 and "job file rr on" in out and "[rr]" in out and "nothing is run" in out
+
+
+def test_buffered_io(cli: Cli, tmp_path: Path) -> None:
+    assert "buffered-io" in ids(doctor(cli, str(tmp_path), "-s", suite(tmp_path, direct=False))[1])
+    assert "buffered-io" not in ids(doctor(cli, str(tmp_path), "-s", suite(tmp_path))[1])
+
+
+def test_numjobs_over_the_cpu_count(cli: Cli, tmp_path: Path) -> None:
+    cpus = len(os.sched_getaffinity(0))
+    many = suite(tmp_path, numjobs=cpus + 1)
+    assert "numjobs-over-cpus" in ids(doctor(cli, str(tmp_path), "-s", many)[1])
+    assert "numjobs-over-cpus" not in ids(doctor(cli, str(tmp_path), "-s", suite(tmp_path))[1])
+
+
+def test_short_runtime(cli: Cli, tmp_path: Path) -> None:
+    short = suite(tmp_path, runtime="2s")
+    assert "short-runtime" in ids(doctor(cli, str(tmp_path), "-s", short)[1])
+    assert "short-runtime" not in ids(doctor(cli, str(tmp_path), "-s", suite(tmp_path))[1])
+
+
+def test_ram_backed(cli: Cli, tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm here")
+    code, doc = doctor(cli, str(shm), "-s", suite(tmp_path))
+    assert code == 0 and "ram-backed" in ids(doc)
+    # tmp_path is on the disk here; if the machine keeps /tmp in RAM, use the repository.
+    on_disk = Path(__file__).parent
+    assert "ram-backed" not in ids(doctor(cli, str(on_disk), "-s", suite(tmp_path))[1])
+
+
+@pytest.mark.root
+def test_small_file_on_a_big_device(cli: Cli, scratch: Scratch, tmp_path: Path) -> None:
+    small = scratch.loop(scratch.image(256 * MiB))
+    dev = scratch.loop(scratch.image(8 * MiB))
+    for d in (small, dev):
+        run_tool("dd", "if=/dev/urandom", f"of={d}", "bs=1M", "count=4", "conv=fsync")
+    assert "small-file" in ids(doctor(cli, small, "-s", suite(tmp_path))[1])  # 4 of 256 MiB
+    assert "small-file" not in ids(doctor(cli, dev, "-s", suite(tmp_path))[1])  # 4 of 8 MiB
+
+
+@pytest.mark.root
+def test_unwritten_reads_and_prefill(cli: Cli, scratch: Scratch, tmp_path: Path) -> None:
+    sparse = scratch.loop()  # a sparse image: every block reads as zeros
+    code, doc = doctor(cli, sparse, "-s", suite(tmp_path))
+    (f,) = [w for w in doc["warnings"] if w["id"] == "unwritten-read"]
+    assert code == 0 and f["target"] == sparse and "100% of the test area" in f["message"]
+    code, doc = doctor(cli, sparse, "-s", suite(tmp_path), "--prefill", "--destructive")
+    assert code == 0 and "unwritten-read" not in ids(doc)
+    assert doc["steps"][0]["name"] == "prefill the test area"
+    code, doc = doctor(cli, sparse, "-s", suite(tmp_path), "--prefill")
+    assert code == 3 and "--destructive" in doc["refused"]["message"] + doc["refused"]["hint"]
+    written = scratch.loop(scratch.image(16 * MiB))
+    run_tool("dd", "if=/dev/urandom", f"of={written}", "bs=1M", "count=16", "conv=fsync")
+    assert "unwritten-read" not in ids(doctor(cli, written, "-s", suite(tmp_path))[1])
+    # A sparse file (existing-file target): found by its holes.
+    holes = tmp_path / "sparse.dat"
+    holes.write_bytes(b"")
+    os.truncate(holes, 8 * MiB)
+    (f,) = [w for w in doctor(cli, str(holes), "-s", suite(tmp_path))[1]["warnings"]
+            if w["id"] == "unwritten-read"]  # fmt: skip
+    assert "holes of a sparse file" in f["message"]
+
+
+@pytest.mark.root
+def test_random_io_on_a_spinning_disk_with_high_expectations(
+    cli: Cli, scratch: Scratch, tmp_path: Path
+) -> None:
+    dev = scratch.loop(scratch.image(16 * MiB))
+    run_tool("dd", "if=/dev/urandom", f"of={dev}", "bs=1M", "count=16", "conv=fsync")
+    rotational = Path(f"/sys/block/{Path(dev).name}/queue/rotational")
+    rotational.write_text("1")  # a loop device over a spinning disk says so
+    assert rotational.read_text().strip() == "1"
+    high = ("--expect", "rr.read.iops>=5k")
+    doc = doctor(cli, dev, "-s", suite(tmp_path), *high)[1]
+    (f,) = [w for w in doc["warnings"] if w["id"] == "rotational-random"]
+    assert f["workload"] == "rr" and dev in f["message"]
+    assert doc["expectations"] == [{"expectation": "rr.read.iops>=5k", "source": "--expect"}]
+    assert "rotational-random" not in ids(doctor(cli, dev, "-s", suite(tmp_path))[1])
+    modest = ("--expect", "rr.read.iops>=100")
+    assert "rotational-random" not in ids(doctor(cli, dev, "-s", suite(tmp_path), *modest)[1])
+    rotational.write_text("0")
+    assert "rotational-random" not in ids(doctor(cli, dev, "-s", suite(tmp_path), *high)[1])
+
+
+@pytest.mark.root
+def test_compressible_data_on_btrfs_with_compression(
+    cli: Cli, scratch: Scratch, tmp_path: Path
+) -> None:
+    if not Path("/usr/sbin/mkfs.btrfs").exists() and not Path("/sbin/mkfs.btrfs").exists():
+        pytest.skip("mkfs.btrfs is not installed (scripts/setup.sh --dev installs btrfs-progs)")
+    if "btrfs" not in Path("/proc/filesystems").read_text():
+        pytest.skip("this kernel has no btrfs")
+    dev = scratch.loop(scratch.image(256 * MiB))
+    run_tool("mkfs.btrfs", "-q", "-f", dev)
+    where = tmp_path / "btrfs"
+    where.mkdir()
+    run_tool("mount", "-o", "compress=zstd", dev, str(where))
+    scratch.stack.callback(run_tool, "umount", str(where))
+    zeros = suite(tmp_path, name="z.toml", extra='[[workload]]\nname = "zw"\nrw = "write"\n'
+                  "zero_buffers = true\n")  # fmt: skip
+    plain = suite(tmp_path, name="p.toml", extra='[[workload]]\nname = "pw"\nrw = "write"\n')
+    (f,) = [w for w in doctor(cli, str(where), "-s", zeros)[1]["warnings"]
+            if w["id"] == "compressible-data"]  # fmt: skip
+    assert f["workload"] == "zw" and "compress=zstd" in f["message"]
+    assert "compressible-data" not in ids(doctor(cli, str(where), "-s", plain)[1])
+    # The same suite on a filesystem that stores zeros as zeros.
+    assert "compressible-data" not in ids(doctor(cli, str(tmp_path), "-s", zeros)[1])
+
+
+@pytest.mark.root
+def test_a_refused_run_is_explained_with_its_exit_code(
+    cli: Cli, scratch: Scratch, tmp_path: Path
+) -> None:
+    dev = scratch.loop()
+    writes = suite(tmp_path, extra='[[workload]]\nname = "w"\nrw = "randwrite"\n')
+    code, out, _ = cli("doctor", dev, "-s", writes)
+    assert code == 3
+    assert "the run would be refused" in out and "--destructive" in out
+
+
+@pytest.mark.root
+@pytest.mark.fio
+def test_prefill_writes_the_area_before_the_reads(
+    cli: Cli, scratch: Scratch, tmp_path: Path, real_fio: str
+) -> None:
+    dev = scratch.loop()  # sparse: reads of it touch nothing
+    reads = suite(tmp_path, runtime="1s")
+    code, out, err = cli("run", dev, "-s", reads, "--json")
+    assert code == 0, err
+    assert "unwritten-read" in ids(json.loads(out))
+    code, out, err = cli("run", dev, "-s", reads, "--prefill", "--destructive", "--json")
+    assert code == 0, err
+    assert "prefill the test area" in err
+    assert "unwritten-read" not in ids(json.loads(out))
+    with open(dev, "rb") as f:  # the first 4 MiB (the test area) now hold data, not zeros
+        area = f.read(4 * MiB)
+        rest = f.read(4 * MiB)
+    assert area.count(0) < len(area) // 100 and rest == bytes(len(rest))

@@ -1,0 +1,228 @@
+"""Findings from the measurements: each triggered by a case and not by its counterpart, on
+recorded figures; cache and CPU-bound also on a real fio run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli
+from iobench.analysis.measured import detect_drop, measured_findings
+from iobench.probe.storage import pcie_link_rate
+from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+
+
+def test_a_step_down_is_found_with_its_time_and_levels() -> None:
+    t = list(range(1, 11))
+    drop = detect_drop(t, [4000, 4050, 3980, 4010, 1000, 990, 1020, 1000, 1010, 995])
+    assert drop is not None
+    assert (drop.at_s, drop.seconds_before, drop.seconds_after) == (4, 4, 6)
+    assert drop.before == pytest.approx(4010) and drop.after == pytest.approx(1002.5)
+    # Missing seconds are skipped, not read as zero.
+    gappy = detect_drop(t, [4000, None, 4000, 4000, 4000, 1000, None, 1000, 1000, 1000])
+    assert gappy is not None and gappy.at_s == 5
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [4000, 4010, 3990, 4000, 4020, 3980, 4000, 4010],  # steady
+        [4000, 4000, 4000, 4000, 3200, 3200, 3200, 3200],  # down by a fifth: not a burst
+        [4000, 1000, 4000, 1000, 4000, 1000, 4000, 1000],  # flapping, no lasting step
+        [4000, 4000, 1000, 1000, 1000],  # too short to say
+        [4000, 4000, 1000, 1000, 1000, 1000, 1000, 1000],  # 2 s before: no level
+    ],
+)
+def test_no_drop_where_there_is_no_lasting_step(values: list[float]) -> None:
+    assert detect_drop(list(range(1, len(values) + 1)), values) is None
+
+
+def _target(**disk: Any) -> TargetRecord:
+    fs = disk.pop("fs", {"fstype": "ext4", "ram_backed": False})
+    disks = [] if disk.pop("no_disk", False) else [{"path": "/dev/sdb", **disk}]
+    return TargetRecord(0, "/mnt/a", "/mnt/a", "directory", None,
+                        {"filesystem": fs, "block": {"disks": disks}})  # fmt: skip
+
+
+def _result(rw: str = "randread", **m: Any) -> ResultRecord:
+    d = m.pop("direction", "read")
+    section = {
+        "iops": m.pop("iops", 1000.0),
+        "bw_bytes": m.pop("bw", 4096000.0),
+        "lat_ns": {"p50": m.pop("p50", 200_000), "mean": 250_000},
+    }
+    metrics = {d: section, "cpu": m.pop("cpu", {"usr_pct": 5.0, "sys_pct": 10.0}),
+               "host_cpu": m.pop("host_cpu", {"busy_pct": 20.0}),
+               "disk_util": m.pop("disk_util", [])}  # fmt: skip
+    return ResultRecord(
+        target="/mnt/a", workload="w", position=0, status="ok",
+        params={"rw": rw, "bs": m.pop("bs", 4096), "iodepth": 4, "numjobs": 1}, metrics=metrics,
+        job_file="", fio_argv=[], fio_rc=0, fio_version="3.33", raw_output=None,
+        fio_stdout=None, fio_stderr=None, error=None, started_at="", finished_at="",
+        samples=m.pop("samples", None), repetition=m.pop("repetition", 1),
+    )  # fmt: skip
+
+
+def _run(t: TargetRecord, *results: ResultRecord, spec: Any = None) -> RunRecord:
+    return RunRecord(
+        id=1, uuid="u", status="complete", suite="s",
+        suite_def={"spec": spec} if spec else {}, label=None, argv=[], host={},
+        fio_version="3.33", iobench_version="0", warnings=[], error=None, started_at="",
+        finished_at="", targets=[t], results=list(results),
+    )  # fmt: skip
+
+
+def _ids(run: RunRecord) -> list[str]:
+    return [f.id for f in measured_findings(run)]
+
+
+def _samples(iops: Sequence[float]) -> dict[str, Any]:
+    n = len(iops)
+    return {"interval_ms": 1000, "read": {"t_s": list(range(1, n + 1)), "iops": list(iops),
+                                          "bw_bytes": [v * 4096 for v in iops],
+                                          "lat_mean_ns": [1e5] * n}}  # fmt: skip
+
+
+def test_latency_no_storage_can_have_means_a_cache() -> None:
+    ssd = _target(transport="nvme", rotational=False)
+    (f,) = measured_findings(_run(ssd, _result(p50=1_100)))
+    assert f.id == "cache-suspected" and "under 1.1 µs" in f.message and f.workload == "w"
+    assert _ids(_run(ssd, _result(p50=90_000))) == []
+    tmpfs = _target(fs={"fstype": "tmpfs", "ram_backed": True}, no_disk=True)
+    assert _ids(_run(tmpfs, _result(p50=1_100))) == []  # the ram-backed warning says it
+
+
+def test_random_reads_faster_than_a_disk_seeks() -> None:
+    hdd = _target(transport="sata", rotational=True)
+    (f,) = measured_findings(_run(hdd, _result(p50=300_000)))
+    assert f.id == "cache-suspected" and "spinning disk" in f.message
+    assert _ids(_run(hdd, _result(p50=6_000_000))) == []
+    assert _ids(_run(hdd, _result("read", p50=300_000))) == []  # sequential: no seeks
+    # A virtual disk's rotational flag says nothing.
+    assert _ids(_run(_target(transport="virtio", rotational=True), _result(p50=300_000))) == []
+
+
+def test_throughput_above_what_the_link_carries() -> None:
+    sata = _target(transport="sata", rotational=False)
+    (f,) = measured_findings(_run(sata, _result("read", bw=900e6)))
+    assert f.id == "over-ceiling" and "SATA link of /dev/sdb" in f.message
+    assert _ids(_run(sata, _result("read", bw=520e6))) == []
+    nvme = _target(
+        transport="nvme", rotational=False, link_bytes_per_s=pcie_link_rate("8.0 GT/s PCIe", 4)
+    )
+    assert pcie_link_rate("8.0 GT/s PCIe", 4) == pytest.approx(3.938e9, rel=1e-3)
+    assert _ids(_run(nvme, _result("read", bw=6e9))) == ["over-ceiling"]
+    assert _ids(_run(nvme, _result("read", bw=3e9))) == []
+    nfs = _target(fs={"fstype": "nfs4", "network": True, "link_bytes_per_s": 1.25e9}, no_disk=True)
+    (f,) = measured_findings(_run(nfs, _result("read", bw=2e9)))
+    assert "fastest network link" in f.message
+    assert _ids(_run(nfs, _result("read", bw=1e9))) == []
+    raid = TargetRecord(
+        0,
+        "/mnt/a",
+        "/mnt/a",
+        "directory",
+        None,
+        {
+            "block": {
+                "disks": [
+                    {"path": "/dev/sda", "transport": "sata"},
+                    {"path": "/dev/sdb", "transport": "sata"},
+                ]
+            }
+        },
+    )
+    assert _ids(_run(raid, _result("read", bw=900e6))) == []  # two links add up
+
+
+def test_burst_that_ends_and_samples_that_wander() -> None:
+    disk = _target(transport="nvme", rotational=False)
+    burst = _result(samples=_samples([3000] * 5 + [300] * 5))
+    (f,) = measured_findings(_run(disk, burst))
+    assert f.id == "throughput-drop" and f.data is not None
+    assert (f.data["at_s"], f.data["burst_iops"], f.data["sustained_iops"]) == (5, 3000, 300)
+    wander = _result(samples=_samples([3000, 1200, 2600, 900, 3100, 1500, 2800, 1000]))
+    (f,) = measured_findings(_run(disk, wander))
+    assert f.id == "unstable-samples" and "varied from second to second" in f.message
+    steady = _result(samples=_samples([3000, 3020, 2990, 3010, 3000, 2980, 3005, 3000]))
+    assert _ids(_run(disk, steady)) == []
+
+
+def test_a_gp2_drop_is_explained_by_its_bucket() -> None:
+    burst_model = {"iops": 3000.0, "credits": 5.4e6, "seconds": 2000.0, "note": "n"}
+    spec = {"spec": "aws-gp2", "title": "AWS EBS gp2", "iops": 300.0, "burst": burst_model}
+    burst = _result(samples=_samples([3000] * 5 + [300] * 5))
+    (f,) = measured_findings(_run(_target(transport="nvme"), burst, spec=spec))
+    assert "bucket of 5,400,000 I/O credits" in f.message
+    assert "lasts 2,000 s at the burst rate" in f.message
+    assert "held about 13,500 credits" in f.message  # 5 s x (3000 - 300)
+
+
+def test_fio_or_the_host_busy_near_a_full_cpu() -> None:
+    disk = _target(transport="nvme")
+    (f,) = measured_findings(_run(disk, _result(cpu={"usr_pct": 40.0, "sys_pct": 55.0})))
+    assert f.id == "fio-cpu-bound" and "95 % of a CPU" in f.message
+    (f,) = measured_findings(_run(disk, _result(host_cpu={"busy_pct": 98.0})))
+    assert "host's CPUs were 98 % busy" in f.message
+    assert _ids(_run(disk, _result(cpu={"usr_pct": 30.0, "sys_pct": 40.0}))) == []
+
+
+def test_merged_sequential_io() -> None:
+    disk = _target(transport="sata")
+    merged = [{"read_ios": 1000, "read_merges": 3000, "write_ios": 0, "write_merges": 0}]
+    (f,) = measured_findings(_run(disk, _result("read", disk_util=merged)))
+    assert f.id == "io-merging" and f.severity == "info"
+    assert "merged 75%" in f.message and "16 KiB instead of 4 KiB" in f.message
+    assert _ids(_run(disk, _result("randread", disk_util=merged))) == []
+    few = [{"read_ios": 1000, "read_merges": 100, "write_ios": 0, "write_merges": 0}]
+    assert _ids(_run(disk, _result("read", disk_util=few))) == []
+
+
+def test_a_finding_of_several_repetitions_is_made_once() -> None:
+    disk = _target(transport="nvme")
+    run = _run(disk, _result(p50=900, repetition=1), _result(p50=80_000, repetition=2),
+               _result(p50=950, repetition=3))  # fmt: skip
+    (f,) = measured_findings(run)
+    assert f.message.endswith("(in 2 of 3 repetitions)")
+
+
+CACHED = """\
+name = "cached"
+description = "random reads of a small file"
+[defaults]
+runtime = "1s"
+size = "4M"
+iodepth = 1
+numjobs = 1
+bs = "4k"
+ioengine = "psync"
+direct = {direct}
+invalidate = false
+[[workload]]
+name = "rr"
+rw = "randread"
+"""
+
+
+@pytest.mark.fio
+def test_a_real_run_from_the_page_cache_is_caught(cli: Cli, tmp_path: Path, real_fio: str) -> None:
+    """Buffered reads of a 4 MiB file come from memory (fio's invalidate off, so the layout's
+    pages stay): cache-suspected and, at QD1 with psync, fio busy on its CPU. The same with
+    direct IO reads the disk: neither."""
+    target = tmp_path / "t"
+    target.mkdir()
+    found: dict[str, set[str]] = {}
+    for direct in ("false", "true"):
+        suite = tmp_path / f"{direct}.toml"
+        suite.write_text(CACHED.format(direct=direct))
+        code, out, err = cli("run", str(target), "--suite", str(suite), "--json")
+        assert code == 0, err
+        found[direct] = {w["id"] for w in json.loads(out)["warnings"]}
+    if "ram-backed" in found["true"]:
+        pytest.skip("tmp_path is in RAM here: every read is a memory read")
+    assert {"cache-suspected", "fio-cpu-bound"} <= found["false"]
+    assert not {"cache-suspected", "fio-cpu-bound"} & found["true"], found["true"]

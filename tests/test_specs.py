@@ -1,0 +1,173 @@
+"""Provider specs: the published figures resolved for a volume, against block sizes, as
+expectations; the `specs` command and the errors of --spec and --spec-param."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import Cli
+from iobench.errors import UserError
+from iobench.model import Suite, Workload
+from iobench.specs import (
+    Volume,
+    expected,
+    parse_rate,
+    parse_spec_params,
+    resolve,
+    spec_expectations,
+    spec_names,
+)
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+def test_every_spec_resolves_with_its_sources() -> None:
+    for name in spec_names():
+        params = {"iops": "5000"} if name == "aws-io2" else {}
+        p = resolve(name, params, Volume(200 * GiB, 8))
+        assert p.iops > 0 and p.bw_bytes > 0 and p.sources, name
+        assert all(s.startswith("https://") for s in p.sources), name
+    assert set(spec_names()) >= {
+        "digitalocean-volume", "aws-gp3", "aws-gp2", "aws-io2", "gcp-pd-balanced",
+        "gcp-pd-ssd", "azure-premium-ssd", "ucloud-rssd",
+    }  # fmt: skip
+
+
+def test_digitalocean_crossover_table_of_its_own_guide() -> None:
+    """The guide: 4K 5000 IOPS / 20 MB/s; 16K 5000 / 80; 32K 5000 / 160; 64K 3200 / 200;
+    256K 800 / 200."""
+    p = resolve("digitalocean-volume", {}, Volume(None, 2))
+    table = {bs: expected(p, bs * 1024) for bs in (4, 16, 32, 64, 256)}
+    assert [round(table[bs].iops) for bs in (4, 16, 32, 64, 256)] == [5000, 5000, 5000, 3200, 800]
+    assert [table[bs].bound for bs in (4, 32, 64)] == ["IOPS", "IOPS", "bandwidth"]
+    assert p.latency_mean_ns == 5e6
+    assert p.burst is not None and p.burst.iops == 7500 and p.burst.seconds == 60
+    optimized = resolve("digitalocean-volume", {"droplet": "optimized"}, Volume(None, 2))
+    assert (optimized.iops, optimized.bw_bytes) == (7500, 300 * MiB)
+    with pytest.raises(UserError, match="one of standard, optimized"):
+        resolve("digitalocean-volume", {"droplet": "huge"}, Volume(None, 2))
+
+
+def test_gp2_grows_with_size_and_its_burst_bucket_lasts_as_aws_says() -> None:
+    small = resolve("aws-gp2", {}, Volume(100 * GiB, 2))
+    assert small.iops == 300 and small.bw_bytes == 128 * MiB
+    # AWS's table: 100 GiB bursts at 3,000 IOPS for 2,000 s from a full bucket.
+    assert small.burst is not None and small.burst.iops == 3000
+    assert small.burst.seconds == pytest.approx(2000) and small.burst.credits == 5.4e6
+    assert resolve("aws-gp2", {}, Volume(10 * GiB, 2)).iops == 100  # the minimum
+    big = resolve("aws-gp2", {"size": "2T"}, Volume(100 * GiB, 2))
+    assert big.iops == 6144 and big.bw_bytes == 250 * MiB and big.burst is None
+    assert resolve("aws-gp2", {"size": "6T"}, Volume(None, 2)).iops == 16000
+    # 256 KiB is one IO to EBS, 1 MiB four: at 300 IOPS, 75 IOs of 1 MiB a second.
+    assert expected(small, MiB).iops == 75 and expected(small, 256 * 1024).iops == 300
+
+
+def test_gp3_provisioning_is_checked_against_its_ratios() -> None:
+    base = resolve("aws-gp3", {}, Volume(GiB, 2))  # the baseline holds at any size
+    assert (base.iops, base.bw_bytes) == (3000, 125 * MiB)
+    p = resolve("aws-gp3", {"iops": "16k", "throughput": "1000MiB/s"}, Volume(100 * GiB, 2))
+    assert (p.iops, p.bw_bytes) == (16000, 1000 * MiB)
+    with pytest.raises(UserError, match="500 per GiB"):
+        resolve("aws-gp3", {"iops": "16000"}, Volume(20 * GiB, 2))
+    with pytest.raises(UserError, match=r"0\.25MiB/s per IOPS"):
+        resolve("aws-gp3", {"throughput": "1000MiB/s"}, Volume(100 * GiB, 2))
+    with pytest.raises(UserError, match="below the minimum of 3000"):
+        resolve("aws-gp3", {"iops": "1000"}, Volume(100 * GiB, 2))
+    with pytest.raises(UserError, match="has no such parameter") as e:
+        resolve("aws-gp3", {"iopz": "1"}, Volume(100 * GiB, 2))
+    assert "size, iops, throughput" in (e.value.hint or "")
+
+
+def test_io2_needs_its_provisioned_iops() -> None:
+    with pytest.raises(UserError, match="needs --spec-param iops"):
+        resolve("aws-io2", {}, Volume(100 * GiB, 2))
+    p = resolve("aws-io2", {"iops": "20000"}, Volume(100 * GiB, 2))
+    assert p.iops == 20000 and p.bw_bytes == pytest.approx(4000 * MiB)  # 0.256 MiB/s x IOPS
+    assert resolve("aws-io2", {"iops": "1000"}, Volume(100 * GiB, 2)).bw_bytes == pytest.approx(
+        0.256 * 1000 * MiB
+    )
+
+
+def test_azure_takes_the_tier_that_holds_the_disk() -> None:
+    p = resolve("azure-premium-ssd", {}, Volume(200 * GiB, 2))
+    assert (p.iops, p.bw_bytes, p.basis) == (1100, 125e6, ("tier P15",))
+    assert p.burst is not None and (p.burst.iops, p.burst.seconds) == (3500, 1800)
+    p30 = resolve("azure-premium-ssd", {"size": "1T"}, Volume(None, 2))
+    assert (p30.iops, p30.burst) == (5000, None)
+    with pytest.raises(UserError, match="larger than its largest tier"):
+        resolve("azure-premium-ssd", {"size": "64T"}, Volume(None, 2))
+
+
+def test_gcp_and_rssd_are_capped_by_the_vcpus() -> None:
+    pd = resolve("gcp-pd-ssd", {}, Volume(1000 * GiB, 64))
+    assert pd.iops == 6000 + 30 * 1000 and pd.bw_bytes == pytest.approx((240 + 0.48 * 1000) * MiB)
+    capped = resolve("gcp-pd-ssd", {"vcpus": "4"}, Volume(1000 * GiB, 64))
+    assert capped.iops == 15000 and "by 4 vCPUs" in " ".join(capped.basis)
+    rssd = resolve("ucloud-rssd", {"size": "500G"}, Volume(None, 64))
+    assert (rssd.iops, rssd.bw_bytes) == (1800 + 50 * 500, (120 + 0.5 * 500) * 1e6)
+    assert resolve("ucloud-rssd", {"size": "500G"}, Volume(None, 1)).iops == 18000
+    assert rssd.latency_mean_ns == 2e5
+    with pytest.raises(UserError, match="number of vCPUs is not known"):
+        resolve("ucloud-rssd", {"size": "500G"}, Volume(None, None))
+    with pytest.raises(UserError, match="size is not known"):
+        resolve("ucloud-rssd", {}, Volume(None, 2))
+
+
+def test_a_promise_becomes_expectations_for_deep_queues_and_qd1_latency() -> None:
+    suite = Suite(
+        "s", "d",
+        (Workload("rand-r", "randread", 4096, 128, 1), Workload("bw", "randwrite", MiB, 32, 1),
+         Workload("lat", "randrw", 4096, 1, 1), Workload("mid", "randread", 4096, 4, 2)),
+        "builtin",
+    )  # fmt: skip
+    p = resolve("digitalocean-volume", {}, Volume(None, 2))
+    es = spec_expectations(p, suite)
+    assert [e.text for e in es] == [
+        "rand-r.total.iops>=4500",
+        "bw.total.bw>=188.7MB/s",
+        "lat.read.mean<=5ms",
+        "lat.write.mean<=5ms",
+    ]
+    assert es[1].value == pytest.approx(0.9 * 200 * MiB)
+    assert all(e.source == "spec digitalocean-volume" for e in es)
+
+
+def test_rates_and_params_parse_or_say_why_not() -> None:
+    assert parse_rate("200MB/s", "x") == 2e8 and parse_rate("1.5GiB/s", "x") == 1.5 * 2**30
+    with pytest.raises(UserError, match="not a rate"):
+        parse_rate("200MB", "x")
+    assert parse_spec_params(["iops=6000", "size=500G"]) == {"iops": "6000", "size": "500G"}
+    with pytest.raises(UserError, match="not NAME=VALUE"):
+        parse_spec_params(["iops"])
+    with pytest.raises(UserError, match="given twice"):
+        parse_spec_params(["iops=1", "iops=2"])
+
+
+def test_specs_command_lists_every_spec_with_params_and_sources(cli: Cli) -> None:
+    code, out, _ = cli("specs", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["kind"] == "specs"
+    by = {s["name"]: s for s in doc["specs"]}
+    assert by["aws-gp3"]["params"]["iops"]["default"] == 3000
+    assert by["aws-io2"]["params"]["iops"]["default"] is None
+    assert all(s["sources"] for s in doc["specs"])
+    code, out, _ = cli("specs")
+    assert "aws-gp2" in out and "--spec-param size=..." in out and "source: https://" in out
+
+
+def test_bad_spec_options_are_refused_before_anything_runs(
+    cli: Cli, tmp_path: Path, isolated_db: Path
+) -> None:
+    code, _, err = cli("run", str(tmp_path), "--spec", "aws-gp9")
+    assert code == 2 and "no such provider spec" in err and "aws-gp3" in err
+    code, _, err = cli("run", str(tmp_path), "--spec-param", "iops=5")
+    assert code == 2 and "--spec-param goes with --spec" in err
+    code, _, err = cli("run", str(tmp_path), "--spec", "aws-io2", "--spec-param", "size=100G")
+    assert code == 2 and "needs --spec-param iops" in err
+    code, _, err = cli("run", "/mnt/x", "--clients", "a,b", "--spec", "aws-gp3")
+    assert code == 2 and "does not go with --clients" in err
+    assert not isolated_db.exists() and not list(tmp_path.iterdir())
