@@ -54,6 +54,7 @@ def test_expectations_parse_with_their_units(text: str, fields: tuple[Any, ...])
         ("rand-r.read.p99<5", "takes a duration with its unit"),
         ("rand-r.read.iops>=5ms", "iops takes a count"),
         ("rand-r.read.bw>=200", "bw takes a rate"),
+        ("rand-r.read.bw>=1000Mb/s", r"in bits a second \(b\).*: it is 125MB/s"),
         ("rand-r.total.p99<5ms", "total has only iops and bw"),
     ],
 )

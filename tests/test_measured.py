@@ -41,11 +41,23 @@ def test_no_drop_where_there_is_no_lasting_step(values: list[float]) -> None:
     assert detect_drop(list(range(1, len(values) + 1)), values) is None
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        [100 - 3 * i for i in range(21)],  # a straight slide from 100 to 40
+        [4000 - 150 * i for i in range(12)],  # steeper, shorter
+    ],
+)
+def test_a_slide_is_not_reported_as_a_step(values: list[float]) -> None:
+    assert detect_drop(list(range(1, len(values) + 1)), values) is None
+
+
 def _target(**disk: Any) -> TargetRecord:
     fs = disk.pop("fs", {"fstype": "ext4", "ram_backed": False})
+    ram = disk.pop("ram_backed", None)
     disks = [] if disk.pop("no_disk", False) else [{"path": "/dev/sdb", **disk}]
-    return TargetRecord(0, "/mnt/a", "/mnt/a", "directory", None,
-                        {"filesystem": fs, "block": {"disks": disks}})  # fmt: skip
+    ctx = {"filesystem": fs, "block": {"disks": disks}, "ram_backed": ram}
+    return TargetRecord(0, "/mnt/a", "/mnt/a", "directory", None, ctx)
 
 
 def _result(rw: str = "randread", **m: Any) -> ResultRecord:
@@ -67,10 +79,13 @@ def _result(rw: str = "randread", **m: Any) -> ResultRecord:
     )  # fmt: skip
 
 
-def _run(t: TargetRecord, *results: ResultRecord, spec: Any = None) -> RunRecord:
+def _run(
+    t: TargetRecord, *results: ResultRecord, spec: Any = None, vm: str | None = None
+) -> RunRecord:
     return RunRecord(
         id=1, uuid="u", status="complete", suite="s",
-        suite_def={"spec": spec} if spec else {}, label=None, argv=[], host={},
+        suite_def={"spec": spec} if spec else {}, label=None, argv=[],
+        host={"virtualization": {"vm": vm}},
         fio_version="3.33", iobench_version="0", warnings=[], error=None, started_at="",
         finished_at="", targets=[t], results=list(results),
     )  # fmt: skip
@@ -94,6 +109,8 @@ def test_latency_no_storage_can_have_means_a_cache() -> None:
     assert _ids(_run(ssd, _result(p50=90_000))) == []
     tmpfs = _target(fs={"fstype": "tmpfs", "ram_backed": True}, no_disk=True)
     assert _ids(_run(tmpfs, _result(p50=1_100))) == []  # the ram-backed warning says it
+    loop_on_shm = _target(transport="loop", ram_backed="loop0 is a loop device over /dev/shm/x")
+    assert _ids(_run(loop_on_shm, _result(p50=1_100))) == []
 
 
 def test_random_reads_faster_than_a_disk_seeks() -> None:
@@ -102,8 +119,11 @@ def test_random_reads_faster_than_a_disk_seeks() -> None:
     assert f.id == "cache-suspected" and "spinning disk" in f.message
     assert _ids(_run(hdd, _result(p50=6_000_000))) == []
     assert _ids(_run(hdd, _result("read", p50=300_000))) == []  # sequential: no seeks
-    # A virtual disk's rotational flag says nothing.
+    # A virtual disk's rotational flag says nothing, nor does any disk's in a VM (GCP's
+    # and Azure's SSD volumes are SCSI disks that say 1).
     assert _ids(_run(_target(transport="virtio", rotational=True), _result(p50=300_000))) == []
+    assert _ids(_run(hdd, _result(p50=300_000), vm="kvm")) == []
+    assert _ids(_run(hdd, _result(p50=300_000), vm="none")) == ["cache-suspected"]
 
 
 def test_throughput_above_what_the_link_carries() -> None:
@@ -139,6 +159,41 @@ def test_throughput_above_what_the_link_carries() -> None:
     assert _ids(_run(raid, _result("read", bw=900e6))) == []  # two links add up
 
 
+def _mixed(read_bw: float, write_bw: float) -> ResultRecord:
+    r = _result("rw", bw=read_bw)
+    assert r.metrics is not None
+    r.metrics["write"] = {"iops": 1.0, "bw_bytes": write_bw, "lat_ns": {"p50": 200_000}}
+    return r
+
+
+def test_ceilings_count_directions_as_the_link_carries_them() -> None:
+    # Ethernet and PCIe carry their rate each way at once: 0.9 GB/s each way on 10 GbE is
+    # fine; SATA is half duplex: 400 MB/s each way is 800 MB/s on a 600 MB/s link.
+    nfs = _target(fs={"fstype": "nfs4", "network": True, "link_bytes_per_s": 1.25e9}, no_disk=True)
+    assert _ids(_run(nfs, _mixed(0.9e9, 0.9e9))) == []
+    (f,) = measured_findings(_run(nfs, _mixed(1.5e9, 0.2e9)))
+    assert f.id == "over-ceiling" and "moved read 1.4 GiB/s" in f.message
+    sata = _target(transport="sata", rotational=False)
+    (f,) = measured_findings(_run(sata, _mixed(400e6, 400e6)))
+    assert "in all directions together" in f.message
+    assert _ids(_run(sata, _mixed(250e6, 250e6))) == []
+
+
+def test_no_disk_ceiling_where_the_link_is_not_the_disks_own() -> None:
+    # In a VM the guest sees emulated links; the network link of an NFS mount still holds.
+    assert _ids(_run(_target(transport="sata"), _result("read", bw=900e6), vm="kvm")) == []
+    nfs = _target(fs={"fstype": "nfs4", "network": True, "link_bytes_per_s": 1.25e9}, no_disk=True)
+    assert _ids(_run(nfs, _result("read", bw=2e9), vm="kvm")) == ["over-ceiling"]
+    # A hardware RAID volume is one rotational SAS or SCSI disk to the host and may well
+    # move 800 MB/s; a SATA disk that spins cannot.
+    for transport in ("sas", "scsi", None):
+        raid = _target(transport=transport, rotational=True)
+        assert _ids(_run(raid, _result("read", bw=800e6))) == [], transport
+    (f,) = measured_findings(_run(_target(transport="sata", rotational=True),
+                                  _result("read", bw=500e6)))  # fmt: skip
+    assert "spinning disk /dev/sdb" in f.message
+
+
 def test_burst_that_ends_and_samples_that_wander() -> None:
     disk = _target(transport="nvme", rotational=False)
     burst = _result(samples=_samples([3000] * 5 + [300] * 5))
@@ -160,6 +215,11 @@ def test_a_gp2_drop_is_explained_by_its_bucket() -> None:
     assert "bucket of 5,400,000 I/O credits" in f.message
     assert "lasts 2,000 s at the burst rate" in f.message
     assert "held about 13,500 credits" in f.message  # 5 s x (3000 - 300)
+    # EBS counts a 1 MiB IO as four of 256 KiB: 5 s x (4 x 3000 - 300).
+    big = _result("read", bs=1 << 20, samples=_samples([3000] * 5 + [300] * 5))
+    (f,) = measured_findings(_run(_target(transport="nvme"), big,
+                                  spec={**spec, "io_unit": 256 * 1024}))  # fmt: skip
+    assert "held about 58,500 credits" in f.message and "counts as 4" in f.message
 
 
 def test_fio_or_the_host_busy_near_a_full_cpu() -> None:

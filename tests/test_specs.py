@@ -66,6 +66,16 @@ def test_gp2_grows_with_size_and_its_burst_bucket_lasts_as_aws_says() -> None:
     assert expected(small, MiB).iops == 75 and expected(small, 256 * 1024).iops == 300
 
 
+def test_gp2_throughput_steps_up_at_334_gib_as_aws_says() -> None:
+    """AWS: up to 170 GiB 128 MiB/s; above 170 and below 334 GiB 250 MiB/s only while
+    credits last; from 334 GiB 250 MiB/s."""
+    edge = {g: resolve("aws-gp2", {"size": f"{g}G"}, Volume(None, 2)) for g in (170, 171, 333, 334)}
+    assert [edge[g].bw_bytes / MiB for g in (170, 171, 333, 334)] == [128, 128, 128, 250]
+    assert edge[170].burst is not None and edge[170].burst.bw_bytes is None
+    assert edge[333].burst is not None and edge[333].burst.bw_bytes == 250 * MiB
+    assert edge[334].burst is not None and edge[334].burst.bw_bytes is None  # IOPS burst only
+
+
 def test_gp3_provisioning_is_checked_against_its_ratios() -> None:
     base = resolve("aws-gp3", {}, Volume(GiB, 2))  # the baseline holds at any size
     assert (base.iops, base.bw_bytes) == (3000, 125 * MiB)
@@ -75,8 +85,14 @@ def test_gp3_provisioning_is_checked_against_its_ratios() -> None:
         resolve("aws-gp3", {"iops": "16000"}, Volume(20 * GiB, 2))
     with pytest.raises(UserError, match=r"0\.25MiB/s per IOPS"):
         resolve("aws-gp3", {"throughput": "1000MiB/s"}, Volume(100 * GiB, 2))
-    with pytest.raises(UserError, match="below the minimum of 3000"):
+    with pytest.raises(UserError, match="below the minimum of 3000") as e:
         resolve("aws-gp3", {"iops": "1000"}, Volume(100 * GiB, 2))
+    assert e.value.hint == "give at least 3000"
+    with pytest.raises(UserError, match="100 MiB/s is below the minimum of 125 MiB/s"):
+        resolve("aws-gp3", {"throughput": "100MiB/s"}, Volume(100 * GiB, 2))
+    with pytest.raises(UserError, match="a size needs its unit") as e:
+        resolve("aws-gp3", {"size": "500"}, Volume(None, 2))
+    assert e.value.hint == "e.g. size=500G for 500 GiB"
     with pytest.raises(UserError, match="has no such parameter") as e:
         resolve("aws-gp3", {"iopz": "1"}, Volume(100 * GiB, 2))
     assert "size, iops, throughput" in (e.value.hint or "")
@@ -109,7 +125,12 @@ def test_gcp_and_rssd_are_capped_by_the_vcpus() -> None:
     assert capped.iops == 15000 and "by 4 vCPUs" in " ".join(capped.basis)
     rssd = resolve("ucloud-rssd", {"size": "500G"}, Volume(None, 64))
     assert (rssd.iops, rssd.bw_bytes) == (1800 + 50 * 500, (120 + 0.5 * 500) * 1e6)
-    assert resolve("ucloud-rssd", {"size": "500G"}, Volume(None, 1)).iops == 18000
+    # UCloud's table by vCPUs: 18k, 38k, 75k ... (the row at or below the host's count).
+    assert [
+        resolve("ucloud-rssd", {"size": "30T"}, Volume(None, n)).iops for n in (1, 2, 3, 4, 50)
+    ] == [18000, 38000, 38000, 75000, 900000]
+    with pytest.raises(UserError, match="vcpus: 0 is below the minimum of 1"):
+        resolve("ucloud-rssd", {"size": "500G", "vcpus": "0"}, Volume(None, 2))
     assert rssd.latency_mean_ns == 2e5
     with pytest.raises(UserError, match="number of vCPUs is not known"):
         resolve("ucloud-rssd", {"size": "500G"}, Volume(None, None))
@@ -140,6 +161,9 @@ def test_rates_and_params_parse_or_say_why_not() -> None:
     assert parse_rate("200MB/s", "x") == 2e8 and parse_rate("1.5GiB/s", "x") == 1.5 * 2**30
     with pytest.raises(UserError, match="not a rate"):
         parse_rate("200MB", "x")
+    # Bits are refused, not read as bytes: 1000Mb/s is 125 MB/s, not 1 GB/s.
+    with pytest.raises(UserError, match=r"in bits a second \(b\).*: it is 125MB/s"):
+        parse_rate("1000Mb/s", "x")
     assert parse_spec_params(["iops=6000", "size=500G"]) == {"iops": "6000", "size": "500G"}
     with pytest.raises(UserError, match="not NAME=VALUE"):
         parse_spec_params(["iops"])
@@ -171,3 +195,37 @@ def test_bad_spec_options_are_refused_before_anything_runs(
     code, _, err = cli("run", "/mnt/x", "--clients", "a,b", "--spec", "aws-gp3")
     assert code == 2 and "does not go with --clients" in err
     assert not isolated_db.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_figure_within_the_burst_is_marked_as_a_burst() -> None:
+    """A gp2 volume of 100 GiB promises 300 IOPS and bursts to 3,000: a short run that
+    measures 2,900 is at 967 % of the baseline, and the table says it was a burst; 3,900
+    is beyond even the burst, and 320 is the baseline."""
+    from dataclasses import replace
+
+    from iobench.report.specs import (
+        promised_notes,
+        promised_rows,
+        promised_table,
+        promised_title,
+    )
+    from test_expect import _m, _result, _run
+
+    promise = resolve("aws-gp2", {}, Volume(100 * GiB, 2)).as_dict()
+    base = _run([], [])
+    rows = {}
+    for iops in (2900, 3900, 320):
+        params = {"rw": "randread", "bs": 4096, "iodepth": 32, "numjobs": 1}
+        run = replace(base, suite_def={"spec": promise},
+                      results=[_result("rr", _m(iops, 1e6), params=params)])  # fmt: skip
+        (rows[iops],) = promised_rows(run)
+        (table_row,) = promised_table(run)
+        rows[iops]["shown"] = table_row[-1]
+        rows[iops]["noted"] = any("(burst)" in note for note in promised_notes(run))
+    assert (rows[2900]["in_burst"], rows[2900]["shown"]) == (True, "967 % (burst)")
+    assert (rows[3900]["in_burst"], rows[3900]["shown"]) == (False, "1300 %")
+    assert (rows[320]["in_burst"], rows[320]["shown"]) == (False, "107 %")
+    assert [rows[i]["noted"] for i in (2900, 3900, 320)] == [True, False, False]
+    title = promised_title(replace(base, suite_def={"spec": promise}))
+    assert title is not None and "bursts to 3.00k IOPS for about 2,000 s" in title
+    assert "a full bucket of 5,400,000 I/O credits" in title

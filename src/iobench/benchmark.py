@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from iobench import __version__
 from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
-from iobench.analysis.measured import VIRTUAL_TRANSPORTS, measured_findings
+from iobench.analysis.measured import measured_findings, spinning_disk
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.errors import FioFailed, Interrupted, IobenchError, TargetUnsafe, UserError
 from iobench.expect import directions_of
@@ -481,7 +481,9 @@ def _volume(
             "spec describes one volume",
             "run one target at a time, or give the size: --spec-param size=500G",
         )
-    return Volume(sizes.pop() if sizes else None, host_cpu_count(host))
+    # The VM's vCPUs, not this process's affinity: providers cap by the instance's size.
+    online = (host.get("cpu") or {}).get("online")
+    return Volume(sizes.pop() if sizes else None, int(online) if online else None)
 
 
 def plan_findings(
@@ -495,7 +497,7 @@ def plan_findings(
     findings: list[Finding] = []
     for p, ctx in zip(prepared, contexts, strict=True):
         findings.extend(p.findings)
-        facts = target_facts(p, ctx, suite, prefill=prefill)
+        facts = target_facts(p, ctx, suite, host, prefill=prefill)
         findings.extend(
             f for f in method_findings(suite, facts, host_cpu_count(host)) if f not in findings
         )
@@ -503,7 +505,12 @@ def plan_findings(
 
 
 def target_facts(
-    p: PreparedTarget, ctx: dict[str, Any], suite: Suite, *, prefill: bool = False
+    p: PreparedTarget,
+    ctx: dict[str, Any],
+    suite: Suite,
+    host: dict[str, Any],
+    *,
+    prefill: bool = False,
 ) -> TargetFacts:
     """What the findings need to know about one prepared target (reads a few blocks of
     an existing file or device to see whether its test area was ever written)."""
@@ -519,34 +526,14 @@ def target_facts(
         test_bytes=area,
         device_bytes=dev_bytes,
         device_name=dev_name,
-        ram_backed=ram_backed_why(ctx),
+        ram_backed=ctx.get("ram_backed"),
         compressing=compressing_why(ctx),
-        rotational=rotational_disk(ctx),
+        rotational=spinning_disk(ctx, host),
         unwritten_share=unwritten.share if unwritten else None,
         unwritten_how=unwritten.how if unwritten else None,
         prefill=prefill,
         expectations=suite.expectations,
     )
-
-
-def ram_backed_why(ctx: dict[str, Any]) -> str | None:
-    """Why a target lives in RAM: tmpfs, a RAM block device, a loop device over tmpfs."""
-    fs = ctx.get("filesystem") or {}
-    if fs.get("ram_backed"):
-        return str(fs.get("fstype") or "a RAM filesystem")
-    block = ctx.get("block") or {}
-    for node in block.get("chain") or []:
-        kname = str(node.get("kname") or "")
-        if kname.startswith("zram"):
-            return f"{kname} is a compressed RAM disk"
-        if kname.startswith("ram"):
-            return f"{kname} is a RAM disk (brd)"
-        backing = node.get("backing_file")
-        if backing:
-            backing_fs = probe_target(str(backing)).get("filesystem") or {}
-            if backing_fs.get("ram_backed"):
-                return f"{kname} is a loop device over {backing}, on {backing_fs.get('fstype')}"
-    return None
 
 
 def compressing_why(ctx: dict[str, Any]) -> str | None:
@@ -564,14 +551,6 @@ def compressing_why(ctx: dict[str, Any]) -> str | None:
         return "is ZFS (compression, lz4 by default, and dedup are dataset properties)"
     if fstype == "bcachefs" and any(k.endswith("compression") for k in opts):
         return "is bcachefs with compression on"
-    return None
-
-
-def rotational_disk(ctx: dict[str, Any]) -> str | None:
-    """A disk under the target that reports itself rotational and is not virtual."""
-    for d in (ctx.get("block") or {}).get("disks") or []:
-        if d.get("rotational") and d.get("transport") not in VIRTUAL_TRANSPORTS:
-            return str(d.get("path") or d.get("kname"))
     return None
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS, PERCENTILES, Expectation, Suite, Workload, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
+from iobench.units import parse_rate
 
 OPS = (">=", "<=", ">", "<")
 LATENCY_METRICS = ("mean", "min", "max", *(percentile_key(p) for p in PERCENTILES))
@@ -38,10 +39,8 @@ DOCS = "docs/expect.md"
 
 _EXPR = re.compile(r"^\s*(?P<lhs>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>\S.*?)\s*$")
 _COUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmM]?)$")
-_RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?)[bB]/s$")
 _TIME = re.compile(r"^(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)$")
 _COUNT_UNITS = {"": 1.0, "k": 1e3, "m": 1e6}
-_RATE_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
 _TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 _EXAMPLES = "e.g. rand-r.read.iops>=5000, lat-read.read.p99<5ms or *.write.bw>=200MB/s"
 
@@ -69,14 +68,13 @@ def _value(metric: str, text: str, where: str) -> float:
             )
         return float(m.group(1)) * _COUNT_UNITS[m.group(2).lower()]
     if metric == "bw":
-        m = _RATE.match(compact)
-        if not m:
+        try:
+            return parse_rate(compact)
+        except ValueError as e:
             raise UserError(
-                f"{where}: bw takes a rate such as 200MB/s, 190MiB/s or 1.5GB/s, not {text!r}",
+                f"{where}: bw takes a rate: {e}",
                 "MB/s is 10^6 bytes a second, MiB/s 2^20, as fio prints them",
-            )
-        base = 1024.0 if m.group(3) else 1000.0
-        return float(m.group(1)) * base ** _RATE_PREFIX[m.group(2).lower()]
+            ) from e
     m = _TIME.match(compact)
     if not m:
         raise UserError(

@@ -3,6 +3,8 @@
 Every size prefix is a power of 1024, as in fio's ``4k``: ``4k`` = ``4KiB`` = ``4KB`` = 4096
 bytes. (fio itself reads ``MB`` and ``MiB`` with different bases depending on its
 ``kb_base``; iobench converts sizes to bytes before fio sees them, so that never matters.)
+Rates are the exception: ``200MB/s`` is 200 x 10^6 bytes a second and ``200MiB/s`` 200 x 2^20,
+as fio prints them (and as providers publish them); a lowercase ``b`` (bits) is refused.
 Durations are seconds unless a unit is given (``us``, ``ms``, ``s``, ``m``, ``h``, ``d``),
 as in fio. Values are stored in base units (bytes, seconds, nanoseconds) and converted only
 when rendered.
@@ -68,6 +70,27 @@ def parse_size(value: str | int) -> int:
     if result != int(result):
         raise ValueError(f"{value!r} is not a whole number of bytes")
     return int(result)
+
+
+_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?)([bB])/s\s*$")
+_RATE_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def parse_rate(value: str) -> float:
+    """``200MB/s`` -> 2e8, ``125MiB/s`` -> 131072000.0 (bytes a second).
+
+    Raises ValueError saying what is accepted; ``Mb/s`` (bits) is refused, not guessed.
+    """
+    m = _RATE_RE.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not a rate such as 200MB/s, 125MiB/s or 1.5GB/s")
+    if m.group(4) == "b":
+        in_bytes = f"{float(m.group(1)) / 8:g}{m.group(2)}{m.group(3)}B/s"
+        raise ValueError(
+            f"{value!r} is in bits a second (b); give bytes a second (B): it is {in_bytes}"
+        )
+    base = 1024.0 if m.group(3) else 1000.0
+    return float(m.group(1)) * base ** _RATE_PREFIX[m.group(2).lower()]
 
 
 def parse_duration(value: str | int | float) -> float:

@@ -199,8 +199,9 @@ def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
                         "warning",
                         f"{w.name} writes data the filesystem shrinks ({how}) to {t.spec}, "
                         f"which {t.compressing}: it measures the compressor, not the disk",
-                        "drop zero_buffers, buffer_compress_percentage and dedupe_percentage "
-                        "(iobench then writes incompressible data), or test elsewhere",
+                        "drop zero_buffers, buffer_compress_percentage, dedupe_percentage "
+                        "and scramble_buffers = 0 (fio then writes random, incompressible "
+                        "data), or test elsewhere",
                         workload=w.name,
                         target=t.spec,
                     )

@@ -3,8 +3,9 @@
 - ``cache-suspected``: latency below what the storage can physically do: under 5 µs
   (memory answered), or random reads faster than a spinning disk can seek.
 - ``over-ceiling``: throughput above what the device's link carries (SATA, a PCIe link, a
-  spinning disk's media rate, a network filesystem's fastest network link).
-- ``throughput-drop``: per-second IOPS that fall by a third or more mid-run and stay down:
+  spinning disk's media rate, a network filesystem's fastest network link); not in a VM,
+  whose disks' links are emulated.
+- ``throughput-drop``: per-second IOPS that fall by 30 % or more mid-run and stay down:
   burst credits running out, a throttle, an SSD's write cache filling. Reports the burst
   and the sustained level and when it dropped.
 - ``unstable-samples``: per-second IOPS that vary a lot (coefficient of variation).
@@ -19,6 +20,7 @@ speaks for the others).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -33,11 +35,11 @@ MEMORY_LATENCY_NS = 5_000.0  # no storage device answers an IO in under 5 µs
 SEEK_LATENCY_NS = 1_000_000.0  # a spinning disk's random read takes more than 1 ms
 CEILING_MARGIN = 1.05  # throughput this far above a ceiling is beyond doubt
 SATA_BYTES_PER_S = 600e6  # SATA 6 Gb/s after 8b/10b encoding
-SAS_BYTES_PER_S = 1200e6  # SAS 12 Gb/s, one lane
 HDD_BYTES_PER_S = 350e6  # the fastest spinning disks' media rate is below this
 DROP_SHARE = 0.30  # a drop by this share or more of the level before it
 MIN_SEGMENT = 3  # seconds on each side of a drop
 STEADY_CV = 0.25  # each side of a drop varies less than this
+STEP_OVER_SLOPE = 0.5  # a step explains the samples at least twice as well as a line
 UNSTABLE_CV = 0.20  # per-second IOPS varying more than this are unstable
 MIN_SAMPLES = 6
 CPU_BOUND_PCT = 90.0  # fio's usr+sys per job, % of one CPU
@@ -77,12 +79,22 @@ def detect_drop(t_s: Sequence[float], values: Sequence[float | None]) -> Drop | 
         return None
     if _cv(vs[:k]) > STEADY_CV or _cv(vs[k:]) > STEADY_CV:
         return None
+    if sse > STEP_OVER_SLOPE * _linear_sse([t for t, _ in pts], vs):
+        return None  # a slide, which a straight line explains as well as a step
     return Drop(pts[k - 1][0], before, after, k, len(vs) - k)
 
 
 def _sse(vs: Sequence[float]) -> float:
     m = statistics.fmean(vs)
     return sum((v - m) ** 2 for v in vs)
+
+
+def _linear_sse(ts: Sequence[float], vs: Sequence[float]) -> float:
+    """The squared error of the least-squares line through the points."""
+    mt, mv = statistics.fmean(ts), statistics.fmean(vs)
+    stt = sum((t - mt) ** 2 for t in ts)
+    slope = sum((t - mt) * (v - mv) for t, v in zip(ts, vs, strict=True)) / stt if stt else 0.0
+    return sum((v - mv - slope * (t - mt)) ** 2 for t, v in zip(ts, vs, strict=True))
 
 
 def _cv(vs: Sequence[float]) -> float:
@@ -97,49 +109,64 @@ def _cv(vs: Sequence[float]) -> float:
 class Ceiling:
     bytes_per_s: float
     what: str
+    # Carries its rate in each direction at once (PCIe, Ethernet): the busier direction is
+    # compared with it; a half-duplex link (SATA) carries reads and writes together.
+    duplex: bool
 
 
-def _disks(t: TargetRecord) -> list[dict[str, Any]]:
-    return list(((t.context or {}).get("block") or {}).get("disks") or [])
+def _disks(ctx: dict[str, Any]) -> list[dict[str, Any]]:
+    return list((ctx.get("block") or {}).get("disks") or [])
+
+
+def in_vm(host: dict[str, Any]) -> bool:
+    """The host is a virtual machine: its disks' links and rotational flags are what the
+    hypervisor emulates, not the hardware's."""
+    vm = (host.get("virtualization") or {}).get("vm")
+    return vm not in (None, "none")
 
 
 def ram_backed(t: TargetRecord) -> bool:
-    fs = (t.context or {}).get("filesystem") or {}
-    return bool(fs.get("ram_backed")) or any(
-        str(d.get("kname") or "").startswith(("zram", "ram")) for d in _disks(t)
+    """As probed (``ram_backed``: tmpfs, a RAM disk, a loop device over RAM); runs stored
+    before that field existed: from the filesystem and the disks' names."""
+    ctx = t.context or {}
+    fs = ctx.get("filesystem") or {}
+    return bool(ctx.get("ram_backed") or fs.get("ram_backed")) or any(
+        str(d.get("kname") or "").startswith(("zram", "ram")) for d in _disks(ctx)
     )
 
 
-def spinning_disk(t: TargetRecord) -> str | None:
-    """The disk under the target when it reports itself rotational and is not virtual
-    (a virtual disk's rotational flag says nothing)."""
-    for d in _disks(t):
+def spinning_disk(ctx: dict[str, Any], host: dict[str, Any]) -> str | None:
+    """The disk under the target when it reports itself rotational, on real hardware (a
+    virtual disk's rotational flag says nothing)."""
+    if in_vm(host):
+        return None
+    for d in _disks(ctx):
         if d.get("rotational") and d.get("transport") not in VIRTUAL_TRANSPORTS:
             return str(d.get("path") or d.get("kname"))
     return None
 
 
-def ceiling(t: TargetRecord) -> Ceiling | None:
-    """The most the target's path can carry, where iobench can tell."""
-    ctx = t.context or {}
+def ceiling(ctx: dict[str, Any], host: dict[str, Any]) -> Ceiling | None:
+    """The most the target's path can carry, where iobench can tell for sure."""
     fs = ctx.get("filesystem") or {}
     if fs.get("network") and fs.get("link_bytes_per_s"):
-        return Ceiling(float(fs["link_bytes_per_s"]), "the host's fastest network link")
-    disks = _disks(t)
-    if len(disks) != 1:
-        return None  # several disks (RAID, LVM over many) add up; none: nothing to say
+        return Ceiling(float(fs["link_bytes_per_s"]), "the host's fastest network link", True)
+    disks = _disks(ctx)
+    if len(disks) != 1 or in_vm(host):
+        # Several disks (RAID, LVM over many) add up; in a VM the guest sees emulated links.
+        return None
     d = disks[0]
     name = d.get("path") or d.get("kname")
     transport = d.get("transport")
     found: list[Ceiling] = []
     if d.get("link_bytes_per_s"):
-        found.append(Ceiling(float(d["link_bytes_per_s"]), f"the PCIe link of {name}"))
+        found.append(Ceiling(float(d["link_bytes_per_s"]), f"the PCIe link of {name}", True))
     elif transport in ("sata", "ata"):
-        found.append(Ceiling(SATA_BYTES_PER_S, f"the SATA link of {name} (6 Gb/s)"))
-    elif transport == "sas":
-        found.append(Ceiling(SAS_BYTES_PER_S, f"the SAS link of {name} (12 Gb/s)"))
-    if d.get("rotational") and transport not in VIRTUAL_TRANSPORTS:
-        found.append(Ceiling(HDD_BYTES_PER_S, f"what the spinning disk {name} can read"))
+        found.append(Ceiling(SATA_BYTES_PER_S, f"the SATA link of {name} (6 Gb/s)", False))
+    # Only a disk attached as SATA or USB is surely one spinning disk: a hardware RAID
+    # volume shows as one SCSI or SAS disk that reports itself rotational.
+    if d.get("rotational") and transport in ("sata", "ata", "usb"):
+        found.append(Ceiling(HDD_BYTES_PER_S, f"what the spinning disk {name} can read", False))
     return min(found, key=lambda c: c.bytes_per_s) if found else None
 
 
@@ -193,7 +220,7 @@ def _cache(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding |
                 "drop caches before the run",
                 workload=r.workload,
             )
-    disk = spinning_disk(t)
+    disk = spinning_disk(t.context or {}, run.host)
     if disk and str(r.params.get("rw", "")).startswith("rand"):
         p50 = _lat(r, "read", "p50")
         if p50 is not None and p50 < SEEK_LATENCY_NS:
@@ -210,21 +237,33 @@ def _cache(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding |
     return None
 
 
-def _total_bw(r: ResultRecord) -> float:
-    return sum(float(((r.metrics or {}).get(d) or {}).get("bw_bytes") or 0) for d in DIRECTIONS)
+def _bw(r: ResultRecord) -> dict[str, float]:
+    return {
+        d: float(((r.metrics or {}).get(d) or {}).get("bw_bytes") or 0)
+        for d in DIRECTIONS
+        if (r.metrics or {}).get(d)
+    }
 
 
 def _ceiling(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
     if t is None:
         return None
-    c = ceiling(t)
-    bw = _total_bw(r)
-    if c is None or bw <= CEILING_MARGIN * c.bytes_per_s:
+    c = ceiling(t.context or {}, run.host)
+    by = _bw(r)
+    if c is None or not by:
+        return None
+    if c.duplex:
+        direction, bw = max(by.items(), key=lambda kv: kv[1])
+        moved = f"{direction} {format_rate(bw)}" if len(by) > 1 else format_rate(bw)
+    else:
+        bw = sum(by.values())
+        moved = format_rate(bw) + (" in all directions together" if len(by) > 1 else "")
+    if bw <= CEILING_MARGIN * c.bytes_per_s:
         return None
     return Finding(
         "over-ceiling",
         "warning",
-        f"{r.workload} on {r.target} moved {format_rate(bw)}, more than {c.what} carries "
+        f"{r.workload} on {r.target} moved {moved}, more than {c.what} carries "
         f"({format_rate(c.bytes_per_s)}): part of it came from a cache, not the storage",
         "use direct IO and a test area larger than the caches; on NFS, mount with "
         "noac/lookupcache=none or use a file larger than the client's memory",
@@ -260,7 +299,7 @@ def _samples(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
             f"{drop.seconds_after} s ({1 - drop.after / drop.before:.0%} lower): a burst "
             "that ended (burst credits, a throttle, a write cache filling up). The burst "
             f"figure is {format_iops(drop.before)}, the sustained one "
-            f"{format_iops(drop.after)}" + burst_model_text(run, drop),
+            f"{format_iops(drop.after)}" + burst_model_text(run, drop, _bs(r)),
             "quote the sustained figure; run long enough to see the drop (and the burst "
             "budget's refill) in every test",
             data={
@@ -285,7 +324,11 @@ def _samples(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
     return None
 
 
-def burst_model_text(run: RunRecord, drop: Drop) -> str:
+def _bs(r: ResultRecord) -> int:
+    return int(r.params.get("bs") or 0)
+
+
+def burst_model_text(run: RunRecord, drop: Drop, bs: int) -> str:
     """What the run's provider spec says about bursts, beside a measured drop."""
     spec = run.suite_def.get("spec") or {}
     burst = spec.get("burst")
@@ -295,13 +338,16 @@ def burst_model_text(run: RunRecord, drop: Drop) -> str:
     if burst.get("iops"):
         parts.append(f" and bursts to {format_iops(burst['iops'])} IOPS")
     if burst.get("credits"):
+        # The provider counts an IO larger than its IO unit as several.
+        unit = spec.get("io_unit")
+        per_io = math.ceil(bs / unit) if unit and bs else 1
+        spent = drop.at_s * max(drop.before * per_io - float(spec["iops"]), 0)
         parts.append(
-            f" from a bucket of {burst['credits']:,.0f} I/O credits, which a full bucket "
-            f"lasts {burst['seconds']:,.0f} s at the burst rate (credits / (burst - "
-            "baseline)); a drop after "
-            f"{drop.at_s:g} s means the bucket held about "
-            f"{drop.at_s * max(drop.before - float(spec['iops']), 0):,.0f} credits when the "
-            "run started"
+            f" from a bucket of {burst['credits']:,.0f} I/O credits; a full bucket lasts "
+            f"{burst['seconds']:,.0f} s at the burst rate (credits / (burst - baseline)). "
+            f"A drop after {drop.at_s:g} s means the bucket held about {spent:,.0f} credits "
+            "when the run started"
+            + (f" (each {format_bytes(bs)} IO counts as {per_io})" if per_io > 1 else "")
         )
     elif burst.get("seconds"):
         parts.append(f" for {burst['seconds']:g} s")
@@ -340,7 +386,7 @@ def _merging(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
         merges += int(u.get("read_merges") or 0) + int(u.get("write_merges") or 0)
     if not merges or merges / (ios + merges) < MERGE_SHARE:
         return None
-    bs = int(r.params.get("bs") or 0)
+    bs = _bs(r)
     seen = (ios + merges) / ios * bs if ios else None
     return Finding(
         "io-merging",

@@ -553,6 +553,7 @@ def probe_target(path: str) -> dict[str, Any]:
         "filesystem": None,
         "mounts": [],
         "block": block_context(None),
+        "ram_backed": None,
     }
     try:
         st = Path(real).stat()
@@ -566,6 +567,7 @@ def probe_target(path: str) -> dict[str, Any]:
         result["size_bytes"] = sectors * 512 if sectors is not None else None
         result["mounts"] = _mounts_of_device(kname) if kname else []
         result["block"] = block_context(kname, None if kname else "not in /sys/dev/block")
+        result["ram_backed"] = ram_backed_why(result)
         return result
     if stat.S_ISDIR(st.st_mode):
         result["kind"] = "directory"
@@ -586,4 +588,25 @@ def probe_target(path: str) -> dict[str, Any]:
     kname = _source_device(fs["source"], _str_or_none(entry.get("maj:min")))
     note = None if kname else no_block_reason(fs["fstype"], fs["source"])
     result["block"] = block_context(kname, note)
+    result["ram_backed"] = ram_backed_why(result)
     return result
+
+
+def ram_backed_why(ctx: dict[str, Any]) -> str | None:
+    """Why a probed target lives in RAM: tmpfs, a RAM block device, a loop device over a
+    file in RAM; None when it does not (as far as iobench can tell)."""
+    fs = ctx.get("filesystem") or {}
+    if fs.get("ram_backed"):
+        return f"{fs.get('fstype') or 'a RAM filesystem'}"
+    for node in (ctx.get("block") or {}).get("chain") or []:
+        kname = str(node.get("kname") or "")
+        if kname.startswith("zram"):
+            return f"{kname} is a compressed RAM disk"
+        if kname.startswith("ram"):
+            return f"{kname} is a RAM disk (brd)"
+        backing = node.get("backing_file")
+        if backing:
+            under = probe_target(str(backing)).get("ram_backed")
+            if under:
+                return f"{kname} is a loop device over {backing}, on {under}"
+    return None

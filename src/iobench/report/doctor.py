@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from iobench.benchmark import Plan, plan_steps, suite_definition
@@ -20,8 +21,14 @@ from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import fio_argv
 from iobench.report.context import host_lines, target_lines
 from iobench.report.terminal import render_warnings
-from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE, expected
-from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
+from iobench.specs import (
+    SPEC_MIN_OUTSTANDING,
+    SPEC_TOLERANCE,
+    burst_expected,
+    expected,
+    promise_text,
+)
+from iobench.units import format_bytes, format_duration, format_iops, format_rate
 
 
 def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) -> dict[str, Any]:
@@ -101,12 +108,18 @@ def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) ->
                     "iops": (e := expected(p.promise, w.bs)).iops,
                     "bw_bytes": e.bw_bytes,
                     "bound": e.bound,
+                    **_burst_figures(p.promise, w.bs),
                 }
                 for w in p.suite.workloads
             ],
         }
     doc["warnings"] = [f.as_dict() for f in p.findings]
     return doc
+
+
+def _burst_figures(promise: Any, bs: int) -> dict[str, Any]:
+    b = burst_expected(promise, bs)
+    return {} if b is None else {"burst_iops": b.iops, "burst_bw_bytes": b.bw_bytes}
 
 
 def render_doctor(doc: dict[str, Any], console: Console) -> None:
@@ -171,22 +184,26 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
 def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
     if not spec:
         return
-    params = ", ".join(f"{k} {v}" for k, v in spec["params"].items())
-    console.print(
-        f"\n[bold]promised[/] by {spec['spec']} ({spec['title']}; {params}): "
-        f"{format_iops(spec['iops'])} IOPS, {format_rate(spec['bw_bytes'])}"
-        + (f", average latency {format_ns(spec['latency_mean_ns'])}"
-           if spec.get("latency_mean_ns") else ""),
-        highlight=False,
-    )  # fmt: skip
+    console.print(f"\n[bold]promised[/] by {escape(promise_text(spec))}", highlight=False)
     for line in spec.get("basis") or []:
         console.print(f"  {line}", highlight=False, markup=False)
     table = Table(show_edge=False)
-    for col in ("workload", "bs", "outstanding IO", "promised", "limit"):
+    workloads = spec.get("workloads") or []
+    bursts = any("burst_iops" in w for w in workloads)
+    for col in ("workload", "bs", "outstanding IO", "promised", "limit", "burst")[
+        : 6 if bursts else 5
+    ]:
         table.add_column(col)
-    for w in spec.get("workloads") or []:
+    for w in workloads:
         promised = f"{format_iops(w['iops'])} IOPS = {format_rate(w['bw_bytes'])}"
-        table.add_row(w["workload"], _size(w["bs"]), str(w["outstanding"]), promised, w["bound"])
+        row = [w["workload"], _size(w["bs"]), str(w["outstanding"]), promised, w["bound"]]
+        if bursts:
+            row.append(
+                f"{format_iops(w['burst_iops'])} IOPS = {format_rate(w['burst_bw_bytes'])}"
+                if "burst_iops" in w
+                else "-"
+            )
+        table.add_row(*(escape(c) for c in row))
     console.print(table)
     console.print(
         f"  sources: {'; '.join(spec['sources'])}", style="dim", highlight=False, markup=False

@@ -10,7 +10,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from iobench.expect import Check, check_run, metric_value
-from iobench.specs import SPEC_MIN_OUTSTANDING, expected, spec_data, spec_names
+from iobench.specs import (
+    SPEC_MIN_OUTSTANDING,
+    burst_expected,
+    expected,
+    promise_text,
+    spec_data,
+    spec_names,
+)
 from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate
 
@@ -94,6 +101,14 @@ def promised_rows(run: RunRecord) -> list[dict[str, Any]]:
             if e.bound == "bandwidth" and measured_bw is not None
             else (None if measured is None else measured / e.iops)
         )
+        b = burst_expected(spec, bs)
+        # Above the baseline but within what the volume may do for a while: a burst.
+        in_burst = (
+            b is not None
+            and share is not None
+            and share > BURST_MARGIN
+            and (measured_bw or 0) <= BURST_MARGIN * b.bw_bytes
+        )
         rows.append(
             {
                 "target": target,
@@ -106,6 +121,7 @@ def promised_rows(run: RunRecord) -> list[dict[str, Any]]:
                 "measured_iops": measured,
                 "measured_bw_bytes": measured_bw,
                 "pct": None if share is None else 100.0 * share,
+                "in_burst": in_burst,
                 "held_to": outstanding >= int(spec.get("min_outstanding", SPEC_MIN_OUTSTANDING)),
             }
         )
@@ -119,6 +135,9 @@ def spec_document(run: RunRecord) -> dict[str, Any] | None:
     return {**spec, "workloads": promised_rows(run)}
 
 
+# A measured figure this far above the baseline is beyond noise.
+BURST_MARGIN = 1.1
+
 PROMISED_HEADER = ("target", "workload", "bs", "QD x jobs", "promised", "measured", "% of promised")
 EXPECT_HEADER = ("expectation", "target", "measured", "result", "from")
 
@@ -127,11 +146,7 @@ def promised_title(run: RunRecord) -> str | None:
     spec = run.suite_def.get("spec")
     if not spec:
         return None
-    params = ", ".join(f"{k} {v}" for k, v in spec["params"].items())
-    return (
-        f"promised by {spec['spec']} ({spec['title']}; {params}): "
-        f"{format_iops(spec['iops'])} IOPS, {format_rate(spec['bw_bytes'])}"
-    )
+    return f"promised by {promise_text(spec)}"
 
 
 def promised_notes(run: RunRecord) -> list[str]:
@@ -142,6 +157,11 @@ def promised_notes(run: RunRecord) -> list[str]:
         f"{spec.get('min_outstanding', SPEC_MIN_OUTSTANDING)} outstanding IOs, which are "
         "latency-bound and not held to it"
     )
+    if spec.get("burst") and any(r["in_burst"] for r in promised_rows(run)):
+        notes.append(
+            "(burst): above the baseline, within the burst the volume is allowed for a while; "
+            "a run longer than the burst shows what it sustains"
+        )
     if spec.get("sources"):
         notes.append("sources: " + "; ".join(spec["sources"]))
     return notes
@@ -154,6 +174,8 @@ def promised_table(run: RunRecord) -> list[list[str]]:
         pct = "-" if r["pct"] is None else f"{r['pct']:.0f} %"
         if r["pct"] is not None and not r["held_to"]:
             pct = f"({pct})"
+        if r["in_burst"]:
+            pct += " (burst)"
         bw = r["bound"] == "bandwidth"
         rows.append(
             [

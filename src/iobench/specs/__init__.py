@@ -19,9 +19,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from iobench import units
 from iobench.errors import UserError
 from iobench.model import Expectation, Suite
-from iobench.units import format_bytes, format_iops, format_rate, parse_size
+from iobench.units import format_bytes, format_iops, format_ns, format_rate, parse_size
 
 # A spec's expectation passes at this share of the promised figure.
 SPEC_TOLERANCE = 0.9
@@ -30,8 +31,6 @@ SPEC_TOLERANCE = 0.9
 SPEC_MIN_OUTSTANDING = 16
 DOCS = "docs/specs.md"
 
-_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?)[bB]/s\s*$")
-_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
 GiB = float(1 << 30)
 
 
@@ -39,11 +38,10 @@ def parse_rate(value: str | int | float, where: str) -> float:
     """``200MB/s`` -> 2e8, ``125MiB/s`` -> 131072000.0 (bytes a second)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    m = _RATE.match(str(value))
-    if not m:
-        raise UserError(f"{where}: {value!r} is not a rate such as 200MB/s or 125MiB/s")
-    base = 1024.0 if m.group(3) else 1000.0
-    return float(m.group(1)) * base ** _PREFIX[m.group(2).lower()]
+    try:
+        return units.parse_rate(str(value))
+    except ValueError as e:
+        raise UserError(f"{where}: {e}") from e
 
 
 def _count(value: str | int | float, where: str) -> float:
@@ -154,6 +152,11 @@ def _param_values(
                     )
                 out[key] = float(volume.device_bytes)
             else:
+                if str(raw).strip().isdigit():
+                    raise UserError(
+                        f"{where}={raw}: a size needs its unit (a bare number would be bytes)",
+                        f"e.g. {key}={raw}G for {raw} GiB",
+                    )
                 try:
                     out[key] = float(parse_size(str(raw)))
                 except ValueError as e:
@@ -212,10 +215,11 @@ def _check_range(values: dict[str, Any], key: str, decl: Mapping[str, Any], wher
             continue
         limit = parse(decl[bound], where)
         if (values[key] < limit) if bound == "min" else (values[key] > limit):
+            low = bound == "min"
             raise UserError(
-                f"{where}: {values[key]:g} is {'below' if bound == 'min' else 'above'} the "
-                f"{bound}imum of {decl[bound]}",
-                decl.get("help"),
+                f"{where}: {_show(key, values[key])} is {'below' if low else 'above'} the "
+                f"{bound}imum of {_show(key, limit)} ({decl.get('help', key)})",
+                f"give {'at least' if low else 'at most'} {_show(key, limit)}",
             )
 
 
@@ -363,6 +367,58 @@ def expected(promise: Mapping[str, Any] | Promise, bs: int) -> Expected:
     if by_iops * bs <= float(p["bw_bytes"]):
         return Expected(by_iops, by_iops * bs, "IOPS")
     return Expected(float(p["bw_bytes"]) / bs, float(p["bw_bytes"]), "bandwidth")
+
+
+def burst_expected(promise: Mapping[str, Any] | Promise, bs: int) -> Expected | None:
+    """What the volume delivers at block size ``bs`` while it bursts; None without a burst."""
+    p = promise.as_dict() if isinstance(promise, Promise) else promise
+    b = p.get("burst")
+    if not b:
+        return None
+    return expected(
+        {
+            "io_unit": p.get("io_unit"),
+            "iops": b.get("iops") or p["iops"],
+            "bw_bytes": b.get("bw_bytes") or p["bw_bytes"],
+        },
+        bs,
+    )
+
+
+def burst_text(promise: Mapping[str, Any] | Promise) -> str:
+    """``bursts to 3.00k IOPS for about 2.1k s from 5,400,000 I/O credits``, or ""."""
+    p = promise.as_dict() if isinstance(promise, Promise) else promise
+    b = p.get("burst")
+    if not b:
+        return ""
+    levels = " and ".join(
+        x
+        for x in (
+            f"{format_iops(b['iops'])} IOPS" if b.get("iops") else "",
+            format_rate(b["bw_bytes"]) if b.get("bw_bytes") else "",
+        )
+        if x
+    )
+    text = f"bursts to {levels}"
+    if b.get("seconds"):
+        text += f" for about {b['seconds']:,.0f} s"
+    if b.get("credits"):
+        text += f" (a full bucket of {b['credits']:,.0f} I/O credits)"
+    return text
+
+
+def promise_text(promise: Mapping[str, Any] | Promise) -> str:
+    """One line: the spec, its parameters, its baseline, latency and burst."""
+    p = promise.as_dict() if isinstance(promise, Promise) else promise
+    params = ", ".join(f"{k} {v}" for k, v in p["params"].items())
+    text = (
+        f"{p['spec']} ({p['title']}{'; ' + params if params else ''}): "
+        f"{format_iops(p['iops'])} IOPS, {format_rate(p['bw_bytes'])}"
+    )
+    if p.get("latency_mean_ns"):
+        text += f", average latency {format_ns(p['latency_mean_ns'])}"
+    burst = burst_text(p)
+    return text + (f"; {burst}" if burst else "")
 
 
 def _rate_text(bytes_per_s: float) -> str:
