@@ -1,5 +1,5 @@
 """Findings from the measurements: each triggered by a case and not by its counterpart, on
-recorded figures; cache and CPU-bound also on a real fio run."""
+recorded figures; cache, CPU-bound and IO merging also on real fio runs."""
 
 from __future__ import annotations
 
@@ -286,3 +286,46 @@ def test_a_real_run_from_the_page_cache_is_caught(cli: Cli, tmp_path: Path, real
         pytest.skip("tmp_path is in RAM here: every read is a memory read")
     assert {"cache-suspected", "fio-cpu-bound"} <= found["false"]
     assert not {"cache-suspected", "fio-cpu-bound"} & found["true"], found["true"]
+
+
+MERGING = """\
+name = "merging"
+description = "sequential and random 256 KiB reads at a deep queue"
+indicative = true
+[defaults]
+runtime = "1s"
+size = "32M"
+numjobs = 1
+iodepth = 32
+bs = "256k"
+[[workload]]
+name = "seq-r"
+rw = "read"
+[[workload]]
+name = "rand-r"
+rw = "randread"
+"""
+
+
+@pytest.mark.fio
+def test_a_real_sequential_run_whose_ios_the_block_layer_merged(
+    cli: Cli, tmp_path: Path, real_fio: str
+) -> None:
+    """Sequential 256 KiB reads 32 deep on a file of a disk-backed filesystem: the block
+    layer merges most of them before the disk sees them (fio's disk_util says how many).
+    Random reads of the same size are not merged."""
+    target = tmp_path / "t"
+    target.mkdir()
+    suite = tmp_path / "merging.toml"
+    suite.write_text(MERGING)
+    code, out, err = cli("run", str(target), "--suite", str(suite), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    found = {(w["id"], w.get("workload")) for w in doc["warnings"]}
+    if any(i == "ram-backed" for i, _ in found):
+        pytest.skip("tmp_path is in RAM here: no disk to merge IOs for")
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    if not all(r["disk_util"] for r in ok):
+        pytest.skip("fio reports no disk statistics for this filesystem's device")
+    assert ("io-merging", "seq-r") in found, doc["warnings"]
+    assert ("io-merging", "rand-r") not in found
