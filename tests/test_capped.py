@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -206,14 +207,11 @@ def _fio_started(timeout_s: float = 60) -> bool:
     return False
 
 
-def test_a_burst_that_runs_out_is_found_with_its_time_and_levels(
-    scratch: Scratch, tmp_path: Path, real_fio: str
-) -> None:
-    """4000 IOPS for about 4 s, then the throttle drops to 1000 IOPS, as when a cloud
-    volume's burst credits run out: the drop, its time and both levels are reported."""
-    dev, group = capped_volume(scratch, 64 * MiB, 4000, 0)
-    db = tmp_path / "r.db"
-    argv = ["run", dev, "--suite", reads_suite(tmp_path, "9s", only="rand-r"), "--json"]
+def iobench_changing_the_cap(
+    group: Cgroup, db: Path, argv: list[str], change: Callable[[], None]
+) -> tuple[int, str, str]:
+    """The iobench CLI in the cgroup, as :func:`iobench_in`; once its fio runs, ``change``
+    changes the cgroup's cap as the run goes (and returns before the run ends)."""
     proc = subprocess.Popen(
         group.command([sys.executable, "-m", "iobench", "--db", str(db), *argv]),
         stdout=subprocess.PIPE,
@@ -222,13 +220,29 @@ def test_a_burst_that_runs_out_is_found_with_its_time_and_levels(
     )
     try:
         assert _fio_started(), "fio did not start"
-        time.sleep(4.0)
-        group.set(read_iops=1000)
+        change()
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err
+    return proc.returncode, out, err
+
+
+def test_a_burst_that_runs_out_is_found_with_its_time_and_levels(
+    scratch: Scratch, tmp_path: Path, real_fio: str
+) -> None:
+    """4000 IOPS for about 4 s, then the throttle drops to 1000 IOPS, as when a cloud
+    volume's burst credits run out: the drop, its time and both levels are reported."""
+    dev, group = capped_volume(scratch, 64 * MiB, 4000, 0)
+    db = tmp_path / "r.db"
+
+    def burst_runs_out() -> None:
+        time.sleep(4.0)
+        group.set(read_iops=1000)
+
+    argv = ["run", dev, "--suite", reads_suite(tmp_path, "9s", only="rand-r"), "--json"]
+    code, out, err = iobench_changing_the_cap(group, db, argv, burst_runs_out)
+    assert code == 0, err
     doc = json.loads(out)
     (drop,) = [w for w in doc["warnings"] if w["id"] == "throughput-drop"]
     assert drop["workload"] == "rand-r" and drop["target"] == dev
@@ -252,24 +266,15 @@ def test_a_steady_volume_shows_no_drop_and_a_throttle_that_flaps_is_unstable(
     ids = {w["id"] for w in json.loads(out)["warnings"]}
     assert "throughput-drop" not in ids and "unstable-samples" not in ids, ids
 
-    argv = ["run", dev, "--suite", suite, "--json"]
-    proc = subprocess.Popen(
-        group.command([sys.executable, "-m", "iobench", "--db", str(db), *argv]),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert _fio_started(), "fio did not start"
+    def flaps() -> None:
         # A throttle that flaps from second to second, with no lasting step down.
         for iops in (600, 3000, 600, 3000, 3000, 600, 3000, 600):
             time.sleep(1.0)
             group.set(read_iops=iops)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
+
+    code, out, err = iobench_changing_the_cap(group, db, ["run", dev, "--suite", suite, "--json"],
+                                              flaps)  # fmt: skip
+    assert code == 0, err
     warnings = json.loads(out)["warnings"]
     assert "throughput-drop" not in {w["id"] for w in warnings}
     (unstable,) = [w for w in warnings if w["id"] == "unstable-samples"]
@@ -309,20 +314,19 @@ def test_spec_on_a_capped_volume_shows_the_share_of_what_was_promised(
 
     # gp3 provisioned at 4000 IOPS: this volume delivers more; and one that expects
     # more than it delivers fails with exit 4.
-    code, out, err = iobench_in(
-        group, db, "run", dev, "--suite", reads_suite(tmp_path, "3s", only="rand-r"),
-        "--ramp", "1s", "--spec", "aws-gp3", "--spec-param", "iops=4000",
-        "--spec-param", "size=100G", "--json",
-    )  # fmt: skip
+    def gp3(iops: int) -> tuple[int, dict[str, Any], str]:
+        code, out, err = iobench_in(
+            group, db, "run", dev, "--suite", reads_suite(tmp_path, "3s", only="rand-r"),
+            "--ramp", "1s", "--spec", "aws-gp3", "--spec-param", f"iops={iops}",
+            "--spec-param", "size=100G", "--json",
+        )  # fmt: skip
+        (row,) = json.loads(out)["spec"]["workloads"]
+        return code, row, err
+
+    code, row, err = gp3(4000)
     assert code == 0, err
-    (row,) = json.loads(out)["spec"]["workloads"]
     assert row["pct"] == pytest.approx(125, abs=12)
-    code, out, err = iobench_in(
-        group, db, "run", dev, "--suite", reads_suite(tmp_path, "3s", only="rand-r"),
-        "--ramp", "1s", "--spec", "aws-gp3", "--spec-param", "iops=10000",
-        "--spec-param", "size=100G", "--json",
-    )  # fmt: skip
+    code, row, err = gp3(10000)
     assert code == 4, err
-    (row,) = json.loads(out)["spec"]["workloads"]
     assert row["pct"] == pytest.approx(50, abs=6)
     assert "expectation(s) not met: rand-r.total.iops>=9000" in err

@@ -141,22 +141,17 @@ def plan_options(f: Any) -> Any:
 @click.pass_context
 def run(
     ctx: click.Context,
+    /,
     targets: tuple[str, ...],
-    suite: str,
     label: str | None,
-    runtime: str | None,
-    ramp: str | None,
-    size: str | None,
     destructive: bool,
-    overwrite_signatures: bool,
     repeat: int,
     clients: str | None,
     scale: str | None,
-    expectations: tuple[str, ...],
     spec: str | None,
-    spec_params: tuple[str, ...],
     prefill: bool,
     as_json: bool,
+    **_plan: Any,  # the rest of plan_options: read by run_request from ctx.params
 ) -> int:
     """Run a suite on each TARGET (default: the current directory) and store the results.
 
@@ -182,10 +177,7 @@ def run(
     from iobench.report.jsondoc import run_document
     from iobench.report.terminal import render_run
 
-    request = run_request(
-        targets, suite, label, runtime, ramp, size, destructive, overwrite_signatures,
-        repeat, expectations, spec, spec_params, prefill,
-    )  # fmt: skip
+    request = run_request(ctx.params)
     if scale and not clients:
         raise UserError("--scale goes with --clients", "name the clients with --clients")
     if clients:
@@ -206,55 +198,43 @@ def run(
     return run_code(outcome, record)
 
 
-def run_request(
-    targets: tuple[str, ...],
-    suite: str,
-    label: str | None,
-    runtime: str | None,
-    ramp: str | None,
-    size: str | None,
-    destructive: bool,
-    overwrite_signatures: bool,
-    repeat: int,
-    expectations: tuple[str, ...],
-    spec: str | None,
-    spec_params: tuple[str, ...],
-    prefill: bool,
-) -> Any:
-    """What `run` and `doctor` were asked, checked: a RunRequest."""
+def run_request(params: dict[str, Any]) -> Any:
+    """What `run` and `doctor` were asked (their click parameters, by name), checked: a
+    RunRequest. `doctor` has no --label or --repeat."""
     from iobench.benchmark import RunRequest
     from iobench.expect import with_expectations
     from iobench.specs import parse_spec_params, spec_data
     from iobench.suites import apply_overrides, load_suite
 
-    if overwrite_signatures and not destructive:
+    p = params
+    if p["overwrite_signatures"] and not p["destructive"]:
         raise UserError(
             "--overwrite-signatures only makes sense with --destructive",
             "add --destructive, or drop --overwrite-signatures",
         )
-    if spec_params and not spec:
+    if p["spec_params"] and not p["spec"]:
         raise UserError("--spec-param goes with --spec", "name the spec with --spec")
-    if spec:
-        spec_data(spec)  # an unknown spec is named before anything else
-    loaded = load_suite(suite)
+    if p["spec"]:
+        spec_data(p["spec"])  # an unknown spec is named before anything else
+    loaded = load_suite(p["suite"])
     loaded = apply_overrides(
         loaded,
-        runtime_s=parse_opt(runtime, parse_duration, "--runtime"),
-        size=parse_opt(size, parse_size, "--size"),
-        ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
+        runtime_s=parse_opt(p["runtime"], parse_duration, "--runtime"),
+        size=parse_opt(p["size"], parse_size, "--size"),
+        ramp_s=parse_opt(p["ramp"], parse_duration, "--ramp"),
     )
-    loaded = with_expectations(loaded, expectations)
+    loaded = with_expectations(loaded, p["expectations"])
     return RunRequest(
-        targets=targets or (".",),
+        targets=p["targets"] or (".",),
         suite=loaded,
-        label=label,
-        destructive=destructive,
-        overwrite_signatures=overwrite_signatures,
+        label=p.get("label"),
+        destructive=p["destructive"],
+        overwrite_signatures=p["overwrite_signatures"],
         argv=("iobench", *sys.argv[1:]),
-        repeat=repeat,
-        prefill=prefill,
-        spec=spec,
-        spec_params=parse_spec_params(spec_params),
+        repeat=p.get("repeat", 1),
+        prefill=p["prefill"],
+        spec=p["spec"],
+        spec_params=parse_spec_params(p["spec_params"]),
     )
 
 
@@ -263,21 +243,7 @@ def run_request(
 @plan_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.pass_context
-def doctor(
-    ctx: click.Context,
-    targets: tuple[str, ...],
-    suite: str,
-    runtime: str | None,
-    ramp: str | None,
-    size: str | None,
-    destructive: bool,
-    overwrite_signatures: bool,
-    expectations: tuple[str, ...],
-    spec: str | None,
-    spec_params: tuple[str, ...],
-    prefill: bool,
-    as_json: bool,
-) -> int:
+def doctor(ctx: click.Context, /, as_json: bool, **_plan: Any) -> int:
     """Explain what `iobench run` would do, and its pitfalls, without running anything.
 
     Takes the same TARGETs and options as `run`. Shows the host and each target's storage,
@@ -297,10 +263,7 @@ def doctor(
     from iobench.benchmark import plan, protected_paths
     from iobench.report.doctor import doctor_document, render_doctor
 
-    request = run_request(
-        targets, suite, None, runtime, ramp, size, destructive, overwrite_signatures, 1,
-        expectations, spec, spec_params, prefill,
-    )  # fmt: skip
+    request = run_request(ctx.params)
     refused: IobenchError | None = None
     try:
         planned = plan(request, protected_paths(db_path(ctx)))
