@@ -149,10 +149,7 @@ def sweep(
       iobench sweep /mnt/vol --bs 4k,16k,64k,256k,1m --qd 1,2,4,8,16,32,64,128 --jobs 1,4
       iobench sweep /dev/sdb --rw randread --bs 4k --qd 1,4,16,64 --p99-under 2ms --json
     """
-    from iobench.benchmark import RunRequest
-    from iobench.report.curves import render_analysis
     from iobench.report.jsondoc import run_document
-    from iobench.report.terminal import render_run_footer, render_run_header
 
     _check_destructive(destructive, overwrite_signatures)
     modes = parse_list(rw, _mode, "--rw")
@@ -189,6 +186,30 @@ def sweep(
         workloads=workloads,
         source="sweep",
     )
+    outcome, record = _execute(
+        ctx, target, suite, label, destructive, overwrite_signatures,
+        extra_definition={"sweep": {"axes": axes}, "p99_under_ns": p99},
+    )  # fmt: skip
+    if as_json:
+        emit_json(run_document(record))
+    else:
+        _render(record)
+    return outcome_code(outcome)
+
+
+def _execute(
+    ctx: click.Context,
+    target: str,
+    suite: Suite,
+    label: str | None,
+    destructive: bool,
+    overwrite_signatures: bool,
+    **extra: Any,
+) -> Any:
+    """Run a sweep's or a characterization's suite as `run` runs one: the same safety
+    checks, progress and store; (outcome, stored run)."""
+    from iobench.benchmark import RunRequest
+
     request = RunRequest(
         targets=(target,),
         suite=suite,
@@ -196,17 +217,19 @@ def sweep(
         destructive=destructive,
         overwrite_signatures=overwrite_signatures,
         argv=("iobench", *sys.argv[1:]),
-        extra_definition={"sweep": {"axes": axes}, "p99_under_ns": p99},
+        **extra,
     )
-    outcome, record = execute_request(ctx, request)
-    if as_json:
-        emit_json(run_document(record))
-    else:
-        out = stdout()
-        render_run_header(record, out)
-        render_analysis(record, out)
-        render_run_footer(record, out)
-    return outcome_code(outcome)
+    return execute_request(ctx, request)
+
+
+def _render(record: Any) -> None:
+    from iobench.report.curves import render_analysis
+    from iobench.report.terminal import render_run_footer, render_run_header
+
+    out = stdout()
+    render_run_header(record, out)
+    render_analysis(record, out)
+    render_run_footer(record, out)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -257,9 +280,7 @@ def characterize(
         Settings,
         probe_workload,
     )
-    from iobench.benchmark import RunRequest
-    from iobench.report.curves import analysis_document, render_analysis
-    from iobench.report.terminal import render_run_footer, render_run_header
+    from iobench.report.curves import analysis_document
 
     _check_destructive(destructive, overwrite_signatures)
     mode = parse_list(rw, _mode, "--rw")
@@ -299,17 +320,10 @@ def characterize(
         workloads=(template,),
         source="characterize",
     )
-    request = RunRequest(
-        targets=(target,),
-        suite=suite,
-        label=label,
-        destructive=destructive,
-        overwrite_signatures=overwrite_signatures,
-        argv=("iobench", *sys.argv[1:]),
-        planner=planner,
-        extra_definition={"p99_under_ns": p99},
-    )
-    outcome, record = execute_request(ctx, request)
+    outcome, record = _execute(
+        ctx, target, suite, label, destructive, overwrite_signatures,
+        planner=planner, extra_definition={"p99_under_ns": p99},
+    )  # fmt: skip
     if as_json:
         doc = analysis_document(record) or {}
         emit_json(
@@ -324,8 +338,5 @@ def characterize(
             }
         )
     else:
-        out = stdout()
-        render_run_header(record, out)
-        render_analysis(record, out)
-        render_run_footer(record, out)
+        _render(record)
     return outcome_code(outcome)

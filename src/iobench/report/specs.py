@@ -217,7 +217,7 @@ def render_promised(run: RunRecord, console: Console) -> None:
         title=escape(title),
         title_justify="left",
         title_style="bold",
-        caption=escape("\n".join(promised_notes(run)[:-1])),
+        caption=escape("\n".join(n for n in promised_notes(run) if not n.startswith("sources: "))),
         caption_justify="left",
     )
     for col in PROMISED_HEADER:
