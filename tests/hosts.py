@@ -10,6 +10,7 @@ fails. Used through the ``fio_hosts`` fixture in tests/test_clients.py.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import shutil
@@ -36,6 +37,25 @@ def _free_subnet(tag: int) -> ipaddress.IPv4Network:
         if str(net.network_address)[:-1] not in used:
             return net
     raise RuntimeError("no free /24 in 10.213.0.0/16")
+
+
+def _descendants(root: int) -> set[int]:
+    """The processes below ``root``, from /proc's parent links."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
 
 
 class FioHost:
@@ -78,19 +98,36 @@ class FioHost:
                 time.sleep(0.05)
 
     def signal(self, sig: int) -> None:
-        """Send ``sig`` to the server's whole process group (listener and its jobs)."""
+        """Send ``sig`` to the whole server: its listener, connection handlers and job
+        processes (fio gives its job processes process groups of their own)."""
         assert self.server is not None
-        os.killpg(self.server.pid, sig)
+        for pid in [self.server.pid, *_descendants(self.server.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    def wait_for_io(self, directory: Path, timeout_s: float = 15.0) -> None:
+        """Return once a process the server forked holds a file in ``directory`` open: a
+        job is running there, past fio's connection handshake. (fio puts its job processes
+        in process groups of their own, so they are found by parentage.)"""
+        assert self.server is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for pid in _descendants(self.server.pid):
+                try:
+                    links = [str(fd.readlink()) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+                except OSError:
+                    continue
+                if any(link.startswith(f"{directory}/") for link in links):
+                    return
+            time.sleep(0.02)
+        raise AssertionError(f"no job of the server on {self.address} opened a file in {directory}")
 
     def kill(self) -> None:
         """The server and everything it forked dies at once, as in a crash."""
         if self.server is None:
             return
-        try:
-            os.killpg(self.server.pid, signal.SIGCONT)  # a stopped group cannot die otherwise
-            os.killpg(self.server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        self.signal(signal.SIGCONT)  # a stopped process cannot die otherwise
+        self.signal(signal.SIGKILL)
         self.server.wait(timeout=30)
         self.server = None
 

@@ -459,10 +459,17 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
         clients=tuple(parse_clients(",".join(names(fio_hosts)))),
     )
 
+    def stop_once_running() -> None:
+        # Stopped during fio's handshake, the client gives up by itself ("timeout on cmd
+        # PROBE"); only a server stopped mid-job leaves it waiting for the hard timeout.
+        victim.wait_for_io(shared)
+        time.sleep(0.3)
+        victim.signal(signal.SIGSTOP)
+
     class StopAtFirstWorkload(NullObserver):
         def started(self, step: Any) -> None:
             if step.workload is not None and step.workload.name == "rr":
-                threading.Timer(0.3, victim.signal, (signal.SIGSTOP,)).start()
+                threading.Thread(target=stop_once_running, daemon=True).start()
 
     started = time.monotonic()
     try:
