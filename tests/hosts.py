@@ -98,10 +98,14 @@ class FioHost:
                 time.sleep(0.05)
 
     def signal(self, sig: int) -> None:
-        """Send ``sig`` to the whole server: its listener, connection handlers and job
-        processes (fio gives its job processes process groups of their own)."""
+        """Send ``sig`` to the whole server: its process group (listener and connection
+        handlers, atomically, forks included), then the job processes, which fio puts in
+        process groups of their own and which fork nothing."""
         assert self.server is not None
-        for pid in [self.server.pid, *_descendants(self.server.pid)]:
+        jobs = _descendants(self.server.pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.server.pid, sig)
+        for pid in jobs:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
 
@@ -123,10 +127,12 @@ class FioHost:
         raise AssertionError(f"no job of the server on {self.address} opened a file in {directory}")
 
     def kill(self) -> None:
-        """The server and everything it forked dies at once, as in a crash."""
+        """The server and everything it forked dies at once, as in a crash. It is stopped
+        first, so that no process forked while it dies (a handler for a connection that
+        was waiting) survives holding the listening socket."""
         if self.server is None:
             return
-        self.signal(signal.SIGCONT)  # a stopped process cannot die otherwise
+        self.signal(signal.SIGSTOP)
         self.signal(signal.SIGKILL)
         self.server.wait(timeout=30)
         self.server = None

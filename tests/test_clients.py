@@ -502,16 +502,20 @@ def test_a_server_left_running_by_a_killed_controller_does_not_confuse_the_next_
     controller_tmp.mkdir()
     given = ",".join(names(fio_hosts))
     env = {**os.environ, "TMPDIR": str(controller_tmp), "IOBENCH_DB": str(isolated_db)}
-    first = subprocess.Popen(
-        [sys.executable, "-m", "iobench", "run", str(shared), "--suite",
-         suite_file(tmp_path, "4s"), "--clients", given],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
+    said = tmp_path / "first.stderr"
+    with said.open("wb") as stderr:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "iobench", "run", str(shared), "--suite",
+             suite_file(tmp_path, "4s"), "--clients", given],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            start_new_session=True,
+        )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while len(list(shared.glob("iobench-*.dat"))) < 3 or not _fio_clients(controller_tmp):
-            assert time.monotonic() < deadline and first.poll() is None, "the run did not start"
+            assert time.monotonic() < deadline and first.poll() is None, (
+                f"the run did not start: {said.read_text()}"
+            )
             time.sleep(0.1)
         time.sleep(1.0)
     finally:
