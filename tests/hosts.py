@@ -136,6 +136,13 @@ class FioHost:
         self.signal(signal.SIGKILL)
         self.server.wait(timeout=30)
         self.server = None
+        # Whatever else still lives in the namespace is ours too: nothing outlives a test.
+        left = subprocess.run(
+            [tool("ip"), "netns", "pids", self.netns], capture_output=True, text=True, check=False
+        ).stdout.split()
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 class FioHosts:
