@@ -4,8 +4,8 @@ One bridge in the root namespace holds ``.1`` of a private /24 that is free on t
 machine; every host is a namespace joined to it by a veth pair, with ``.2``, ``.3`` ...
 and a fio server bound to that address only. Namespaces share the filesystem, so a
 directory under the test's tmp_path is a "shared filesystem" for all of them. Everything
-(servers' whole process groups, namespaces, links) is removed afterwards, also when a test
-fails. Used through the ``fio_hosts`` fixture in tests/test_clients.py.
+(servers with every process they forked, namespaces, links) is removed afterwards, also when
+a test fails. Used through the ``fio_hosts`` fixture in tests/test_clients.py.
 """
 
 from __future__ import annotations
