@@ -491,6 +491,48 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
 
 
 @pytest.mark.root
+def test_ctrl_c_while_the_files_are_laid_out_still_cleans_every_client(
+    fio_hosts: FioHosts,
+    shared: Path,
+    tmp_path: Path,
+    isolated_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Interrupted in the layout step, the run removes the files of the clients that
+    answer, and says that it could not clean the one that does not."""
+    victim = fio_hosts.hosts[0]
+    monkeypatch.setattr(multiclient, "CLEANUP_TIMEOUT_S", 3.0)
+    request = ClientRunRequest(
+        target=str(shared),
+        suite=load_suite(suite_file(tmp_path)),
+        clients=tuple(parse_clients(",".join(names(fio_hosts)))),
+    )
+
+    def interrupt_once_the_others_write() -> None:
+        deadline = time.monotonic() + 15
+        while len(list(shared.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    class InterruptTheLayout(NullObserver):
+        def started(self, step: Any) -> None:
+            assert step.workload is None, "the layout was not interrupted"
+            victim.signal(signal.SIGSTOP)  # its layout cannot finish: the step goes on
+            threading.Thread(target=interrupt_once_the_others_write, daemon=True).start()
+
+    try:
+        with Store.open(isolated_db) as store:
+            outcome = execute_clients(request, store, find_fio(), InterruptTheLayout())
+            run = store.get_run(outcome.run_id)
+    finally:
+        victim.kill()
+    assert outcome.status == "aborted" and run.results == []
+    left = [w for w in run.warnings if w["id"] == "test-file-left"]
+    assert len(left) == 1 and victim.name in left[0]["message"], run.warnings
+    assert list(shared.iterdir()) == []  # the others' files are gone; the victim wrote none
+
+
+@pytest.mark.root
 def test_a_server_left_running_by_a_killed_controller_does_not_confuse_the_next_run(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
 ) -> None:

@@ -101,7 +101,7 @@ class _State:
     workdir: Path
     files: dict[str, str]  # client name -> its test file on the server
     tags: dict[str, str]  # client name -> c1, c2 ... (job sections, file names)
-    laid_out: set[str] = field(default_factory=set)
+    layout_started: bool = False  # from then on, every client may hold a test file
     dead: dict[str, str] = field(default_factory=dict)  # client name -> why it left the run
     findings: list[Finding] = field(default_factory=list)
     fio_version: str | None = None
@@ -210,7 +210,6 @@ def execute_clients(
         internal = f"internal error: {type(e).__name__}: {e}"
         raise
     finally:
-        state.stop.set()  # any fio still running is stopped
         with contextlib.suppress(Exception):
             obs.close()
         _cleanup(fio, request, state)
@@ -328,6 +327,7 @@ def _layout(
     size = max(w.size for w in request.suite.workloads)
     direct = all(w.direct for w in request.suite.workloads)
     timeout = 120.0 + 3 * size / LAYOUT_BYTES_PER_S
+    state.layout_started = True
     done = _observed(
         obs,
         step,
@@ -346,8 +346,6 @@ def _layout(
         got = done[c.name]
         if isinstance(got, BaseException):
             state.dead[c.name] = f"laying out its test file failed: {_why(got)}"
-        else:
-            state.laid_out.add(c.name)
     if len(state.dead) == len(request.clients):
         raise FioFailed(
             "no client could lay out its test file: "
@@ -491,11 +489,12 @@ def _iso(t: float) -> str:
 
 
 def _cleanup(fio: FioInfo, request: ClientRunRequest, state: _State) -> None:
-    """Remove the test file on every client that got one; what cannot be removed is said."""
-    state.stop.clear()
-    clients = [c for c in request.clients if c.name in state.laid_out or c.name in state.dead]
-    if not clients:
+    """Remove the test file on every client once the layout began (also when it was
+    interrupted, half written); what cannot be removed is said."""
+    if not state.layout_started:
         return
+    state.stop.clear()
+    clients = request.clients
     try:
         done = _parallel(
             clients,
