@@ -52,6 +52,19 @@ def test_digitalocean_crossover_table_of_its_own_guide() -> None:
         resolve("digitalocean-volume", {"droplet": "huge"}, Volume(None, 2))
 
 
+def test_a_default_the_volume_cannot_give_asks_for_the_parameter() -> None:
+    """size defaults to the device's, vcpus to the host's: unknown there, the error says
+    which parameter to give."""
+    with pytest.raises(UserError, match="the volume's size is not known here") as e:
+        resolve("aws-gp3", {}, Volume(None, 2))
+    assert e.value.hint == "give it: --spec-param size=500G"
+    with pytest.raises(UserError, match="the number of vCPUs is not known here") as e:
+        resolve("gcp-pd-ssd", {"size": "100G"}, Volume(None, None))
+    assert e.value.hint == "give it: --spec-param vcpus=8"
+    given = resolve("gcp-pd-ssd", {"size": "100G", "vcpus": "8"}, Volume(None, None))
+    assert given.params == {"size": "100 GiB", "vcpus": "8"}
+
+
 def test_gp2_grows_with_size_and_its_burst_bucket_lasts_as_aws_says() -> None:
     small = resolve("aws-gp2", {}, Volume(100 * GiB, 2))
     assert small.iops == 300 and small.bw_bytes == 128 * MiB
@@ -218,10 +231,11 @@ def test_a_figure_within_the_burst_is_marked_as_a_burst() -> None:
         params = {"rw": "randread", "bs": 4096, "iodepth": 32, "numjobs": 1}
         run = replace(base, suite_def={"spec": promise},
                       results=[_result("rr", _m(iops, 1e6), params=params)])  # fmt: skip
-        (rows[iops],) = promised_rows(run)
-        (table_row,) = promised_table(run)
+        measured = promised_rows(run)
+        (rows[iops],) = measured
+        (table_row,) = promised_table(measured)
         rows[iops]["shown"] = table_row[-1]
-        rows[iops]["noted"] = any("(burst)" in note for note in promised_notes(run))
+        rows[iops]["noted"] = any("(burst)" in note for note in promised_notes(run, measured))
     assert (rows[2900]["in_burst"], rows[2900]["shown"]) == (True, "967 % (burst)")
     assert (rows[3900]["in_burst"], rows[3900]["shown"]) == (False, "1300 %")
     assert (rows[320]["in_burst"], rows[320]["shown"]) == (False, "107 %")

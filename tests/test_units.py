@@ -10,7 +10,9 @@ from iobench.units import (
     format_iops,
     format_ns,
     format_size_short,
+    parse_count,
     parse_duration,
+    parse_latency_ns,
     parse_size,
 )
 
@@ -65,3 +67,18 @@ def test_human_formats() -> None:
     assert format_ns(12_345) == "12.3 µs"
     assert format_ns(4_560_000) == "4.56 ms"
     assert format_ns(None) == "-"
+
+
+def test_counts_take_k_and_m_as_powers_of_ten() -> None:
+    assert [parse_count(v) for v in ("6000", "6k", "1.2M", " 5 K ")] == [6000, 6000, 1.2e6, 5000]
+    for bad in ("6G", "6ki", "-1", "k", ""):
+        with pytest.raises(ValueError, match=r"not a count such as 5000, 5k or 1\.2M"):
+            parse_count(bad)
+
+
+def test_latencies_need_their_unit() -> None:
+    got = [parse_latency_ns(v) for v in ("500us", "200µs", "5ms", "0.2ms", "1s", "80ns")]
+    assert got == [5e5, 2e5, 5e6, 2e5, 1e9, 80]
+    for bad in ("5", "5m", "5 h", "ms"):
+        with pytest.raises(ValueError, match="not a duration with its unit"):
+            parse_latency_ns(bad)

@@ -29,7 +29,7 @@ from typing import Any
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS, PERCENTILES, Expectation, Suite, Workload, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
-from iobench.units import parse_rate
+from iobench.units import parse_count, parse_latency_ns, parse_rate
 
 OPS = (">=", "<=", ">", "<")
 LATENCY_METRICS = ("mean", "min", "max", *(percentile_key(p) for p in PERCENTILES))
@@ -38,10 +38,6 @@ EXPECT_DIRECTIONS = (*DIRECTIONS, "total")
 DOCS = "docs/expect.md"
 
 _EXPR = re.compile(r"^\s*(?P<lhs>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>\S.*?)\s*$")
-_COUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*([kKmM]?)$")
-_TIME = re.compile(r"^(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)$")
-_COUNT_UNITS = {"": 1.0, "k": 1e3, "m": 1e6}
-_TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 _EXAMPLES = "e.g. rand-r.read.iops>=5000, lat-read.read.p99<5ms or *.write.bw>=200MB/s"
 
 
@@ -61,12 +57,12 @@ def directions_of(w: Workload) -> tuple[str, ...]:
 def _value(metric: str, text: str, where: str) -> float:
     compact = text.replace(" ", "")
     if metric == "iops":
-        m = _COUNT.match(compact)
-        if not m:
+        try:
+            return parse_count(compact)
+        except ValueError:
             raise UserError(
                 f"{where}: iops takes a count such as 5000, 5k or 1.2M, not {text!r}", _EXAMPLES
-            )
-        return float(m.group(1)) * _COUNT_UNITS[m.group(2).lower()]
+            ) from None
     if metric == "bw":
         try:
             return parse_rate(compact)
@@ -75,14 +71,14 @@ def _value(metric: str, text: str, where: str) -> float:
                 f"{where}: bw takes a rate: {e}",
                 "MB/s is 10^6 bytes a second, MiB/s 2^20, as fio prints them",
             ) from e
-    m = _TIME.match(compact)
-    if not m:
+    try:
+        return parse_latency_ns(compact)
+    except ValueError:
         raise UserError(
             f"{where}: {metric} takes a duration with its unit, such as 500us, 5ms or 1s, "
             f"not {text!r}",
             _EXAMPLES,
-        )
-    return float(m.group(1)) * _TIME_NS[m.group(2)]
+        ) from None
 
 
 def parse_expectation(text: str, where: str = "--expect", source: str = "--expect") -> Expectation:

@@ -93,6 +93,32 @@ def parse_rate(value: str) -> float:
     return float(m.group(1)) * base ** _RATE_PREFIX[m.group(2).lower()]
 
 
+_COUNT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+_COUNT_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6}
+_LATENCY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
+_LATENCY_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_count(value: str) -> float:
+    """``6000``, ``6k``, ``1.2M`` -> a count (k = 10^3, M = 10^6, as IOPS are quoted).
+
+    Raises ValueError saying what is accepted.
+    """
+    m = _COUNT_RE.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not a count such as 5000, 5k or 1.2M")
+    return float(m.group(1)) * _COUNT_PREFIX[m.group(2).lower()]
+
+
+def parse_latency_ns(value: str) -> float:
+    """``500us``, ``5ms``, ``1s`` -> nanoseconds; the unit is required (a latency is never
+    a bare number). Raises ValueError saying what is accepted."""
+    m = _LATENCY_RE.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not a duration with its unit, such as 500us, 5ms or 1s")
+    return float(m.group(1)) * _LATENCY_NS[m.group(2)]
+
+
 def parse_duration(value: str | int | float) -> float:
     """Parse ``30``, ``30s``, ``2m``, ``500ms``, ``1h`` into seconds (float)."""
     if isinstance(value, bool):

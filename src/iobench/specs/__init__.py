@@ -11,9 +11,8 @@ with, and ``--spec`` turns it into expectations. Pure, except for reading the da
 from __future__ import annotations
 
 import math
-import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
@@ -47,10 +46,10 @@ def parse_rate(value: str | int | float, where: str) -> float:
 def _count(value: str | int | float, where: str) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", str(value))
-    if not m:
-        raise UserError(f"{where}: {value!r} is not a number such as 6000 or 6k")
-    return float(m.group(1)) * {"": 1.0, "k": 1e3, "m": 1e6}[m.group(2).lower()]
+    try:
+        return units.parse_count(str(value))
+    except ValueError:
+        raise UserError(f"{where}: {value!r} is not a number such as 6000 or 6k") from None
 
 
 # -- the data ------------------------------------------------------------------------------------
@@ -117,6 +116,14 @@ class Volume:
     vcpus: int | None
 
 
+# Defaults taken from the volume and host: (parameter, value) -> (what it is, its value
+# here or None, an example to give instead).
+_FROM_VOLUME: dict[tuple[str, str], Callable[[Volume], tuple[str, float | None, str]]] = {
+    ("size", "device"): lambda v: ("the volume's size", v.device_bytes, "500G"),
+    ("vcpus", "host"): lambda v: ("the number of vCPUs", v.vcpus, "8"),
+}
+
+
 def _param_values(
     data: Mapping[str, Any], given: Mapping[str, str], volume: Volume, name: str
 ) -> dict[str, Any]:
@@ -143,34 +150,24 @@ def _param_values(
                     f"{where}={raw}: one of {', '.join(decl['choices'])}", decl.get("help")
                 )
             out[key] = raw
+        elif (key, raw) in _FROM_VOLUME:
+            what, known, example = _FROM_VOLUME[key, raw](volume)
+            if not known:
+                raise UserError(
+                    f"--spec {name}: {what} is not known here",
+                    f"give it: --spec-param {key}={example}",
+                )
+            out[key] = float(known)
         elif key == "size":
-            if raw == "device":
-                if not volume.device_bytes:
-                    raise UserError(
-                        f"--spec {name}: the volume's size is not known here",
-                        "give it: --spec-param size=500G",
-                    )
-                out[key] = float(volume.device_bytes)
-            else:
-                if str(raw).strip().isdigit():
-                    raise UserError(
-                        f"{where}={raw}: a size needs its unit (a bare number would be bytes)",
-                        f"e.g. {key}={raw}G for {raw} GiB",
-                    )
-                try:
-                    out[key] = float(parse_size(str(raw)))
-                except ValueError as e:
-                    raise UserError(f"{where}: {e}") from e
-        elif key == "vcpus":
-            if raw == "host":
-                if not volume.vcpus:
-                    raise UserError(
-                        f"--spec {name}: the number of vCPUs is not known here",
-                        "give it: --spec-param vcpus=8",
-                    )
-                out[key] = float(volume.vcpus)
-            else:
-                out[key] = _count(raw, where)
+            if str(raw).strip().isdigit():
+                raise UserError(
+                    f"{where}={raw}: a size needs its unit (a bare number would be bytes)",
+                    f"e.g. {key}={raw}G for {raw} GiB",
+                )
+            try:
+                out[key] = float(parse_size(str(raw)))
+            except ValueError as e:
+                raise UserError(f"{where}: {e}") from e
         elif key == "throughput":
             out[key] = parse_rate(raw, where)
         else:
@@ -265,7 +262,8 @@ def resolve(name: str, given: Mapping[str, str], volume: Volume) -> Promise:
             raise UserError(
                 f"--spec {name}: {format_bytes(values['size'])} is larger than its largest "
                 f"tier ({section['tiers'][-1]['gib']} GiB)",
-                "give the volume's size with --spec-param size=...",
+                "check the size (--spec-param size=... if the device's is not the volume's), "
+                "or choose the spec of the volume type you have: iobench specs",
             )
         if "iops" in tier:
             iops = float(tier["iops"])
@@ -299,7 +297,7 @@ def resolve(name: str, given: Mapping[str, str], volume: Volume) -> Promise:
         iops=iops,
         bw_bytes=bw,
         io_unit=io_unit,
-        latency_mean_ns=_latency_ns(latency) if latency else None,
+        latency_mean_ns=units.parse_latency_ns(latency) if latency else None,
         burst=burst,
         basis=tuple(basis),
     )
@@ -329,13 +327,6 @@ def _burst(
         seconds = credits / (burst_iops - iops)
     note = str(b.get("note") or section.get("burst", {}).get("note") or "")
     return Burst(burst_iops, burst_bw, seconds, credits, note)
-
-
-def _latency_ns(text: str) -> float:
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ns|us|ms|s)", text)
-    if not m:
-        raise ValueError(f"bad latency {text!r} in providers.toml")
-    return float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]
 
 
 def _show(key: str, value: Any) -> str:
@@ -463,6 +454,8 @@ def parse_spec_params(items: Sequence[str]) -> dict[str, str]:
         if not sep or not key.strip() or not value.strip():
             raise UserError(f"--spec-param {item!r}: not NAME=VALUE", "e.g. --spec-param iops=6000")
         if key.strip() in out:
-            raise UserError(f"--spec-param {key.strip()} is given twice")
+            raise UserError(
+                f"--spec-param {key.strip()} is given twice", "give each parameter once"
+            )
         out[key.strip()] = value.strip()
     return out
