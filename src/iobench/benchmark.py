@@ -17,7 +17,6 @@ import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -44,7 +43,14 @@ from iobench.specs import (
     spec_expectations,
 )
 from iobench.specs import resolve as resolve_spec
-from iobench.store.repository import ResultRecord, RunRecord, Store, TargetRecord, now_iso
+from iobench.store.repository import (
+    ResultRecord,
+    RunRecord,
+    Store,
+    TargetRecord,
+    iso_from_epoch,
+    now_iso,
+)
 from iobench.targets import (
     check_block_device_writable,
     check_file_writable,
@@ -701,10 +707,6 @@ def _run_step(
         obs.finished(step, outcome)
 
 
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _record(
     p: PreparedTarget,
     w: Workload,
@@ -732,8 +734,8 @@ def _record(
         fio_stdout=run.stdout if run else None,
         fio_stderr=run.stderr if run else (failure.stderr if failure else None),
         error=failure.message if failure else None,
-        started_at=_iso(run.started_at) if run else now_iso(),
-        finished_at=_iso(run.finished_at) if run else now_iso(),
+        started_at=iso_from_epoch(run.started_at) if run else now_iso(),
+        finished_at=iso_from_epoch(run.finished_at) if run else now_iso(),
         repetition=repetition,
         samples=parse_interval_logs(run.logs) if run else None,
     )

@@ -327,7 +327,8 @@ def _run_on_clients(
     if destructive:
         raise UserError(
             "--destructive does not go with --clients: iobench writes only test files of its "
-            "own on the clients, never devices or existing files"
+            "own on the clients, never devices or existing files",
+            "leave out --destructive",
         )
     counts = parse_list(scale, _count, "--scale") if scale else []
     request = ClientRunRequest(

@@ -26,6 +26,13 @@ class IobenchError(Exception):
         self.hint = hint
 
 
+def describe(e: BaseException) -> str:
+    """One line for an error in a message: its own message, else its type."""
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted"
+    return str(getattr(e, "message", None) or e) or type(e).__name__
+
+
 class UserError(IobenchError):
     """Bad input or usage: something the user can fix in what they typed."""
 

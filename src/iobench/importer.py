@@ -23,19 +23,18 @@ import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from iobench import __version__
 from iobench.analysis.aggregate import merge_jobs
-from iobench.errors import FioOutputError, Interrupted, UserError
+from iobench.errors import FioOutputError, Interrupted, UserError, describe
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.restore import is_run_document, plan_run_document
-from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
+from iobench.store.repository import ResultRecord, Store, TargetRecord, iso_from_epoch, now_iso
 
 IMPORTED_SUITE = "imported"
 _REPORT_KEYS = ("jobs", "client_stats")
@@ -175,16 +174,10 @@ def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Seque
                 status="aborted" if interrupted else "failed",
                 fio_version=plan.fio_version,
                 warnings=plan.warnings,
-                error=f"the import of {plan.source} stopped part-way: {_describe(e)}",
+                error=f"the import of {plan.source} stopped part-way: {describe(e)}",
             )
         raise
     return run_id
-
-
-def _describe(e: BaseException) -> str:
-    if isinstance(e, KeyboardInterrupt):
-        return "interrupted"
-    return str(getattr(e, "message", None) or e) or type(e).__name__
 
 
 MAX_FILE_BYTES = 256 << 20  # far more than any fio JSON output; refuses /dev/zero & co.
@@ -362,15 +355,6 @@ def _raw_report(text: str) -> dict[str, Any]:
     report, _ = _DUP_DECODER.raw_decode(text, starts[-1])
     assert isinstance(report, dict)
     return report
-
-
-def iso_from_epoch(seconds: float) -> str:
-    """Seconds since the epoch as ISO 8601 UTC with milliseconds (``...T01:51:22.831Z``)."""
-    return (
-        datetime.fromtimestamp(seconds, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
 
 
 def _number(value: object) -> float | None:

@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,7 +45,7 @@ from iobench.benchmark import (
     suite_definition,
 )
 from iobench.clients import Client, check_clients, check_remote_path, require_clients
-from iobench.errors import FioFailed, Interrupted, IobenchError, UserError
+from iobench.errors import FioFailed, Interrupted, IobenchError, UserError, describe
 from iobench.fio.jobfile import (
     build_cleanup_jobfile,
     build_jobfile,
@@ -54,12 +53,11 @@ from iobench.fio.jobfile import (
     section_name,
 )
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.parse import ALL_CLIENTS
 from iobench.fio.runner import FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
 from iobench.model import JobResult, Suite, Workload
 from iobench.probe import probe_host
-from iobench.store.repository import ResultRecord, Store, TargetRecord, now_iso
+from iobench.store.repository import ResultRecord, Store, TargetRecord, iso_from_epoch, now_iso
 
 CLEANUP_TIMEOUT_S = 30.0
 # Beyond runtime + ramp, how long a fio client may take: fio itself gives up on a server
@@ -92,7 +90,9 @@ def plan_scale(scale: Sequence[int], n: int) -> tuple[int, ...]:
             f"use counts from 1 to {n}",
         )
     if len(set(scale)) != len(scale):
-        raise UserError(f"--scale {','.join(map(str, scale))} names a count twice")
+        raise UserError(
+            f"--scale {','.join(map(str, scale))} names a count twice", "give each count once"
+        )
     return tuple(sorted(scale))
 
 
@@ -185,14 +185,10 @@ def execute_clients(
     internal: str | None = None
     try:
         steps = _plan(suite, scale, request.repeat, len(request.clients))
-        obs.planned(steps)
-        _layout(fio, obs, steps[0], request, state)
-        for step in steps[1:]:
-            assert step.workload is not None
-            k = int(step.target.split()[0])
-            _run_step(
-                store, fio, obs, run_id, step, request.clients[:k], k, request, state, margin_s
-            )
+        obs.planned([step for _, step in steps])
+        _layout(fio, obs, steps[0][1], request, state)
+        for k, step in steps[1:]:
+            _run_step(store, fio, obs, run_id, step, request.clients[:k], request, state, margin_s)
         status = "complete"
         if state.dead:
             status = "partial"
@@ -238,18 +234,25 @@ def _plan_findings(suite: Suite, target: str) -> list[Finding]:
     return method_findings(suite, facts, None)
 
 
-def _plan(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[Step]:
-    """The layout, then for each client count, each repetition, each workload. A step's
-    target is "<k> clients"."""
+def _plan(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[tuple[int, Step]]:
+    """(client count, step): the layout on all ``n``, then for each client count, each
+    repetition, each workload. A step's target is "<k> clients"."""
     layout = max(w.size for w in suite.workloads)
     steps = [
-        Step(0, f"{n} clients", "lay out the test files", 1.0 + layout / LAYOUT_BYTES_PER_S, None)
+        (
+            n,
+            Step(
+                0, f"{n} clients", "lay out the test files", 1.0 + layout / LAYOUT_BYTES_PER_S, None
+            ),
+        )
     ]
     for k in scale:
         for rep in range(1, repeat + 1):
             for w in suite.workloads:
                 name = w.name + (f" ({rep}/{repeat})" if repeat > 1 else "")
-                steps.append(Step(len(steps), f"{k} clients", name, expected_seconds(w), w, rep))
+                steps.append(
+                    (k, Step(len(steps), f"{k} clients", name, expected_seconds(w), w, rep))
+                )
     return steps
 
 
@@ -345,7 +348,7 @@ def _layout(
     for c in request.clients:
         got = done[c.name]
         if isinstance(got, BaseException):
-            state.dead[c.name] = f"laying out its test file failed: {_why(got)}"
+            state.dead[c.name] = f"laying out its test file failed: {describe(got)}"
     if len(state.dead) == len(request.clients):
         raise FioFailed(
             "no client could lay out its test file: "
@@ -355,15 +358,11 @@ def _layout(
         )
 
 
-def _why(e: BaseException) -> str:
-    return str(getattr(e, "message", None) or e) or type(e).__name__
-
-
 def _entry(run: FioRun, section: str) -> JobResult | None:
     if run.output is None:
         return None
     for job in run.output.jobs:
-        if job.jobname == section and job.jobname != ALL_CLIENTS:
+        if job.jobname == section:
             return job
     return None
 
@@ -375,15 +374,15 @@ def _run_step(
     run_id: int,
     step: Step,
     clients: Sequence[Client],
-    k: int,
     request: ClientRunRequest,
     state: _State,
     margin_s: float,
 ) -> None:
-    """One workload on the first ``k`` clients at once; every client's result and their
-    aggregate stored. Clients that failed before are left out (and counted as failed)."""
+    """One workload on ``clients`` at once; every client's result and their aggregate
+    stored. Clients that failed before are left out (and counted as failed)."""
     w = step.workload
     assert w is not None
+    k = len(clients)
     live = [c for c in clients if c.name not in state.dead]
     jobs = {
         c.name: build_jobfile(w, state.files[c.name], w.size, client=state.tags[c.name])
@@ -405,11 +404,11 @@ def _run_step(
     failed = [c.name for c in clients if c.name in state.dead]
     for c in live:
         got = done[c.name]
-        section = f"{section_name(w.name)}.{state.tags[c.name]}"
+        section = section_name(w.name, state.tags[c.name])
         entry = None if isinstance(got, BaseException) else _entry(got, section)
         if isinstance(got, BaseException) or entry is None:
             why = (
-                _why(got)
+                describe(got)
                 if isinstance(got, BaseException)
                 else "its result is missing from fio's report"
             )
@@ -475,17 +474,13 @@ def _record(
         fio_stdout=run.stdout if run else None,
         fio_stderr=run.stderr if run else getattr(got, "stderr", None),
         error=f"client {client}: {error}" if error else None,
-        started_at=_iso(run.started_at) if run and run.started_at else now_iso(),
-        finished_at=_iso(run.finished_at) if run and run.finished_at else now_iso(),
+        started_at=iso_from_epoch(run.started_at) if run and run.started_at else now_iso(),
+        finished_at=iso_from_epoch(run.finished_at) if run and run.finished_at else now_iso(),
         repetition=step.repetition,
         samples=None if error else samples,
         client=client,
         clients=k,
     )
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _cleanup(fio: FioInfo, request: ClientRunRequest, state: _State) -> None:
@@ -518,7 +513,7 @@ def _cleanup(fio: FioInfo, request: ClientRunRequest, state: _State) -> None:
                     "test-file-left",
                     "warning",
                     f"could not remove the test file {state.files[c.name]} on client {c.name}: "
-                    f"{_why(got)}",
+                    f"{describe(got)}",
                     "remove it there by hand",
                     target=request.target,
                 )

@@ -28,9 +28,11 @@ def _target_comment(path: str, *, remote: bool = False) -> str:
     return f"; target: {json.dumps(path)} (fio reaches it as ./{TARGET_LINK})"
 
 
-def section_name(name: str) -> str:
-    """A workload name as a fio job section name (no brackets, spaces or odd characters)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "job"
+def section_name(name: str, client: str | None = None) -> str:
+    """A workload name as a fio job section name (no brackets, spaces or odd characters);
+    with ``client``, the section of that client's job (its entry in fio's report)."""
+    section = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "job"
+    return f"{section}.{client}" if client else section
 
 
 def build_jobfile(
@@ -77,7 +79,7 @@ def build_jobfile(
         f"log_avg_msec={INTERVAL_MS}",
         *(["log_unix_epoch=1"] if client else []),
         "",
-        f"[{section_name(workload.name)}{'.' + client if client else ''}]",
+        f"[{section_name(workload.name, client)}]",
         f"rw={workload.rw}",
         f"bs={workload.bs}",
         f"iodepth={workload.iodepth}",

@@ -39,6 +39,15 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def iso_from_epoch(seconds: float) -> str:
+    """Seconds since the epoch as ISO 8601 UTC with milliseconds (``...T01:51:22.831Z``)."""
+    return (
+        datetime.fromtimestamp(seconds, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
 @dataclass(frozen=True)
 class TargetRecord:
     position: int
