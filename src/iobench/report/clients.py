@@ -3,7 +3,7 @@ results with skew and stragglers, and the scaling table."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.clients import ScalePoint, scaling
-from iobench.analysis.results import Group, figures, groups
+from iobench.analysis.results import Figures, Group, figures, groups
 from iobench.clients import ClientCheck
 from iobench.model import DIRECTIONS
 from iobench.report.model import format_summary, p99_text, workload_shape
@@ -59,19 +59,36 @@ def is_client_run(run: RunRecord) -> bool:
     return any(r.client is not None for r in run.results)
 
 
-def _steps(run: RunRecord) -> dict[tuple[int, str, int], list[Group]]:
-    """Groups by (client count, workload, position), the aggregate first."""
+def client_steps(run: RunRecord) -> list[tuple[tuple[int, str, int], list[Group]]]:
+    """Groups by (client count, workload, position), in that order of count and position,
+    the aggregate first in each."""
     out: dict[tuple[int, str, int], list[Group]] = {}
     for g in groups(run):
         out.setdefault((g.clients or 0, g.workload, g.position), []).append(g)
-    return out
+    return sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][2]))
+
+
+def client_figures(g: Group) -> Iterator[tuple[str, str, Figures]]:
+    """(who, direction, figures) of one client's group or the aggregate's, per direction
+    it did IO in."""
+    who = "all (aggregate)" if g.client == "all" else str(g.client)
+    for d in DIRECTIONS:
+        f = figures(g.results, d)
+        if f.n:
+            yield who, d, f
+
+
+def step_summary(members: Sequence[Group]) -> dict[str, Any]:
+    """The aggregate's summary of a step: start skew, finish spread, stragglers, failed."""
+    for g in members:
+        if g.client == "all":
+            return (g.results[-1].metrics or {}).get("clients") or {}
+    return {}
 
 
 def render_client_run(run: RunRecord, console: Console) -> None:
     """Per workload and client count: each client's figures and their aggregate."""
-    for (k, workload, _), members in sorted(
-        _steps(run).items(), key=lambda kv: (kv[0][0], kv[0][2])
-    ):
+    for (k, workload, _), members in client_steps(run):
         params = members[0].params
         table = Table(
             title=escape(f"{workload} on {k} client(s)  ({workload_shape(params, detail=True)})"),
@@ -88,13 +105,8 @@ def render_client_run(run: RunRecord, console: Console) -> None:
             ("p99", "right"),
         ):
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
-        summary: dict[str, Any] = {}
         for g in members:
-            for d in DIRECTIONS:
-                f = figures(g.results, d)
-                if not f.n:
-                    continue
-                name = "all (aggregate)" if g.client == "all" else str(g.client)
+            for name, d, f in client_figures(g):
                 table.add_row(
                     f"[bold]{escape(name)}[/]" if g.client == "all" else escape(name),
                     d,
@@ -104,15 +116,13 @@ def render_client_run(run: RunRecord, console: Console) -> None:
                     format_ns(f.lat_mean_ns.mean),
                     escape(p99_text(f)),
                 )
-            if g.client == "all":
-                summary = (g.results[-1].metrics or {}).get("clients") or {}
         failed = [
             r for r in run.results if r.status != "ok" and r.workload == workload and r.clients == k
         ]
         for r in failed:
             table.add_row(escape(str(r.client)), "", "", "[red]failed[/]", "", "", "")
         console.print(table)
-        _render_summary(summary, console)
+        _render_summary(step_summary(members), console)
     render_scaling(run, console)
 
 

@@ -25,10 +25,8 @@ from markupsafe import Markup
 from iobench.analysis.compare import Comparison
 from iobench.analysis.curves import curves, describe, infer_limits, points_from_results
 from iobench.analysis.orion import orion_summary
-from iobench.analysis.results import Group, figures, groups, params_key, setup_names
+from iobench.analysis.results import Group, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
-from iobench.expect import check_run
-from iobench.model import DIRECTIONS
 from iobench.report.charts import (
     PALETTE,
     Series,
@@ -40,7 +38,13 @@ from iobench.report.charts import (
     scaling_figure,
     timeline_figure,
 )
-from iobench.report.clients import clients_document, is_client_run, scaling_table
+from iobench.report.clients import (
+    client_figures,
+    client_steps,
+    is_client_run,
+    scaling_table,
+    step_summary,
+)
 from iobench.report.context import host_lines, target_lines
 from iobench.report.curves import LIMITS, analysis_kind, run_characterization
 from iobench.report.model import (
@@ -55,14 +59,7 @@ from iobench.report.model import (
     verdict_counts,
     workload_shape,
 )
-from iobench.report.specs import (
-    EXPECT_HEADER,
-    PROMISED_HEADER,
-    expectation_table,
-    promised_notes,
-    promised_table,
-    promised_title,
-)
+from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, HeldTo, held_to
 from iobench.store.repository import ResultRecord, RunRecord
 from iobench.units import format_duration, format_iops, format_ns, format_rate
 
@@ -304,39 +301,28 @@ def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
     for run in runs:
         if not is_client_run(run):
             continue
-        doc = clients_document(run)
-        summaries = {(s["workload"], s["clients"], s["repetition"]): s for s in doc["steps"]}
-        steps: dict[tuple[int | None, str, int], ClientStep] = {}
-        for g in groups(run):
-            key = (g.clients, g.workload, g.position)
-            step = steps.setdefault(
-                key, ClientStep(f"{g.workload} on {g.clients} client(s)", [], [])
+        ordered = []
+        for (k, workload, _), members in client_steps(run):
+            step = ClientStep(f"{workload} on {k} client(s)", [], [])
+            for g in members:
+                step.rows.extend(
+                    (who, d, format_summary(f.iops, format_iops), format_rate(f.bw_bytes.mean),
+                     format_ns(f.lat_mean_ns.mean), p99_text(f))
+                    for who, d, f in client_figures(g)
+                )  # fmt: skip
+            s = step_summary(members)
+            if s.get("start_skew_ms") is not None:
+                spread = s.get("finish_spread_ms")
+                step.notes.append(
+                    f"start skew {s['start_skew_ms']:.0f} ms"
+                    + ("" if spread is None else f", finish spread {spread:.0f} ms")
+                    + " (by the clients' clocks)"
+                )
+            step.notes.extend(
+                f"straggler {x['client']}: {x['why']}" for x in s.get("stragglers") or []
             )
-            for d in DIRECTIONS:
-                f = figures(g.results, d)
-                if not f.n:
-                    continue
-                step.rows.append(
-                    (
-                        "all (aggregate)" if g.client == "all" else str(g.client),
-                        d,
-                        format_summary(f.iops, format_iops),
-                        format_rate(f.bw_bytes.mean),
-                        format_ns(f.lat_mean_ns.mean),
-                        p99_text(f),
-                    )
-                )
-            if g.client == "all":
-                s = summaries.get((g.workload, g.clients, g.results[-1].repetition)) or {}
-                if s.get("start_skew_ms") is not None:
-                    step.notes.append(
-                        f"start skew {s['start_skew_ms']:.0f} ms, finish spread "
-                        f"{s.get('finish_spread_ms') or 0:.0f} ms (by the clients' clocks)"
-                    )
-                step.notes.extend(
-                    f"straggler {x['client']}: {x['why']}" for x in s.get("stragglers") or []
-                )
-                step.notes.extend(f"failed: {name}" for name in s.get("failed") or [])
+            step.notes.extend(f"failed: {name}" for name in s.get("failed") or [])
+            ordered.append(step)
         charts = []
         table = scaling_table(run)
         fig = scaling_figure(table)
@@ -349,7 +335,6 @@ def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
             for (workload, d), points in table.items()
             for p in points
         ]  # fmt: skip
-        ordered = [steps[k] for k in sorted(steps, key=lambda k: (k[0] or 0, k[2]))]
         out.append(ClientSection(run_title(run), ordered, charts, scaling))
     return out
 
@@ -357,37 +342,8 @@ def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
 # -- context ----------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class HeldTo:
-    """A run against a provider's promise and its expectations."""
-
-    title: str
-    promised_title: str | None
-    promised: list[list[str]]
-    notes: list[str]
-    expectations: list[list[str]]
-    met: str
-
-
-def held_to(runs: Sequence[RunRecord]) -> list[HeldTo]:
-    out = []
-    for run in runs:
-        checks = check_run(run)
-        promised = promised_table(run)
-        if not checks and not promised:
-            continue
-        failed = sum(1 for c in checks if not c.passed)
-        out.append(
-            HeldTo(
-                run_title(run),
-                promised_title(run),
-                promised,
-                promised_notes(run) if promised else [],
-                expectation_table(checks),
-                f"{len(checks) - failed} of {len(checks)} expectations met" if checks else "",
-            )
-        )
-    return out
+def held_to_runs(runs: Sequence[RunRecord]) -> list[HeldTo]:
+    return [h for h in map(held_to, runs) if h.checks or h.promised]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -447,7 +403,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         charts=workload_charts(series, comparison),
         curve_sections=curve_sections(runs),
         client_sections=client_sections(runs),
-        held=held_to(runs),
+        held=held_to_runs(runs),
         promised_header=PROMISED_HEADER,
         expect_header=EXPECT_HEADER,
         key=[(s.name, s.colour) for s in series],

@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from iobench.analysis.compare import Comparison
 from iobench.analysis.curves import Curve, curves, describe, infer_limits, points_from_results
 from iobench.analysis.orion import orion_summary
-from iobench.analysis.results import figures, groups
+from iobench.analysis.results import groups
 from iobench.analysis.stats import UNSTABLE_CV_PCT
-from iobench.expect import check_run
-from iobench.model import DIRECTIONS
-from iobench.report.clients import clients_document, is_client_run
+from iobench.report.clients import client_figures, clients_document, is_client_run
 from iobench.report.curves import LIMITS, analysis_kind, knee_text, run_characterization
 from iobench.report.model import (
     CLAT_NOTE,
@@ -33,14 +31,7 @@ from iobench.report.model import (
     verdict_counts,
     workload_shape,
 )
-from iobench.report.specs import (
-    EXPECT_HEADER,
-    PROMISED_HEADER,
-    expectation_table,
-    promised_notes,
-    promised_table,
-    promised_title,
-)
+from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, held_to
 from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
@@ -203,15 +194,12 @@ def _clients(run: RunRecord) -> list[str]:
     doc = clients_document(run)
     rows = []
     for g in groups(run):
-        for d in DIRECTIONS:
-            f = figures(g.results, d)
-            if f.n:
-                who = "all (aggregate)" if g.client == "all" else str(g.client)
-                rows.append(
-                    [md_text(g.workload), str(g.clients), md_text(who), d,
-                     md_text(format_summary(f.iops, format_iops)),
-                     md_text(format_rate(f.bw_bytes.mean)), md_text(p99_text(f))]
-                )  # fmt: skip
+        for who, d, f in client_figures(g):
+            rows.append(
+                [md_text(g.workload), str(g.clients), md_text(who), d,
+                 md_text(format_summary(f.iops, format_iops)),
+                 md_text(format_rate(f.bw_bytes.mean)), md_text(p99_text(f))]
+            )  # fmt: skip
     header = ["workload", "clients", "client", "dir", "IOPS", "bandwidth", "p99"]
     out += [*_table(header, rows, {1, 4, 5, 6}), ""]
     for step in doc["steps"]:
@@ -247,18 +235,15 @@ def _clients(run: RunRecord) -> list[str]:
 def _held_to(run: RunRecord) -> list[str]:
     """A provider's promise against what was measured, and the expectations' results."""
     out: list[str] = []
-    title = promised_title(run)
-    rows = promised_table(run)
-    if title and rows:
-        out += [md_text(title[0].upper() + title[1:] + ":"), ""]
-        cells = [[md_text(c) for c in row] for row in rows]
+    h = held_to(run)
+    if h.promised and h.promised_title:
+        out += [md_text(h.promised_title[0].upper() + h.promised_title[1:] + ":"), ""]
+        cells = [[md_text(c) for c in row] for row in h.promised]
         out += [*_table(list(PROMISED_HEADER), cells, {2, 3, 4, 5, 6}), ""]
-        out += [*(f"- {md_text(note)}" for note in promised_notes(run)), ""]
-    checks = check_run(run)
-    if checks:
-        failed = sum(1 for c in checks if not c.passed)
-        out += [f"Expectations: {len(checks) - failed} of {len(checks)} met.", ""]
-        cells = [[md_text(c) for c in row] for row in expectation_table(checks)]
+        out += [*(f"- {md_text(note)}" for note in h.notes), ""]
+    if h.checks:
+        out += [f"Expectations: {h.met}.", ""]
+        cells = [[md_text(c) for c in row] for row in h.expectations]
         out += [*_table(list(EXPECT_HEADER), cells, {2}), ""]
     return out
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from iobench.expect import Check, check_run, metric_value
+from iobench.analysis.results import headline
+from iobench.expect import Check, check_run, failed_checks, metric_value
+from iobench.report.model import run_title
 from iobench.specs import (
     SPEC_MIN_OUTSTANDING,
     burst_expected,
@@ -80,7 +83,7 @@ def promised_rows(run: RunRecord) -> list[dict[str, Any]]:
         return []
     by: dict[tuple[str, str], list[Any]] = {}
     for r in run.results:
-        if r.client in (None, "all"):
+        if headline(r):
             by.setdefault((r.target, r.workload), []).append(r)
     rows = []
     for (target, workload), rs in by.items():
@@ -149,7 +152,8 @@ def promised_title(run: RunRecord) -> str | None:
     return f"promised by {promise_text(spec)}"
 
 
-def promised_notes(run: RunRecord) -> list[str]:
+def promised_notes(run: RunRecord, rows: list[dict[str, Any]]) -> list[str]:
+    """The notes under the "% of promised" table; ``rows``: the run's :func:`promised_rows`."""
     spec = run.suite_def.get("spec") or {}
     notes = list(spec.get("basis") or [])
     notes.append(
@@ -157,7 +161,7 @@ def promised_notes(run: RunRecord) -> list[str]:
         f"{spec.get('min_outstanding', SPEC_MIN_OUTSTANDING)} outstanding IOs, which are "
         "latency-bound and not held to it"
     )
-    if spec.get("burst") and any(r["in_burst"] for r in promised_rows(run)):
+    if spec.get("burst") and any(r["in_burst"] for r in rows):
         notes.append(
             "(burst): above the baseline, within the burst the volume is allowed for a while; "
             "a run longer than the burst shows what it sustains"
@@ -167,10 +171,10 @@ def promised_notes(run: RunRecord) -> list[str]:
     return notes
 
 
-def promised_table(run: RunRecord) -> list[list[str]]:
-    """The "% of promised" rows, as text."""
+def promised_table(promised: list[dict[str, Any]]) -> list[list[str]]:
+    """The "% of promised" rows (:func:`promised_rows`), as text."""
     rows = []
-    for r in promised_rows(run):
+    for r in promised:
         pct = "-" if r["pct"] is None else f"{r['pct']:.0f} %"
         if r["pct"] is not None and not r["held_to"]:
             pct = f"({pct})"
@@ -208,23 +212,65 @@ def expectation_table(checks: list[Check]) -> list[list[str]]:
     return rows
 
 
-def render_promised(run: RunRecord, console: Console) -> None:
+@dataclass(frozen=True)
+class HeldTo:
+    """What one run was held to, as text: a provider's promise and its expectations."""
+
+    title: str
+    promised_title: str | None
+    promised: list[list[str]]  # rows under PROMISED_HEADER; [] without a spec
+    notes: list[str]
+    checks: list[Check]
+
+    @property
+    def expectations(self) -> list[list[str]]:
+        return expectation_table(self.checks)
+
+    @property
+    def met(self) -> str:
+        """ "N of M met", or "" without expectations."""
+        failed = len(failed_checks(self.checks))
+        return f"{len(self.checks) - failed} of {len(self.checks)} met" if self.checks else ""
+
+
+def held_to(run: RunRecord) -> HeldTo:
+    rows = promised_rows(run)
+    promised = promised_table(rows)
     title = promised_title(run)
-    rows = promised_table(run)
-    if title is None or not rows:
+    if title is None:
+        promised = []
+    notes = promised_notes(run, rows) if promised else []
+    return HeldTo(run_title(run), title, promised, notes, check_run(run))
+
+
+def render_held_to(run: RunRecord, console: Console) -> None:
+    """The "% of promised" table and the expectations' pass/fail table, if the run has them."""
+    h = held_to(run)
+    if h.promised:
+        table = Table(
+            title=escape(h.promised_title or ""),
+            title_justify="left",
+            title_style="bold",
+            caption=escape("\n".join(n for n in h.notes if not n.startswith("sources: "))),
+            caption_justify="left",
+        )
+        for col in PROMISED_HEADER:
+            table.add_column(col, justify="left" if col in ("target", "workload") else "right")
+        for row in h.promised:
+            table.add_row(*(escape(cell) for cell in row))
+        console.print(table)
+    if not h.checks:
         return
-    table = Table(
-        title=escape(title),
-        title_justify="left",
-        title_style="bold",
-        caption=escape("\n".join(n for n in promised_notes(run) if not n.startswith("sources: "))),
-        caption_justify="left",
-    )
-    for col in PROMISED_HEADER:
-        table.add_column(col, justify="left" if col in ("target", "workload") else "right")
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
+    table = Table(title="expectations", title_justify="left", title_style="bold")
+    for col in EXPECT_HEADER:
+        table.add_column(col)
+    for row in h.expectations:
+        colour = "green" if row[3] == "pass" else "red"
+        row[3] = f"[{colour}]{row[3]}[/]"
+        table.add_row(*(escape(c) if i != 3 else c for i, c in enumerate(row)))
     console.print(table)
+    failed = failed_checks(h.checks)
+    console.print(f"  {h.met}", style="red" if failed else "green", highlight=False)
 
 
 def expectation_value(metric: str, value: float | None) -> str:
@@ -235,24 +281,3 @@ def expectation_value(metric: str, value: float | None) -> str:
     if metric == "bw":
         return format_rate(value)
     return format_ns(value)
-
-
-def render_expectations(run: RunRecord, console: Console) -> list[Check]:
-    checks = check_run(run)
-    if not checks:
-        return checks
-    table = Table(title="expectations", title_justify="left", title_style="bold")
-    for col in EXPECT_HEADER:
-        table.add_column(col)
-    for row in expectation_table(checks):
-        colour = "green" if row[3] == "pass" else "red"
-        row[3] = f"[{colour}]{row[3]}[/]"
-        table.add_row(*(escape(c) if i != 3 else c for i, c in enumerate(row)))
-    console.print(table)
-    failed = sum(1 for c in checks if not c.passed)
-    console.print(
-        f"  {len(checks) - failed} of {len(checks)} met" + (" (exit 4)" if failed else ""),
-        style="red" if failed else "green",
-        highlight=False,
-    )
-    return checks

@@ -70,10 +70,9 @@ def render_run_header(run: RunRecord, console: Console) -> None:
 def render_run_footer(run: RunRecord, console: Console) -> None:
     """What the run was held to (a provider's promise, expectations), its error, if any,
     and its warnings."""
-    from iobench.report.specs import render_expectations, render_promised
+    from iobench.report.specs import render_held_to
 
-    render_promised(run, console)
-    render_expectations(run, console)
+    render_held_to(run, console)
     if run.error:
         console.print(f"[red]error:[/] {escape(run.error)}", highlight=False)
     render_warnings(run.warnings, console)
