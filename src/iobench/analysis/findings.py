@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from iobench.expect import directions_of
 from iobench.model import Expectation, Suite, Workload
 from iobench.units import format_bytes, format_duration, format_iops, format_ns
 
@@ -170,7 +171,7 @@ def _demanding(e: Expectation) -> bool:
     """More than a spinning disk can do under random IO."""
     if e.metric == "iops":
         return e.op in (">=", ">") and e.value > ROTATIONAL_MAX_IOPS
-    if e.metric not in ("iops", "bw"):
+    if e.metric != "bw":  # a latency
         return e.op in ("<=", "<") and e.value < ROTATIONAL_MIN_LATENCY_NS
     return False
 
@@ -236,7 +237,7 @@ def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
     # Reads after a workload that writes the area read what it wrote.
     readers: list[str] = []
     for w in suite.workloads:
-        if w.rw in ("read", "randread", "rw", "readwrite", "randrw"):
+        if "read" in directions_of(w):
             readers.append(w.name)
         if w.writes:
             break

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from iobench.analysis.findings import Finding
+from iobench.analysis.results import headline
+from iobench.expect import metric_value
 from iobench.model import DIRECTIONS
 from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate
@@ -177,7 +179,7 @@ def _groups(run: RunRecord) -> Iterator[tuple[TargetRecord | None, str, list[Res
     """(target, workload, its ok results) for one host or the clients' aggregate."""
     by: dict[tuple[str, str], list[ResultRecord]] = {}
     for r in run.results:
-        if r.status == "ok" and r.metrics and r.client in (None, "all"):
+        if r.status == "ok" and r.metrics and headline(r):
             by.setdefault((r.target, r.workload), []).append(r)
     targets = {t.spec: t for t in run.targets}
     for (target, workload), rs in by.items():
@@ -189,26 +191,21 @@ def measured_findings(run: RunRecord) -> list[Finding]:
     for t, workload, rs in _groups(run):
         where = {"workload": workload, "target": rs[0].target}
         for check in (_cache, _ceiling, _samples, _cpu, _merging):
-            f = next((f for r in rs if (f := check(t, r, run)) is not None), None)
-            if f is not None:
-                hits = sum(1 for r in rs if check(t, r, run) is not None)
-                suffix = f" (in {hits} of {len(rs)} repetitions)" if len(rs) > 1 else ""
+            hits = [f for r in rs if (f := check(t, r, run)) is not None]
+            if hits:
+                f = hits[0]
+                suffix = f" (in {len(hits)} of {len(rs)} repetitions)" if len(rs) > 1 else ""
                 found.append(
                     Finding(f.id, f.severity, f.message + suffix, f.fix, **where, data=f.data)
                 )
     return found
 
 
-def _lat(r: ResultRecord, d: str, key: str) -> float | None:
-    v = (((r.metrics or {}).get(d) or {}).get("lat_ns") or {}).get(key)
-    return float(v) if isinstance(v, int | float) else None
-
-
 def _cache(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
     if t is None or ram_backed(t):
         return None  # a RAM-backed target has its own warning before the run
     for d in DIRECTIONS:
-        p50 = _lat(r, d, "p50")
+        p50 = metric_value(r.metrics, d, "p50")
         if p50 is not None and p50 < MEMORY_LATENCY_NS:
             return Finding(
                 "cache-suspected",
@@ -222,7 +219,7 @@ def _cache(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding |
             )
     disk = spinning_disk(t.context or {}, run.host)
     if disk and str(r.params.get("rw", "")).startswith("rand"):
-        p50 = _lat(r, "read", "p50")
+        p50 = metric_value(r.metrics, "read", "p50")
         if p50 is not None and p50 < SEEK_LATENCY_NS:
             return Finding(
                 "cache-suspected",

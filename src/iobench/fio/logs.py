@@ -57,23 +57,24 @@ def parse_interval_logs(
     milliseconds since 1970; they are made relative to the job's start like the others,
     and the start itself is kept as ``start_ms`` (on the server's clock).
     """
-    texts = {name: _NAME.match(name) for name in logs}
+    # file name -> (kind, job), its rows; each log parsed once
+    named = {
+        name: ((m.group(1), m.group(2)), _rows(text))
+        for name, text in logs.items()
+        if (m := _NAME.match(name))
+    }
     start_ms = 0
     if epoch:
-        firsts = [rows[0][0] for name, m in texts.items() if m and (rows := _rows(logs[name]))]
+        firsts = [rows[0][0] for _, rows in named.values() if rows]
         if not firsts:
             return None
         # The first sample closes the first window after the start.
         start_ms = min(firsts) - interval_ms
     per_job: dict[str, dict[str, Series]] = defaultdict(dict)  # kind -> job -> series
-    for name, text in logs.items():
-        m = texts[name]
-        if not m:
-            continue
-        kind, job = m.group(1), m.group(2)
+    for (kind, job), rows in named.values():
         series: Series = {}
         offset: dict[tuple[int, int], int] = {}  # how far each kept sample is from its slot
-        for t_abs, value, ddir in _rows(text):
+        for t_abs, value, ddir in rows:
             t_ms = t_abs - start_ms
             if ddir not in _DIRECTIONS:
                 continue

@@ -106,11 +106,16 @@ def target_lines(target: dict[str, Any]) -> list[tuple[str, str]]:
     return lines
 
 
-def render_info(doc: dict[str, Any], console: Console) -> None:
+def render_lines(lines: list[tuple[str, str]], console: Console) -> None:
+    """Key and value lines (:func:`host_lines`, :func:`target_lines`) as a two-column grid."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
-    for key, value in host_lines(doc["host"]) + target_lines(doc["target"]):
+    for key, value in lines:
         grid.add_row(key, value)
     console.print(grid, markup=False, highlight=False)
+
+
+def render_info(doc: dict[str, Any], console: Console) -> None:
+    render_lines(host_lines(doc["host"]) + target_lines(doc["target"]), console)
     console.print("all keys: iobench info --json", style="dim")

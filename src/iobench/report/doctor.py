@@ -19,7 +19,7 @@ from iobench.benchmark import Plan, plan_steps, suite_definition
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import fio_argv
-from iobench.report.context import host_lines, target_lines
+from iobench.report.context import host_lines, render_lines, target_lines
 from iobench.report.terminal import render_warnings
 from iobench.specs import (
     SPEC_MIN_OUTSTANDING,
@@ -130,18 +130,18 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
         highlight=False,
     )
     if doc.get("host"):
-        _grid(host_lines(doc["host"]), console)
+        render_lines(host_lines(doc["host"]), console)
     for t in doc.get("targets") or []:
         console.print()
-        _grid(target_lines(t), console)
+        render_lines(target_lines(t), console)
+        area = format_bytes(t["layout_bytes"])
         how = (
-            f"a test file of its own, {t['test_file']}, written once ({_size(t['layout_bytes'])})"
+            f"a test file of its own, {t['test_file']}, written once ({area})"
             " and removed afterwards"
             if t["created"]
             else f"{t['path']} itself"
             + (", read only" if t["readonly"] else ", written (--destructive)")
-            + (f", its first {_size(t['layout_bytes'])} written first (--prefill)"
-               if t["layout_bytes"] else "")
+            + (f", its first {area} written first (--prefill)" if t["layout_bytes"] else "")
         )  # fmt: skip
         console.print(f"  tests: {how}", highlight=False, markup=False)
     if doc.get("steps"):
@@ -196,7 +196,7 @@ def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
         table.add_column(col)
     for w in workloads:
         promised = f"{format_iops(w['iops'])} IOPS = {format_rate(w['bw_bytes'])}"
-        row = [w["workload"], _size(w["bs"]), str(w["outstanding"]), promised, w["bound"]]
+        row = [w["workload"], format_bytes(w["bs"]), str(w["outstanding"]), promised, w["bound"]]
         if bursts:
             row.append(
                 f"{format_iops(w['burst_iops'])} IOPS = {format_rate(w['burst_bw_bytes'])}"
@@ -208,16 +208,3 @@ def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
     console.print(
         f"  sources: {'; '.join(spec['sources'])}", style="dim", highlight=False, markup=False
     )
-
-
-def _size(n: int | None) -> str:
-    return format_bytes(n)
-
-
-def _grid(lines: list[tuple[str, str]], console: Console) -> None:
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
-    for key, value in lines:
-        grid.add_row(key, value)
-    console.print(grid, markup=False, highlight=False)
