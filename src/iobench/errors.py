@@ -26,7 +26,7 @@ class IobenchError(Exception):
         self.hint = hint
 
 
-def describe(e: BaseException) -> str:
+def error_text(e: BaseException) -> str:
     """One line for an error in a message: its own message, else its type."""
     if isinstance(e, KeyboardInterrupt):
         return "interrupted"

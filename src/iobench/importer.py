@@ -28,7 +28,7 @@ from typing import Any
 
 from iobench import __version__
 from iobench.analysis.aggregate import merge_jobs
-from iobench.errors import FioOutputError, Interrupted, UserError, describe
+from iobench.errors import FioOutputError, Interrupted, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
 from iobench.metrics import job_metrics
@@ -174,7 +174,7 @@ def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Seque
                 status="aborted" if interrupted else "failed",
                 fio_version=plan.fio_version,
                 warnings=plan.warnings,
-                error=f"the import of {plan.source} stopped part-way: {describe(e)}",
+                error=f"the import of {plan.source} stopped part-way: {error_text(e)}",
             )
         raise
     return run_id

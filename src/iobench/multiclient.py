@@ -45,7 +45,7 @@ from iobench.benchmark import (
     suite_definition,
 )
 from iobench.clients import Client, check_clients, check_remote_path, require_clients
-from iobench.errors import FioFailed, Interrupted, IobenchError, UserError, describe
+from iobench.errors import FioFailed, Interrupted, IobenchError, UserError, error_text
 from iobench.fio.jobfile import (
     build_cleanup_jobfile,
     build_jobfile,
@@ -348,7 +348,7 @@ def _layout(
     for c in request.clients:
         got = done[c.name]
         if isinstance(got, BaseException):
-            state.dead[c.name] = f"laying out its test file failed: {describe(got)}"
+            state.dead[c.name] = f"laying out its test file failed: {error_text(got)}"
     if len(state.dead) == len(request.clients):
         raise FioFailed(
             "no client could lay out its test file: "
@@ -408,7 +408,7 @@ def _run_step(
         entry = None if isinstance(got, BaseException) else _entry(got, section)
         if isinstance(got, BaseException) or entry is None:
             why = (
-                describe(got)
+                error_text(got)
                 if isinstance(got, BaseException)
                 else "its result is missing from fio's report"
             )
@@ -513,7 +513,7 @@ def _cleanup(fio: FioInfo, request: ClientRunRequest, state: _State) -> None:
                     "test-file-left",
                     "warning",
                     f"could not remove the test file {state.files[c.name]} on client {c.name}: "
-                    f"{describe(got)}",
+                    f"{error_text(got)}",
                     "remove it there by hand",
                     target=request.target,
                 )
