@@ -142,16 +142,12 @@ def plan_options(f: Any) -> Any:
 def run(
     ctx: click.Context,
     /,
-    targets: tuple[str, ...],
-    label: str | None,
-    destructive: bool,
-    repeat: int,
     clients: str | None,
     scale: str | None,
     spec: str | None,
     prefill: bool,
     as_json: bool,
-    **_plan: Any,  # the rest of plan_options: read by run_request from ctx.params
+    **_plan: Any,  # the other options (targets, label, ...): run_request reads ctx.params
 ) -> int:
     """Run a suite on each TARGET (default: the current directory) and store the results.
 
@@ -187,10 +183,9 @@ def run(
                 "describes one volume, and iobench writes only its own test files there",
                 "hold the aggregate to a figure with --expect",
             )
-        return _run_on_clients(
-            ctx, targets, request.suite, clients, scale, label, repeat, destructive, as_json
-        )
-    outcome, record = execute_request(ctx, request)
+        outcome, record = _run_on_clients(ctx, request, clients, scale)
+    else:
+        outcome, record = execute_request(ctx, request)
     if as_json:
         emit_json(run_document(record))
     else:
@@ -301,54 +296,38 @@ def specs(as_json: bool) -> None:
         render_specs(doc, stdout())
 
 
-def _run_on_clients(
-    ctx: click.Context,
-    targets: tuple[str, ...],
-    suite: Any,
-    clients: str,
-    scale: str | None,
-    label: str | None,
-    repeat: int,
-    destructive: bool,
-    as_json: bool,
-) -> int:
+def _run_on_clients(ctx: click.Context, request: Any, clients: str, scale: str | None) -> Any:
+    """``run --clients``: ``request`` (a RunRequest) on the clients; (outcome, stored run)."""
     from iobench.clients import parse_clients
     from iobench.fio.runner import find_fio
     from iobench.multiclient import ClientRunRequest, execute_clients
-    from iobench.report.jsondoc import run_document
     from iobench.report.progress import ProgressDisplay
-    from iobench.report.terminal import render_run
 
-    if len(targets) != 1:
+    if len(request.targets) != 1:
         raise UserError(
             "with --clients give exactly one TARGET: the directory each client tests in",
             "e.g. iobench run /mnt/shared --clients node1,node2",
         )
-    if destructive:
+    if request.destructive:
         raise UserError(
             "--destructive does not go with --clients: iobench writes only test files of its "
             "own on the clients, never devices or existing files",
             "leave out --destructive",
         )
     counts = parse_list(scale, _count, "--scale") if scale else []
-    request = ClientRunRequest(
-        target=targets[0],
-        suite=suite,
+    on_clients = ClientRunRequest(
+        target=request.targets[0],
+        suite=request.suite,
         clients=tuple(parse_clients(clients)),
         scale=tuple(counts),
-        label=label,
-        argv=("iobench", *sys.argv[1:]),
-        repeat=repeat,
+        label=request.label,
+        argv=request.argv,
+        repeat=request.repeat,
     )
     fio = find_fio()
     with open_store(ctx) as store, stop_signals_as_interrupt():
-        outcome = execute_clients(request, store, fio, ProgressDisplay(stderr()))
-        record = store.get_run(outcome.run_id)
-    if as_json:
-        emit_json(run_document(record))
-    else:
-        render_run(record, stdout())
-    return run_code(outcome, record)
+        outcome = execute_clients(on_clients, store, fio, ProgressDisplay(stderr()))
+        return outcome, store.get_run(outcome.run_id)
 
 
 def _count(value: str) -> int:
