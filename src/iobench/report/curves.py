@@ -78,11 +78,11 @@ def analysis_document(run: RunRecord, p99_under_ns: float | None = None) -> dict
     if kind == "characterize":
         doc = characterization_document(run_characterization(run), p99)
         return {"kind": kind, **doc}
-    cs = curves(points_from_results(run.results))
+    cs, limits = run_curves(run, kind)
     doc = {
         "kind": kind,
         "curves": [curve_document(c, p99) for c in cs],
-        "limits": [] if kind == "orion" else [lim.document() for lim in infer_limits(cs)],
+        "limits": [lim.document() for lim in limits],
     }
     if kind == "orion":
         doc["orion"] = orion_document(orion_summary(run))
@@ -100,14 +100,39 @@ def render_analysis(run: RunRecord, console: Console, p99_under_ns: float | None
     if kind == "characterize":
         render_characterization(run_characterization(run), console, p99)
         return
-    cs = curves(points_from_results(run.results))
+    cs, limits = run_curves(run, kind)
     if kind == "orion":
         render_orion(run, console)
     render_curves(cs, console, p99)
-    if kind == "orion":
-        return  # one block size per access pattern: no limits to infer across sizes
-    for lim in infer_limits(cs):
+    for lim in limits:
         render_limits(lim, console)
+
+
+def run_curves(run: RunRecord, kind: str) -> tuple[list[Curve], list[Limits]]:
+    """A sweep's or orion-simple's curves, and the limits inferred across block sizes (none
+    for orion-simple: one block size per access pattern)."""
+    cs = curves(points_from_results(run.results))
+    return cs, [] if kind == "orion" else infer_limits(cs)
+
+
+def curve_groups(cs: Sequence[Curve]) -> dict[tuple[str, str, int], list[Curve]]:
+    """Curves by (target, rw, numjobs): one table or chart each."""
+    out: dict[tuple[str, str, int], list[Curve]] = {}
+    for c in cs:
+        out.setdefault((c.target, c.rw, c.numjobs), []).append(c)
+    return out
+
+
+def limit_rows(lim: Limits) -> list[tuple[str, str | None, str]]:
+    """(limit, its value with the interval or None, how it was found or why none was)."""
+    rows: list[tuple[str, str | None, str]] = []
+    for key, name in LIMITS:
+        est = getattr(lim, key)
+        if est is None:
+            rows.append((name, None, lim.reasons.get(key, "")))
+        else:
+            rows.append((name, describe(est, key), est.basis))
+    return rows
 
 
 def _plain(console: Console, text: str, style: str = "") -> None:
@@ -116,10 +141,7 @@ def _plain(console: Console, text: str, style: str = "") -> None:
 
 def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | None) -> None:
     """Per (target, rw, numjobs): IOPS by block size (rows) and queue depth (columns)."""
-    groups: dict[tuple[str, str, int], list[Curve]] = {}
-    for c in cs:
-        groups.setdefault((c.target, c.rw, c.numjobs), []).append(c)
-    for (target, rw, jobs), group in groups.items():
+    for (target, rw, jobs), group in curve_groups(cs).items():
         depths = sorted({p.iodepth for c in group for p in c.points})
         table = Table(
             title=escape(f"{target}: {rw} IOPS by block size and queue depth (x{jobs} jobs)"),
@@ -172,12 +194,9 @@ def render_limits(lim: Limits, console: Console) -> None:
     )
     for col in ("limit", "value (95 % interval)", "found from"):
         table.add_column(col)
-    for key, name in LIMITS:
-        est = getattr(lim, key)
-        if est is None:
-            table.add_row(name, "[yellow]none found[/]", escape(lim.reasons.get(key, "")))
-        else:
-            table.add_row(name, escape(describe(est, key)), escape(est.basis))
+    for name, value, how in limit_rows(lim):
+        shown = "[yellow]none found[/]" if value is None else escape(value)
+        table.add_row(name, shown, escape(how))
     console.print(table)
     if not lim.table:
         return

@@ -23,7 +23,6 @@ import plotly.offline  # type: ignore[import-untyped]
 from markupsafe import Markup
 
 from iobench.analysis.compare import Comparison
-from iobench.analysis.curves import curves, describe, infer_limits, points_from_results
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
@@ -46,7 +45,13 @@ from iobench.report.clients import (
     step_summary,
 )
 from iobench.report.context import host_lines, target_lines
-from iobench.report.curves import LIMITS, analysis_kind, run_characterization
+from iobench.report.curves import (
+    analysis_kind,
+    curve_groups,
+    limit_rows,
+    run_characterization,
+    run_curves,
+)
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
@@ -235,7 +240,7 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
         kind = analysis_kind(run)
         if kind is None:
             continue
-        cs = curves(points_from_results(run.results))
+        cs, lims = run_curves(run, kind)
         summary: list[str] = []
         if kind == "characterize":
             ch = run_characterization(run)
@@ -245,10 +250,7 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
         if kind == "orion":
             summary += orion_summary(run).lines()
         charts: list[Chart] = []
-        groups: dict[tuple[str, str, int], list[Any]] = {}
-        for c in cs:
-            groups.setdefault((c.target, c.rw, c.numjobs), []).append(c)
-        for (target, rw, jobs), group in groups.items():
+        for (target, rw, jobs), group in curve_groups(cs).items():
             where = f"{target}, {rw}" + (f" x{jobs} jobs" if jobs > 1 else "")
             for title, fig in (
                 (f"IOPS and latency against outstanding IO ({where})", hockey_figure(group)),
@@ -257,20 +259,14 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
                 if fig is not None:
                     charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
         limits: list[tuple[str, str, str]] = []
-        for lim in [] if kind == "orion" else infer_limits(cs):
+        for lim in lims:
             fig = limits_figure(lim)
             if fig is not None:
                 title = (
                     f"IOPS and bandwidth by block size, with the limits ({lim.target}, {lim.rw})"
                 )
                 charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
-            for key, name in LIMITS:
-                est = getattr(lim, key)
-                limits.append(
-                    (name, describe(est, key), est.basis)
-                    if est
-                    else (name, "none found", lim.reasons.get(key, ""))
-                )
+            limits += [(name, value or "none found", how) for name, value, how in limit_rows(lim)]
         out.append(CurveSection(run_title(run), summary, charts, limits))
     return out
 

@@ -11,12 +11,18 @@ import re
 from collections.abc import Sequence
 
 from iobench.analysis.compare import Comparison
-from iobench.analysis.curves import Curve, curves, describe, infer_limits, points_from_results
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import groups
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.report.clients import client_figures, clients_document, is_client_run
-from iobench.report.curves import LIMITS, analysis_kind, knee_text, run_characterization
+from iobench.report.curves import (
+    analysis_kind,
+    curve_groups,
+    knee_text,
+    limit_rows,
+    run_characterization,
+    run_curves,
+)
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
@@ -156,11 +162,8 @@ def _curves(run: RunRecord) -> list[str]:
         out += [md_text(f"{ch.points} points in {took}; {ch.stop}"), ""]
     if kind == "orion":
         out += [*(f"- {md_text(line)}" for line in orion_summary(run).lines()), ""]
-    cs = curves(points_from_results(run.results))
-    groups: dict[tuple[str, str, int], list[Curve]] = {}
-    for c in cs:
-        groups.setdefault((c.target, c.rw, c.numjobs), []).append(c)
-    for (target, rw, jobs), group in groups.items():
+    cs, limits = run_curves(run, kind)
+    for (target, rw, jobs), group in curve_groups(cs).items():
         depths = sorted({p.iodepth for c in group for p in c.points})
         title = f"IOPS of {rw} on {target} ({jobs} job(s)) by block size and queue depth:"
         out += [md_text(title), ""]
@@ -174,12 +177,11 @@ def _curves(run: RunRecord) -> list[str]:
             )
         header = ["bs", *(f"QD{d}" for d in depths), "knee", "latency floor"]
         out += [*_table(header, rows, set(range(len(header))) - {0}), ""]
-    for lim in [] if kind == "orion" else infer_limits(cs):
-        rows = []
-        for key, name in LIMITS:
-            est = getattr(lim, key)
-            how = est.basis if est else lim.reasons.get(key, "")
-            rows.append([name, md_text(describe(est, key)), md_text(how)])
+    for lim in limits:
+        rows = [
+            [name, md_text(value or "none found"), md_text(how)]
+            for name, value, how in limit_rows(lim)
+        ]
         header = ["limit", "value (95 % interval)", "found from, or why none"]
         out += [*_table(header, rows, set()), ""]
     return out
