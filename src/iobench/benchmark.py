@@ -727,18 +727,26 @@ def _record(
         params=dict(w.params, size=p.size_of(w)),
         metrics=workload_metrics(output) if output else None,
         job_file=job,
-        fio_argv=run.argv if run else (failure.argv if failure else []),
-        fio_rc=run.returncode if run else (failure.returncode if failure else None),
         fio_version=output.fio_version if output else None,
-        raw_output=run.raw_output if run else None,
-        fio_stdout=run.stdout if run else None,
-        fio_stderr=run.stderr if run else (failure.stderr if failure else None),
         error=failure.message if failure else None,
-        started_at=iso_from_epoch(run.started_at) if run else now_iso(),
-        finished_at=iso_from_epoch(run.finished_at) if run else now_iso(),
         repetition=repetition,
         samples=parse_interval_logs(run.logs) if run else None,
+        **fio_evidence(run, failure),
     )
+
+
+def fio_evidence(run: FioRun | None, failure: BaseException | None) -> dict[str, Any]:
+    """What fio left of a step, for its stored row: argv, exit code, output and times; from
+    ``failure`` (a FioFailed carries argv, returncode and stderr) when there is no run."""
+    return {
+        "fio_argv": run.argv if run else getattr(failure, "argv", []),
+        "fio_rc": run.returncode if run else getattr(failure, "returncode", None),
+        "raw_output": run.raw_output if run else None,
+        "fio_stdout": run.stdout if run else None,
+        "fio_stderr": run.stderr if run else getattr(failure, "stderr", None),
+        "started_at": iso_from_epoch(run.started_at) if run and run.started_at else now_iso(),
+        "finished_at": iso_from_epoch(run.finished_at) if run and run.finished_at else now_iso(),
+    }
 
 
 def _create_test_file(path: str, size: int) -> None:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iobench.analysis.results import headline
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS, PERCENTILES, Expectation, Suite, Workload, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
@@ -208,8 +209,8 @@ def _where(r: ResultRecord) -> str:
 def check_run(run: RunRecord) -> list[Check]:
     """Every stored expectation of the run, on every target (and client count) it ran on."""
     out: list[Check] = []
+    results = [r for r in run.results if headline(r)]
     for e in stored_expectations(run):
-        results = [r for r in run.results if r.client in (None, "all")]
         keys: dict[tuple[str, str], list[ResultRecord]] = {}
         for r in results:
             if e.workload in ("*", r.workload):

@@ -41,6 +41,7 @@ from iobench.benchmark import (
     Outcome,
     Step,
     expected_seconds,
+    fio_evidence,
     run_findings,
     suite_definition,
 )
@@ -57,7 +58,7 @@ from iobench.fio.runner import FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
 from iobench.model import JobResult, Suite, Workload
 from iobench.probe import probe_host
-from iobench.store.repository import ResultRecord, Store, TargetRecord, iso_from_epoch, now_iso
+from iobench.store.repository import ResultRecord, Store, TargetRecord
 
 CLEANUP_TIMEOUT_S = 30.0
 # Beyond runtime + ramp, how long a fio client may take: fio itself gives up on a server
@@ -467,19 +468,13 @@ def _record(
         params=w.params,
         metrics=None if error else metrics,
         job_file=job,
-        fio_argv=run.argv if run else getattr(got, "argv", []),
-        fio_rc=run.returncode if run else getattr(got, "returncode", None),
         fio_version=run.output.fio_version if run and run.output and not error else None,
-        raw_output=run.raw_output if run else None,
-        fio_stdout=run.stdout if run else None,
-        fio_stderr=run.stderr if run else getattr(got, "stderr", None),
         error=f"client {client}: {error}" if error else None,
-        started_at=iso_from_epoch(run.started_at) if run and run.started_at else now_iso(),
-        finished_at=iso_from_epoch(run.finished_at) if run and run.finished_at else now_iso(),
         repetition=step.repetition,
         samples=None if error else samples,
         client=client,
         clients=k,
+        **fio_evidence(run, got if isinstance(got, BaseException) else None),
     )
 
 
