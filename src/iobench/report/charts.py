@@ -381,15 +381,17 @@ def tick_step_s(span_s: float) -> float:
 # -- curves and limits (sweep, characterize, orion-simple) ------------------------------------
 
 
-def _log2_axis(values: Sequence[float], title: str) -> dict[str, Any]:
-    """A log axis with a tick at each power of two in ``values``' range."""
+def _log2_axis(
+    values: Sequence[float], title: str, fmt: Callable[[int], str] = str
+) -> dict[str, Any]:
+    """A log axis with a tick at each power of two in ``values``' range, labelled ``fmt``."""
     low, high = max(min(values), 1), max(values)
     ticks = [2**k for k in range(int(math.log2(low)), math.ceil(math.log2(high)) + 1)]
     return {
         "type": "log",
         "title": {"text": title},
         "tickvals": ticks,
-        "ticktext": [str(t) for t in ticks],
+        "ticktext": [fmt(t) for t in ticks],
     }
 
 
@@ -568,8 +570,7 @@ def limits_figure(lim: Any) -> Any | None:
     for annotation, text in zip(fig.layout.annotations, titles, strict=False):
         annotation.text = text
     base_layout(fig, 360)
-    fig.update_xaxes(**_log2_axis(sizes, x_title))
-    fig.update_xaxes(ticktext=[format_size_short(t) for t in _log2_axis(sizes, "")["tickvals"]])
+    fig.update_xaxes(**_log2_axis(sizes, x_title, format_size_short))
     iops = [b.iops for b in lim.table] + ([lim.iops.value] if lim.iops else [])
     fig.update_yaxes(type="log", row=1, col=1, **_log_ticks(min(iops), max(iops), format_iops))
     bw = [b.bw_bytes / MIB for b in lim.table] + (

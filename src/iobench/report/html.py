@@ -230,8 +230,9 @@ class CurveSection:
     limits: list[tuple[str, str, str]]  # (limit, value with interval, how found or why not)
 
 
-def _chart(chart_id: str, title: str, fig: Any, *, wide: bool = True) -> Chart:
-    return Chart(chart_id, title, figure_payload(fig), int(fig.layout.height), wide)
+def _chart(chart_id: str, title: str, fig: Any) -> Chart:
+    """A chart that takes the whole width of its card."""
+    return Chart(chart_id, title, figure_payload(fig), int(fig.layout.height), wide=True)
 
 
 def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
