@@ -183,7 +183,11 @@ def check_client(c: Client, fio: FioInfo, workdir: Path) -> ClientCheck:
     try:
         connect = _connect_ms(c, CONNECT_TIMEOUT_S)
     except OSError as e:
-        why = "no answer within 3 s" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        why = (
+            f"no answer within {CONNECT_TIMEOUT_S:g} s"
+            if isinstance(e, TimeoutError)
+            else (e.strerror or str(e))
+        )
         return ClientCheck(c, False, f"cannot connect to {c.host} port {c.port}: {why}",
                            None, None, None)  # fmt: skip
     own = workdir / f"probe-{c.host}-{c.port}"  # fio's client writes the log here

@@ -5,6 +5,8 @@ bytes. (fio itself reads ``MB`` and ``MiB`` with different bases depending on it
 ``kb_base``; iobench converts sizes to bytes before fio sees them, so that never matters.)
 Rates are the exception: ``200MB/s`` is 200 x 10^6 bytes a second and ``200MiB/s`` 200 x 2^20,
 as fio prints them (and as providers publish them); a lowercase ``b`` (bits) is refused.
+That holds for rates written with ``B/s`` (expectations, specs); a suite's ``rate`` option is
+a size a second (``50M`` = 50 MiB/s), as in a fio job file.
 Durations are seconds unless a unit is given (``us``, ``ms``, ``s``, ``m``, ``h``, ``d``),
 as in fio. Values are stored in base units (bytes, seconds, nanoseconds) and converted only
 when rendered.

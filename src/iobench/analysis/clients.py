@@ -52,10 +52,15 @@ class ClientShare:
         return float(value) if isinstance(value, int | float) else None
 
 
+def late_after_ms(runtime_ms: float) -> float:
+    """How far apart clients may start or finish before it matters for a step this long."""
+    return max(LATE_MS, LATE_SHARE * runtime_ms)
+
+
 def step_summary(shares: Sequence[ClientShare], failed: Sequence[str]) -> dict[str, Any]:
     """Start skew, finishing spread and stragglers of one step (stored with its aggregate)."""
     starts = {s.client: s.start_ms for s in shares if s.start_ms is not None}
-    finish = {c: t + s.runtime_ms for s in shares if (c := s.client) in starts for t in [starts[c]]}
+    finish = {s.client: starts[s.client] + s.runtime_ms for s in shares if s.client in starts}
     out: dict[str, Any] = {
         "count": len(shares) + len(failed),
         "finished": [s.client for s in shares],
@@ -70,7 +75,7 @@ def step_summary(shares: Sequence[ClientShare], failed: Sequence[str]) -> dict[s
         return out
     median_iops = statistics.median(s.iops for s in shares)
     runtime = statistics.median(s.runtime_ms for s in shares)
-    late_after = max(LATE_MS, LATE_SHARE * runtime)
+    late_after = late_after_ms(runtime)
     median_finish = statistics.median(finish.values()) if finish else None
     for s in shares:
         why = []
@@ -182,7 +187,7 @@ def step_findings(results: Sequence[ResultRecord]) -> list[Finding]:
             )
         skew = summary.get("start_skew_ms")
         runtime = float(r.params.get("runtime_s") or 0) * 1000
-        if isinstance(skew, int | float) and skew > max(LATE_MS, LATE_SHARE * runtime):
+        if isinstance(skew, int | float) and skew > late_after_ms(runtime):
             found.append(
                 Finding(
                     "start-skew",

@@ -208,12 +208,8 @@ def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
                     )
                 )
     if t.rotational:
-        for e in t.expectations:
-            hits = [
-                w
-                for w in suite.workloads
-                if _random(w) and e.workload in ("*", w.name) and _demanding(e)
-            ]
+        for e in filter(_demanding, t.expectations):
+            hits = [w for w in suite.workloads if _random(w) and e.workload in ("*", w.name)]
             for w in hits:
                 what = (
                     f"{format_iops(e.value)} IOPS"

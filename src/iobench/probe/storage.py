@@ -508,6 +508,7 @@ def filesystem_context(entry: dict[str, Any]) -> dict[str, Any]:
     source = _str_or_none(entry.get("source"))
     options = _str_or_none(entry.get("options"))
     parsed = parse_options(options)
+    network = is_network_fstype(fstype)
     return {
         "fstype": fstype,
         "source": source,
@@ -515,10 +516,10 @@ def filesystem_context(entry: dict[str, Any]) -> dict[str, Any]:
         "options": options,
         "options_parsed": parsed,
         "ram_backed": fstype in RAM_FSTYPES,
-        "network": is_network_fstype(fstype),
+        "network": network,
         "nfs": nfs_details(source, parsed) if fstype in NFS_FSTYPES else None,
         # A network filesystem cannot move data faster than the host's fastest link.
-        "link_bytes_per_s": fastest_nic_bytes() if is_network_fstype(fstype) else None,
+        "link_bytes_per_s": fastest_nic_bytes() if network else None,
     }
 
 
