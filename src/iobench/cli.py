@@ -28,6 +28,7 @@ from iobench.cli_support import (
     stderr,
     stdout,
     stop_signals_as_interrupt,
+    with_options,
     write_atomically,
     write_stdout,
 )
@@ -59,9 +60,9 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
     ctx.obj = {"db": db}
 
 
-def plan_options(f: Any) -> Any:
-    """The options `run` and `doctor` share: what to run, where, and what to expect."""
-    options = [
+# The options `run` and `doctor` share: what to run, where, and what to expect.
+plan_options = with_options(
+    [
         click.option(
             "-s",
             "--suite",
@@ -111,9 +112,7 @@ def plan_options(f: Any) -> Any:
             "(with --destructive), so reads do not hit never-written blocks.",
         ),
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+)
 
 
 @main.command(epilog=EXIT_CODES_HELP)

@@ -9,8 +9,7 @@ import dataclasses
 import itertools
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -22,6 +21,7 @@ from iobench.cli_support import (
     parse_list,
     parse_opt,
     stdout,
+    with_options,
 )
 from iobench.errors import UserError
 from iobench.model import READ_MODES, Suite, Workload
@@ -97,14 +97,7 @@ _common = [
 ]
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _with_common(f: F) -> F:
-    """The options sweep and characterize share."""
-    for option in reversed(_common):
-        f = option(f)
-    return f
+_with_common = with_options(_common)  # the options sweep and characterize share
 
 
 @click.command(epilog=EXIT_CODES_HELP)

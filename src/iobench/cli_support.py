@@ -8,11 +8,11 @@ import os
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -29,6 +29,19 @@ Exit codes:
   4    the run finished but an expectation (--expect, --spec, the suite's) failed
   130  interrupted (Ctrl-C or SIGTERM); finished workloads are kept
 """
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_options(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+    """One decorator applying click ``options`` in the order given (as if stacked)."""
+
+    def apply(f: F) -> F:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
 
 
 # emoji=False: ":x:" in a label, path or error message is text, not an emoji.
