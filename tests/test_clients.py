@@ -25,16 +25,16 @@ import pytest
 from rich.console import Console
 
 from conftest import MINI_SUITE, Cli
-from hosts import FioHosts, fio_hosts_fixture
+from hosts import FioHost, FioHosts, fio_hosts_fixture
 from iobench import multiclient
-from iobench.benchmark import NullObserver
+from iobench.benchmark import NullObserver, Outcome
 from iobench.clients import Client, ClientCheck, parse_client, parse_clients
 from iobench.errors import UserError
 from iobench.fio.runner import find_fio
 from iobench.multiclient import ClientRunRequest, execute_clients
 from iobench.report.clients import render_checks
 from iobench.report.progress import ProgressDisplay
-from iobench.store.repository import Store
+from iobench.store.repository import RunRecord, Store
 from iobench.suites import load_suite
 from test_report import Browser, Page, needs_chromium
 
@@ -441,6 +441,30 @@ def test_a_client_killed_mid_run_leaves_a_partial_run_with_the_others(
     assert elapsed < 60  # a dead server is noticed at once, not after a timeout
 
 
+def run_with_a_victim(
+    fio_hosts: FioHosts,
+    victim: FioHost,
+    shared: Path,
+    tmp_path: Path,
+    db: Path,
+    observer: NullObserver,
+    **kw: Any,
+) -> tuple[Outcome, RunRecord]:
+    """The mini suite on every host in ``shared`` through execute_clients, the observer
+    doing harm to ``victim``, which is killed afterwards whatever happened."""
+    request = ClientRunRequest(
+        target=str(shared),
+        suite=load_suite(suite_file(tmp_path)),
+        clients=tuple(parse_clients(",".join(names(fio_hosts)))),
+    )
+    try:
+        with Store.open(db) as store:
+            outcome = execute_clients(request, store, find_fio(), observer, **kw)
+            return outcome, store.get_run(outcome.run_id)
+    finally:
+        victim.kill()
+
+
 @pytest.mark.root
 def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     fio_hosts: FioHosts,
@@ -453,11 +477,6 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     states; the controller's own timeout ends it, and the run goes on without it."""
     victim = fio_hosts.hosts[2]
     monkeypatch.setattr(multiclient, "CLEANUP_TIMEOUT_S", 3.0)
-    request = ClientRunRequest(
-        target=str(shared),
-        suite=load_suite(suite_file(tmp_path)),
-        clients=tuple(parse_clients(",".join(names(fio_hosts)))),
-    )
 
     def stop_once_running() -> None:
         # Stopped during fio's handshake, the client gives up by itself ("timeout on cmd
@@ -472,12 +491,9 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
                 threading.Thread(target=stop_once_running, daemon=True).start()
 
     started = time.monotonic()
-    try:
-        with Store.open(isolated_db) as store:
-            outcome = execute_clients(request, store, find_fio(), StopAtFirstWorkload(), margin_s=4)
-            run = store.get_run(outcome.run_id)
-    finally:
-        victim.kill()
+    outcome, run = run_with_a_victim(
+        fio_hosts, victim, shared, tmp_path, isolated_db, StopAtFirstWorkload(), margin_s=4
+    )
     elapsed = time.monotonic() - started
     assert outcome.status == "partial" and outcome.error is not None
     assert victim.name in outcome.error.message and "did not finish within" in outcome.error.message
@@ -502,11 +518,6 @@ def test_ctrl_c_while_the_files_are_laid_out_still_cleans_every_client(
     answer, and says that it could not clean the one that does not."""
     victim = fio_hosts.hosts[0]
     monkeypatch.setattr(multiclient, "CLEANUP_TIMEOUT_S", 3.0)
-    request = ClientRunRequest(
-        target=str(shared),
-        suite=load_suite(suite_file(tmp_path)),
-        clients=tuple(parse_clients(",".join(names(fio_hosts)))),
-    )
 
     def interrupt_once_the_others_write() -> None:
         deadline = time.monotonic() + 15
@@ -520,12 +531,9 @@ def test_ctrl_c_while_the_files_are_laid_out_still_cleans_every_client(
             victim.signal(signal.SIGSTOP)  # its layout cannot finish: the step goes on
             threading.Thread(target=interrupt_once_the_others_write, daemon=True).start()
 
-    try:
-        with Store.open(isolated_db) as store:
-            outcome = execute_clients(request, store, find_fio(), InterruptTheLayout())
-            run = store.get_run(outcome.run_id)
-    finally:
-        victim.kill()
+    outcome, run = run_with_a_victim(
+        fio_hosts, victim, shared, tmp_path, isolated_db, InterruptTheLayout()
+    )
     assert outcome.status == "aborted" and run.results == []
     left = [w for w in run.warnings if w["id"] == "test-file-left"]
     assert len(left) == 1 and victim.name in left[0]["message"], run.warnings
