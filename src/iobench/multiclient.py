@@ -238,15 +238,8 @@ def _plan_findings(suite: Suite, target: str) -> list[Finding]:
 def _plan(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[tuple[int, Step]]:
     """(client count, step): the layout on all ``n``, then for each client count, each
     repetition, each workload. A step's target is "<k> clients"."""
-    layout = max(w.size for w in suite.workloads)
-    steps = [
-        (
-            n,
-            Step(
-                0, f"{n} clients", "lay out the test files", 1.0 + layout / LAYOUT_BYTES_PER_S, None
-            ),
-        )
-    ]
+    layout_s = 1.0 + max(w.size for w in suite.workloads) / LAYOUT_BYTES_PER_S
+    steps = [(n, Step(0, f"{n} clients", "lay out the test files", layout_s, None))]
     for k in scale:
         for rep in range(1, repeat + 1):
             for w in suite.workloads:

@@ -228,7 +228,7 @@ class HeldTo:
 
     @property
     def met(self) -> str:
-        """ "N of M met", or "" without expectations."""
+        """How many expectations were met, as "N of M met"; empty without any."""
         failed = len(failed_checks(self.checks))
         return f"{len(self.checks) - failed} of {len(self.checks)} met" if self.checks else ""
 
