@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -29,10 +30,9 @@ from iobench.cli_support import (
     stdout,
     stop_signals_as_interrupt,
     with_options,
-    write_atomically,
-    write_stdout,
 )
 from iobench.errors import ExitCode, IobenchError, UserError
+from iobench.output import STDOUT, GuardedStream, OutputError, StreamClosed, write_output
 from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
 
@@ -590,8 +590,15 @@ def compare(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The report file: .html (charts, works offline) or .md (tables for a ticket).",
+    metavar="FILE",
+    help="The report file: .html (charts, works offline) or .md (tables for a ticket); "
+    "- for standard output.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "md"]),
+    help="html or md; default: from the file name's suffix (md for -).",
 )
 @click.pass_context
 def report(
@@ -599,25 +606,27 @@ def report(
     run_refs: tuple[str, ...],
     labels: tuple[str, ...],
     baseline: str | None,
-    output: Path,
+    output: str,
+    fmt: str | None,
 ) -> None:
     """Write a report of one or more runs: self-contained HTML with charts, or Markdown.
+
+    The file is written whole or not at all; an existing file keeps its permissions, a
+    symbolic link stays a link (its target is written), a terminal, FIFO or /dev/null is
+    written through, and a block device or directory is refused (docs/safety.md).
 
     \b
     Examples:
       iobench report latest -o report.html
       iobench report 3 4 5 -o comparison.html
       iobench report --label local-ssd --label ceph-rbd -o ticket.md
+      iobench report latest -o - | less
     """
     from iobench.analysis.compare import compare as compare_runs
     from iobench.report.html import render_html
     from iobench.report.markdown import render_markdown
 
-    suffix = output.suffix.lower()
-    if suffix not in (".html", ".htm", ".md", ".markdown"):
-        raise UserError(
-            f"-o {output}: the report format comes from the file name; use .html or .md"
-        )
+    fmt = fmt or _report_format(output)
     require_db(ctx)
     with open_store(ctx) as store:
         runs = _runs_for(store, run_refs, labels)
@@ -629,13 +638,24 @@ def report(
             "name the baseline among the runs, or drop --baseline",
         )
     comparison = compare_runs(runs, base) if setups > 1 else None
-    text = (
-        render_html(runs, comparison)
-        if suffix in (".html", ".htm")
-        else render_markdown(runs, comparison)
+    text = render_html(runs, comparison) if fmt == "html" else render_markdown(runs, comparison)
+    where = write_output(output, text)
+    stderr().print(f"wrote {where} ({len(runs)} run(s))", highlight=False, markup=False)
+
+
+def _report_format(output: str) -> str:
+    """html or md, from the report file's name."""
+    if output == STDOUT:
+        return "md"
+    suffix = Path(output).suffix.lower()
+    if suffix in (".html", ".htm"):
+        return "html"
+    if suffix in (".md", ".markdown"):
+        return "md"
+    raise UserError(
+        f"-o {output}: the report format comes from the file name; use .html or .md",
+        "or choose it with --format html|md",
     )
-    write_atomically(output, text)
-    stderr().print(f"wrote {output} ({len(runs)} run(s))", highlight=False, markup=False)
 
 
 @main.command(name="import")
@@ -689,12 +709,16 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to this file instead of stdout.",
+    default=STDOUT,
+    show_default=True,
+    metavar="FILE",
+    help="Write to this file instead of standard output (-).",
 )
 @click.pass_context
-def export(ctx: click.Context, run_ref: str, fmt: str, output: Path | None) -> None:
+def export(ctx: click.Context, run_ref: str, fmt: str, output: str) -> None:
     """Export one run's results as CSV or JSON.
+
+    A file is written whole or not at all, like a report (see `iobench report --help`).
 
     \b
     Examples:
@@ -707,10 +731,7 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: Path | None) -> N
     with open_store(ctx) as store:
         run = store.get_run(store.resolve(run_ref))
     text = export_csv(run) if fmt == "csv" else export_json(run)
-    if output is None:
-        write_stdout(text)
-    else:
-        write_atomically(output, text)
+    write_output(output, text)
 
 
 main.add_command(sweep)
@@ -719,6 +740,20 @@ main.add_command(characterize)
 
 def run_cli(argv: Sequence[str]) -> int:
     """Run the CLI and return the exit code; errors become messages, not tracebacks."""
+    real_stdout = sys.stdout
+    sys.stdout = GuardedStream(real_stdout, "standard output")
+    try:
+        code = _run(argv)
+        try:
+            sys.stdout.flush()
+        except OutputError as e:
+            code = _stdout_failed(e)
+    finally:
+        sys.stdout = real_stdout
+    return code
+
+
+def _run(argv: Sequence[str]) -> int:
     want_traceback = "--traceback" in argv or os.environ.get("IOBENCH_TRACEBACK") == "1"
     err = stderr()
     try:
@@ -734,6 +769,10 @@ def run_cli(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         err.print("iobench: interrupted")
         return int(ExitCode.INTERRUPTED)
+    except OutputError as e:
+        if want_traceback:
+            traceback.print_exc()
+        return _stdout_failed(e)
     except IobenchError as e:
         if want_traceback:
             traceback.print_exc()
@@ -749,3 +788,16 @@ def run_cli(argv: Sequence[str]) -> int:
         err.print("  rerun with --traceback and report it")
         return int(ExitCode.RUN_FAILED)
     return int(result) if isinstance(result, int) else 0
+
+
+def _stdout_failed(e: OutputError) -> int:
+    """A failed write: said on stderr (a broken pipe quietly), and whatever is still
+    buffered for stdout dropped, so that Python's exit does not fail on it again."""
+    if not isinstance(e, StreamClosed):
+        print_error(e, stderr())
+    if e.stream == "standard output":
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+            os.close(devnull)
+    return int(e.exit_code)

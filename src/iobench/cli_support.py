@@ -1,13 +1,11 @@
-"""What every command shares: consoles, JSON output, the store, option parsing, safe
-file writing, signals and error printing. Only the CLI modules import this."""
+"""What every command shares: consoles, JSON output, the store, option parsing, signals
+and error printing. Only the CLI modules import this."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +58,9 @@ def stderr() -> Console:
 
 
 def emit_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
-    sys.stdout.flush()
+    from iobench.output import write_stream
+
+    write_stream(sys.stdout, json.dumps(doc, indent=2, sort_keys=False) + "\n")
 
 
 def parse_opt(value: str | None, parse: Any, option: str) -> Any:
@@ -106,39 +105,6 @@ def require_db(ctx: click.Context) -> None:
             f"no runs are stored yet: there is no database at {db_path(ctx)}",
             "run a benchmark first with `iobench run`, or point --db at your database",
         )
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write the whole file or nothing: a temporary file beside it, then a rename."""
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {path}: the directory {path.parent} does not exist")
-    try:
-        # A new file of our own (O_EXCL, random name) beside the target, then a rename.
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise UserError(f"cannot write {path}: {e.strerror}") from e
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:  # what the HTML's <meta> says
-            f.write(text)
-        tmp.chmod(0o644)
-        tmp.replace(path)
-    except BaseException as e:  # also Ctrl-C: no temporary file is left behind
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise UserError(f"cannot write {path}: {e.strerror}") from e
-        raise
-
-
-def write_stdout(text: str) -> None:
-    """Text on stdout as UTF-8, whatever the locale says."""
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-    else:
-        buffer.write(text.encode("utf-8"))
-        buffer.flush()
 
 
 def print_error(e: IobenchError, console: Console) -> None:
