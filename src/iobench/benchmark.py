@@ -52,9 +52,11 @@ from iobench.store.repository import (
     now_iso,
 )
 from iobench.targets import (
+    check_access,
     check_block_device_writable,
     check_file_writable,
     check_free_space,
+    check_real_storage,
     hold_device,
     resolve_target,
 )
@@ -184,6 +186,8 @@ def prepare_target(
     """
     writes = any(w.writes for w in suite.workloads) or request.prefill
     notes: list[Finding] = []
+    check_real_storage(target)
+    check_access(target, writes=writes)
     if target.kind == "directory":
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
         layout = max(w.size for w in suite.workloads)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Target
+from iobench.probe.fstype import pseudo_filesystem
 from iobench.probe.host import read_int, read_text, run_tool
 from iobench.probe.storage import SYS_BLOCK, devno_of_path, kname_of_devno, partitions_of
 from iobench.units import format_bytes
@@ -155,6 +156,69 @@ def resolve_target(spec: str) -> Target:
         what, hint = "neither a file, a directory nor a block device", ACCEPTED
     shown = spec if real == absolute else f"{spec} (-> {real})"
     raise UserError(f"{shown} is {what}; iobench cannot benchmark it", hint=hint)
+
+
+# --- what the target is on, and whether iobench may use it ---------------------------------
+
+
+def check_real_storage(target: Target) -> None:
+    """TargetUnsafe for a directory or file on a kernel pseudo-filesystem (proc, sysfs,
+    efivarfs, cgroup ...): its files are kernel interfaces, not storage, whether the suite
+    reads or writes. Decided by statfs's f_type, so symlinks and bind mounts change nothing.
+    A block device is judged by the guard for devices, not by the filesystem of its node.
+    """
+    if target.kind == "block":
+        return
+    found = pseudo_filesystem(target.path)
+    if found is None:
+        return
+    name, holds = found
+    shown = target.spec if target.spec == target.path else f"{target.spec} (-> {target.path})"
+    raise TargetUnsafe(
+        f"{shown} is on {name} ({holds}), a kernel pseudo-filesystem: its files are the "
+        "running kernel's interfaces, not storage; a benchmark there would change the "
+        "system or measure nothing",
+        "benchmark a directory on a real filesystem, or a block device",
+    )
+
+
+def check_access(target: Target, *, writes: bool) -> None:
+    """UserError when iobench's user cannot do what the run needs: create its test file
+    in a directory, read (and for a writing suite write) a file or device. Found before
+    anything runs, so a plan (and ``iobench doctor``) says it instead of a failed run."""
+    if target.kind == "directory":
+        mode, need = os.W_OK | os.X_OK, "create its test file in"
+    elif writes:
+        mode, need = os.R_OK | os.W_OK, "read and write"
+    else:
+        mode, need = os.R_OK, "read"
+    if os.access(target.path, mode, effective_ids=os.access in os.supports_effective_ids):
+        return
+    try:
+        read_only = bool(os.statvfs(target.path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only and mode & os.W_OK:
+        why = "its filesystem is mounted read-only"
+        hint = "remount it read-write, or choose another target"
+    else:
+        user = _user_name()
+        why = f"{user} has no permission"
+        hint = (
+            "run iobench as a user that may (block devices usually need root), or choose "
+            "another target"
+        )
+    raise UserError(f"iobench cannot {need} {target.spec}: {why}", hint)
+
+
+def _user_name() -> str:
+    import pwd
+
+    uid = os.geteuid()
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 # --- free space ----------------------------------------------------------------------------
