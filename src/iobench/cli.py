@@ -364,22 +364,23 @@ def clients_check(names: str, as_json: bool) -> int:
       iobench clients check node1,node2,node3
       iobench clients check @hosts.txt --json
     """
-    import tempfile
-
     from iobench.clients import check_clients, parse_clients
+    from iobench.fio.confine import confinement
     from iobench.fio.runner import find_fio
     from iobench.report.clients import render_checks
 
     parsed = parse_clients(names)
     fio = find_fio()
-    with stop_signals_as_interrupt(), tempfile.TemporaryDirectory(prefix="iobench-check-") as tmp:
-        checks = check_clients(parsed, fio, Path(tmp))
+    confined = confinement()
+    with stop_signals_as_interrupt():
+        checks = check_clients(parsed, fio, confined)
     if as_json:
         emit_json(
             {
                 "schema_version": 1,
                 "kind": "clients",
                 "fio_version": fio.version,
+                "fio_client": confined.as_dict(),
                 "clients": [c.as_dict() for c in checks],
             }
         )

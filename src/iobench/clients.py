@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import IobenchError, UserError
-from iobench.fio.runner import FioInfo
+from iobench.fio.confine import Confinement, confined_argv, private_directory
+from iobench.fio.runner import FioInfo, read_private
 
 FIO_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -178,8 +179,9 @@ def _connect_ms(c: Client, timeout_s: float) -> float:
         return (time.monotonic() - started) * 1000
 
 
-def check_client(c: Client, fio: FioInfo, workdir: Path) -> ClientCheck:
-    """Whether ``c`` can run this fio's jobs, and what it says about itself."""
+def check_client(c: Client, fio: FioInfo, confined: Confinement) -> ClientCheck:
+    """Whether ``c`` can run this fio's jobs, and what it says about itself; fio's client
+    runs ``confined`` (iobench.fio.confine), as every client of a run does."""
     try:
         connect = _connect_ms(c, CONNECT_TIMEOUT_S)
     except OSError as e:
@@ -190,13 +192,13 @@ def check_client(c: Client, fio: FioInfo, workdir: Path) -> ClientCheck:
         )
         return ClientCheck(c, False, f"cannot connect to {c.host} port {c.port}: {why}",
                            None, None, None)  # fmt: skip
-    own = workdir / f"probe-{c.host}-{c.port}"  # fio's client writes the log here
-    own.mkdir()
-    (own / "probe.fio").write_text(_PROBE_JOB)
+    own = private_directory(confined)  # fio's client writes the log here, and only here
+    job = own / "probe.fio"
+    job.write_text(_PROBE_JOB)
     try:
         started = time.time()
         done = subprocess.run(
-            [fio.path, f"--client={c.address}", "probe.fio"],
+            confined_argv(confined, own, [fio.path, f"--client={c.address}", job.name]),
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_S,
@@ -236,16 +238,18 @@ def check_client(c: Client, fio: FioInfo, workdir: Path) -> ClientCheck:
 def _first_sample_ms(directory: Path) -> float | None:
     """The Unix time (ms, server clock) of the probe's IO, from the log fio's client wrote."""
     for log in directory.glob(f"{_PROBE_LOG}_lat.*.log*"):
-        first = log.read_text(errors="replace").split(",", 1)[0].strip()
+        first = read_private(log).split(",", 1)[0].strip()
         if first.isdigit():
             return float(first)
     return None
 
 
-def check_clients(clients: Sequence[Client], fio: FioInfo, workdir: Path) -> list[ClientCheck]:
+def check_clients(
+    clients: Sequence[Client], fio: FioInfo, confined: Confinement
+) -> list[ClientCheck]:
     """Every client checked at once (each within CONNECT + PROBE timeouts)."""
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(clients)))) as pool:
-        return list(pool.map(lambda c: check_client(c, fio, workdir), clients))
+        return list(pool.map(lambda c: check_client(c, fio, confined), clients))
 
 
 def require_clients(checks: Sequence[ClientCheck]) -> None:

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from iobench import __version__
@@ -47,6 +45,7 @@ from iobench.benchmark import (
 )
 from iobench.clients import Client, check_clients, check_remote_path, require_clients
 from iobench.errors import FioFailed, Interrupted, IobenchError, UserError, error_text
+from iobench.fio.confine import Confinement, confinement, private_directory
 from iobench.fio.jobfile import (
     build_cleanup_jobfile,
     build_jobfile,
@@ -99,7 +98,7 @@ def plan_scale(scale: Sequence[int], n: int) -> tuple[int, ...]:
 
 @dataclass
 class _State:
-    workdir: Path
+    confined: Confinement  # how every fio client runs (iobench.fio.confine)
     files: dict[str, str]  # client name -> its test file on the server
     tags: dict[str, str]  # client name -> c1, c2 ... (job sections, file names)
     layout_started: bool = False  # from then on, every client may hold a test file
@@ -123,22 +122,19 @@ def execute_clients(
     suite = request.suite
     check_remote_path(request.target)
     scale = plan_scale(request.scale, len(request.clients))
-    workdir = Path(tempfile.mkdtemp(prefix="iobench-clients-"))
-    try:
-        checks = check_clients(request.clients, fio, workdir)
-        require_clients(checks)
-    except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
-        raise
+    confined = confinement()
+    checks = check_clients(request.clients, fio, confined)
+    require_clients(checks)
     host = probe_host()
     host["clients"] = [c.as_dict() for c in checks]
+    host["fio_client"] = confined.as_dict()
     directory = request.target.rstrip("/") or "/"
     tag = uuid.uuid4().hex[:8]
     tags = {c.name: f"c{i + 1}" for i, c in enumerate(request.clients)}
     files = {
         c.name: f"{directory.rstrip('/')}/iobench-{tag}-{tags[c.name]}.dat" for c in request.clients
     }
-    state = _State(workdir=workdir, files=files, tags=tags)
+    state = _State(confined=confined, files=files, tags=tags)
     state.findings += _plan_findings(suite, request.target)
     state.findings += [
         Finding(
@@ -215,7 +211,6 @@ def execute_clients(
             state.findings.extend(run_findings(stored))
             state.findings.extend(step_findings(stored.results))
         state.findings.extend(_client_findings(state))
-        shutil.rmtree(workdir, ignore_errors=True)
         message = internal if error is None else error.message
         store.finish_run(
             run_id,
@@ -300,8 +295,7 @@ def _fio_on(
     timeout_s: float | None,
     readonly: bool = False,
 ) -> FioRun:
-    own = state.workdir / f"{name}-{state.tags[c.name]}"
-    own.mkdir(exist_ok=True)
+    own = private_directory(state.confined)
     try:
         return run_fio(
             fio,
@@ -310,6 +304,7 @@ def _fio_on(
             timeout_s=timeout_s,
             name=name,
             client=c.address,
+            confined=state.confined,
             stop=state.stop,
             readonly=readonly,
         )

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
+from iobench.fio.confine import Confinement, confined_argv
 from iobench.fio.jobfile import TARGET_LINK
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output, scan_json_objects
@@ -127,6 +129,7 @@ def run_fio(
     name: str = "job",
     readonly: bool = False,
     client: str | None = None,
+    confined: Confinement | None = None,
     stop: threading.Event | None = None,
 ) -> FioRun:
     """Run one job file and return its evidence; raise FioFailed when fio failed.
@@ -134,8 +137,10 @@ def run_fio(
     ``client`` (``host,port``): run it on that fio server (``fio --client``); the job file
     then names its files by their paths on the server, fio's client writes the logs the
     server sends as ``NAME.<host>``, and no snapshots drive the progress (fio would append
-    them to the report). ``stop``: when set (from another thread), fio is stopped as on a
-    timeout.
+    them to the report). The client is ``confined`` (required then) to ``workdir``, which
+    must come from :func:`iobench.fio.confine.private_directory`: a server chooses the
+    names of the files it writes. ``stop``: when set (from another thread), fio is stopped
+    as on a timeout.
     ``workdir`` is a private directory owned by the caller, and fio's working directory;
     the job file, fio's output and its stdout/stderr are written there. ``timeout_s`` is a
     hard limit (None: none); ``stall_s`` stops fio when the bytes it has moved stop growing
@@ -146,14 +151,22 @@ def run_fio(
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
     job_path.write_text(job_file)
-    argv = fio_argv(fio.path, job_path, out_path, client=client, readonly=readonly)
+    # Names relative to fio's working directory: a confined client may not see the way there.
+    argv = fio_argv(
+        fio.path, Path(job_path.name), Path(out_path.name), client=client, readonly=readonly
+    )
+    command = argv
+    if client is not None:
+        if confined is None:
+            raise ValueError("fio's client runs only confined")
+        command = confined_argv(confined, workdir, argv)
     started = time.time()
     with (
         (workdir / f"{name}.stdout").open("w+") as out_f,
         (workdir / f"{name}.stderr").open("w+") as err_f,
     ):
         proc = subprocess.Popen(
-            argv,
+            command,
             stdin=subprocess.DEVNULL,
             stdout=out_f,
             stderr=err_f,
@@ -171,10 +184,10 @@ def run_fio(
         err_f.seek(0)
         stdout, stderr = out_f.read(), err_f.read()
     finished = time.time()
-    raw = out_path.read_text(errors="replace") if out_path.exists() else ""
+    raw = read_private(out_path)
     logs: dict[str, str] = {}
     for log in workdir.glob(f"{LOG_PREFIX}_*.log*"):
-        logs[log.name] = log.read_text(errors="replace")
+        logs[log.name] = read_private(log)
         log.unlink()
     for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
         path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
@@ -224,6 +237,29 @@ def run_fio(
     )
     check_run(run)
     return run
+
+
+MAX_OUTPUT_BYTES = 256 << 20  # far beyond any fio report or interval log
+
+
+def read_private(path: Path) -> str:
+    """A file fio (or its confined client) wrote in a private directory: never through a
+    link, only a regular file, at most MAX_OUTPUT_BYTES; "" when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        raise FioOutputError(f"cannot read fio's output {path}: {e.strerror or e}") from e
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FioOutputError(f"fio's output {path} is not a regular file")
+        data = f.read(MAX_OUTPUT_BYTES + 1)
+    if len(data) > MAX_OUTPUT_BYTES:
+        raise FioOutputError(
+            f"fio's output {path} is larger than {MAX_OUTPUT_BYTES >> 20} MiB: not a report"
+        )
+    return data.decode(errors="replace")
 
 
 class _Watch:
