@@ -262,7 +262,8 @@ def test_repetitions_are_rows_and_awkward_text_survives(store: Store) -> None:
         ("w,1", 1, 100.5),
         ("w,1", 2, 201.0),
     ]
-    assert rows[0]["error"] == 'say "hi"\nbye' and rows[1]["error"] is None
+    # A newline is written as an escape, like other control characters: a row is a line.
+    assert rows[0]["error"] == 'say "hi"\\nbye' and rows[1]["error"] is None
     assert rows[0]["direct"] is False  # a real False, not a missing value
     assert rows[0]["usr_cpu_pct"] is None and rows[0]["sys_cpu_pct"] == 0.0
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape
 
 from iobench import __version__
 from iobench.cli_curves import characterize, sweep
@@ -23,6 +22,7 @@ from iobench.cli_support import (
     open_store,
     parse_list,
     parse_opt,
+    print_click_error,
     print_error,
     require_db,
     run_code,
@@ -33,6 +33,7 @@ from iobench.cli_support import (
 )
 from iobench.errors import ExitCode, IobenchError, UserError
 from iobench.output import STDOUT, GuardedStream, OutputError, StreamClosed, write_output
+from iobench.report.literal import literal, literal_lines, markup_literal
 from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
 
@@ -523,7 +524,8 @@ def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[An
         chosen = next((r for r in found if r.status == "complete"), found[0])
         if chosen.status != "complete":
             stderr().print(
-                f"note: the latest run labelled {label!r} is run {chosen.id}, {chosen.status}",
+                f"note: the latest run labelled {label!r} is run {chosen.id}, "
+                + literal(chosen.status),
                 highlight=False,
                 markup=False,
             )
@@ -641,7 +643,7 @@ def report(
     comparison = compare_runs(runs, base) if setups > 1 else None
     text = render_html(runs, comparison) if fmt == "html" else render_markdown(runs, comparison)
     where = write_output(output, text)
-    stderr().print(f"wrote {where} ({len(runs)} run(s))", highlight=False, markup=False)
+    stderr().print(f"wrote {literal(where)} ({len(runs)} run(s))", highlight=False, markup=False)
 
 
 def _report_format(output: str) -> str:
@@ -689,8 +691,8 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
     out = stdout()
     for r in runs:
         out.print(
-            f"imported run {r.id} from {r.source}: {len(r.results)} result(s), fio "
-            f"{r.fio_version or '?'}",
+            f"imported run {r.id} from {literal(r.source)}: {len(r.results)} result(s), fio "
+            + literal(r.fio_version or "?"),
             highlight=False,
             markup=False,
         )
@@ -763,7 +765,7 @@ def _run(argv: Sequence[str]) -> int:
         err.print("iobench: interrupted")
         return int(ExitCode.INTERRUPTED)
     except click.ClickException as e:
-        e.show()
+        print_click_error(e, err)
         return int(ExitCode.BAD_INPUT) if e.exit_code == 2 else e.exit_code
     except click.exceptions.Exit as e:
         return int(e.exit_code)
@@ -772,11 +774,11 @@ def _run(argv: Sequence[str]) -> int:
         return int(ExitCode.INTERRUPTED)
     except OutputError as e:
         if want_traceback:
-            traceback.print_exc()
+            err.print(literal_lines(traceback.format_exc()), end="", markup=False)
         return _stdout_failed(e)
     except IobenchError as e:
         if want_traceback:
-            traceback.print_exc()
+            err.print(literal_lines(traceback.format_exc()), end="", markup=False)
         print_error(e, err)
         return int(e.exit_code)
     except Exception:
@@ -784,7 +786,7 @@ def _run(argv: Sequence[str]) -> int:
             raise
         err.print(
             "[red]iobench: internal error[/] (a bug): "
-            + escape(traceback.format_exc().splitlines()[-1])
+            + markup_literal(traceback.format_exc().splitlines()[-1])
         )
         err.print("  rerun with --traceback and report it")
         return int(ExitCode.RUN_FAILED)

@@ -3,6 +3,7 @@ and error printing. Only the CLI modules import this."""
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import sys
@@ -14,9 +15,14 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
-from rich.markup import escape
 
 from iobench.errors import ExitCode, Interrupted, IobenchError, UserError
+from iobench.report.literal import (
+    LiteralConsole,
+    literal,
+    literal_lines,
+    markup_literal_lines,
+)
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -42,13 +48,14 @@ def with_options(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
     return apply
 
 
-# emoji=False: ":x:" in a label, path or error message is text, not an emoji.
+# emoji=False: ":x:" in a label, path or error message is text, not an emoji. A
+# LiteralConsole shows any control character that reaches it escaped (docs/safety.md).
 def stdout() -> Console:
-    return Console(width=None if sys.stdout.isatty() else 160, highlight=False, emoji=False)
+    return LiteralConsole(width=None if sys.stdout.isatty() else 160, highlight=False, emoji=False)
 
 
 def stderr() -> Console:
-    return Console(
+    return LiteralConsole(
         stderr=True,
         width=None if sys.stderr.isatty() else 160,
         highlight=False,
@@ -108,10 +115,28 @@ def require_db(ctx: click.Context) -> None:
 
 
 def print_error(e: IobenchError, console: Console) -> None:
-    console.print(f"[red]iobench: error:[/] {escape(e.message)}", highlight=False)
+    """The message and the hint, which quote what the user typed and what files hold, shown
+    literally. Their line breaks (one refusal a line) stay, each later line indented under
+    the first, so no line of theirs can pass for a line of iobench's own."""
+    message = markup_literal_lines(e.message).replace("\n", "\n" + " " * 16)
+    console.print(f"[red]iobench: error:[/] {message}", highlight=False)
     if e.hint:
-        hint = escape(e.hint).replace("\n", "\n" + " " * 14)
+        hint = markup_literal_lines(e.hint).replace("\n", "\n" + " " * 14)
         console.print(f"  [dim]what to do:[/] {hint}", highlight=False)
+
+
+def print_click_error(e: click.ClickException, console: Console) -> None:
+    """click's own error (usage, "Try ... --help", "Error: MESSAGE"), laid out as click lays
+    it out. MESSAGE quotes what the user typed (an option, a value, extra arguments): it is
+    shown on one line, literally."""
+    text = io.StringIO()
+    e.show(file=text)
+    shown = text.getvalue()
+    message = e.format_message()
+    said = click.unstyle(message) + "\n"  # click strips colours when not on a terminal
+    if shown.endswith(said):
+        shown = shown[: -len(said)] + literal(message) + "\n"
+    console.print(literal_lines(shown), end="", markup=False, highlight=False)
 
 
 def execute_request(ctx: click.Context, request: Any) -> Any:
@@ -152,9 +177,9 @@ def run_code(outcome: Any, record: Any) -> int:
     err.print(
         f"iobench: {len(failed)} expectation(s) not met: "
         + "; ".join(
-            f"{c.expectation.text}"
-            + (f" ({c.workload})" if c.expectation.workload == "*" else "")
-            + f" on {c.target}"
+            literal(c.expectation.text)
+            + (f" ({literal(c.workload)})" if c.expectation.workload == "*" else "")
+            + f" on {literal(c.target)}"
             + (" (not measured)" if c.measured is None else "")
             for c in failed
         ),

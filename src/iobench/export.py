@@ -4,7 +4,13 @@ or as the JSON document ``iobench show RUN --json`` prints.
 CSV: units are in the column names (``_bytes``, ``_bytes_per_s``, ``_ns``, ``_s``,
 ``_ms``, ``_pct``) and values are never converted; a value that was not measured or is
 not known is an empty cell, never 0. Numbers are written exactly (Python's shortest
-round-tripping repr), so :func:`read_csv` gives back the stored numbers.
+round-tripping repr), so :func:`read_csv` gives back the stored numbers. Text is written as
+it is stored, except that the CSV usually goes to a terminal: control and invisible format
+characters, which a terminal would act on, are written as visible escapes (``\\x1b``,
+``\\n``; docs/safety.md), so every row is one line.
+
+JSON: the document's data exactly; such characters are written as JSON ``\\u`` escapes,
+which read back as the same strings.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any, Literal
 
 from iobench.model import DIRECTIONS
 from iobench.report.jsondoc import run_document
+from iobench.report.literal import json_literal, literal
 from iobench.store.repository import ResultRecord, RunRecord
 
 Kind = Literal["str", "num", "bool"]
@@ -148,7 +155,7 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)  # shortest text that reads back as the same float
-    return str(value)
+    return literal(value)
 
 
 def export_csv(run: RunRecord) -> str:
@@ -166,7 +173,8 @@ def export_json(run: RunRecord) -> str:
     """The document ``iobench show RUN --json`` prints, with everything ``iobench import``
     needs to restore the run elsewhere: histogram bins, argv, suite definition, evidence
     (schema: docs/json-schema.md)."""
-    return json.dumps(run_document(run, full=True), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(run_document(run, full=True), indent=2, ensure_ascii=False)
+    return json_literal(text) + "\n"
 
 
 _INT = re.compile(r"^-?\d+$")

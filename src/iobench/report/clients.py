@@ -7,13 +7,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.clients import ScalePoint, scaling
 from iobench.analysis.results import Figures, Group, figures, groups
 from iobench.clients import ClientCheck
 from iobench.model import DIRECTIONS
+from iobench.report.literal import markup_literal
 from iobench.report.model import format_summary, p99_text, workload_shape
 from iobench.store.repository import RunRecord
 from iobench.units import format_iops, format_ns, format_rate
@@ -21,23 +21,28 @@ from iobench.units import format_iops, format_ns, format_rate
 
 def render_checks(checks: Sequence[ClientCheck], fio_version: str, console: Console) -> None:
     table = Table(
-        title=f"fio servers (this fio: {fio_version})", title_justify="left", title_style="bold"
+        title=f"fio servers (this fio: {markup_literal(fio_version)})",
+        title_justify="left",
+        title_style="bold",
     )
     for col in ("client", "status", "server's name", "fio", "connect", "clock offset"):
         table.add_column(col)
     for c in checks:
         table.add_row(
-            escape(c.client.name),
+            markup_literal(c.client.name),
             "[green]ok[/]" if c.ok else "[red]unusable[/]",
-            escape(c.hostname or "-"),
-            escape(c.fio_version or "-"),
+            markup_literal(c.hostname or "-"),
+            markup_literal(c.fio_version or "-"),
             "-" if c.connect_ms is None else f"{c.connect_ms:.1f} ms",
             clock_text(c.clock_offset_ms, c.clock_off),
         )
     console.print(table)
     for c in checks:
         if not c.ok:
-            console.print(f"  {escape(c.client.name)}: {escape(c.problem or '')}", highlight=False)
+            console.print(
+                f"  {markup_literal(c.client.name)}: {markup_literal(c.problem or '')}",
+                highlight=False,
+            )
     console.print(
         "clock offset: the server's clock minus this one's, bounded by when the test job ran "
         "(fio 3.33 tells no more); the start skew of a run compares the clients' clocks, so "
@@ -91,7 +96,9 @@ def render_client_run(run: RunRecord, console: Console) -> None:
     for (k, workload, _), members in client_steps(run):
         params = members[0].params
         table = Table(
-            title=escape(f"{workload} on {k} client(s)  ({workload_shape(params, detail=True)})"),
+            title=markup_literal(
+                f"{workload} on {k} client(s)  ({workload_shape(params, detail=True)})"
+            ),
             title_justify="left",
             title_style="bold",
         )
@@ -108,19 +115,21 @@ def render_client_run(run: RunRecord, console: Console) -> None:
         for g in members:
             for name, d, f in client_figures(g):
                 table.add_row(
-                    f"[bold]{escape(name)}[/]" if g.client == "all" else escape(name),
+                    f"[bold]{markup_literal(name)}[/]"
+                    if g.client == "all"
+                    else markup_literal(name),
                     d,
                     str(f.n),
                     format_summary(f.iops, format_iops),
                     format_rate(f.bw_bytes.mean),
                     format_ns(f.lat_mean_ns.mean),
-                    escape(p99_text(f)),
+                    markup_literal(p99_text(f)),
                 )
         failed = [
             r for r in run.results if r.status != "ok" and r.workload == workload and r.clients == k
         ]
         for r in failed:
-            table.add_row(escape(str(r.client)), "", "", "[red]failed[/]", "", "", "")
+            table.add_row(markup_literal(r.client), "", "", "[red]failed[/]", "", "", "")
         console.print(table)
         _render_summary(step_summary(members), console)
     render_scaling(run, console)
@@ -140,11 +149,12 @@ def _render_summary(summary: dict[str, Any], console: Console) -> None:
         )
     for s in summary.get("stragglers") or []:
         console.print(
-            f"  [yellow]straggler[/] {escape(str(s.get('client')))}: {escape(str(s.get('why')))}",
+            f"  [yellow]straggler[/] {markup_literal(s.get('client'))}: "
+            f"{markup_literal(s.get('why'))}",
             highlight=False,
         )
     for name in summary.get("failed") or []:
-        console.print(f"  [red]failed[/] {escape(str(name))}", highlight=False)
+        console.print(f"  [red]failed[/] {markup_literal(name)}", highlight=False)
 
 
 def scaling_table(run: RunRecord) -> dict[tuple[str, str], list[ScalePoint]]:
@@ -188,7 +198,7 @@ def render_scaling(run: RunRecord, console: Console) -> None:
     for (workload, d), points in table_data.items():
         for i, p in enumerate(points):
             table.add_row(
-                escape(workload) if i == 0 else "",
+                markup_literal(workload) if i == 0 else "",
                 d if i == 0 else "",
                 str(p.clients),
                 format_iops(p.iops),

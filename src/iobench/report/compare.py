@@ -4,11 +4,11 @@ what could not be matched, then the differences in context."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.compare import Cell, Comparison, Row
 from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, is_unstable
+from iobench.report.literal import markup_literal
 from iobench.report.model import CLAT_NOTE, cell_notes, format_ratio, mark_kind, workload_shape
 from iobench.units import format_iops, format_ns, format_rate
 
@@ -37,17 +37,17 @@ def _iops(s: Summary) -> str:
 def render_comparison(c: Comparison, console: Console) -> None:
     base = c.setup(c.baseline)
     console.print(
-        f"comparing {len(c.setups)} setups, baseline [bold]{escape(base.name)}[/]",
+        f"comparing {len(c.setups)} setups, baseline [bold]{markup_literal(base.name)}[/]",
         highlight=False,
     )
     for s in c.setups:
         where = f"run {s.run_id} on {s.target}"
         text = where if s.name == s.key else f"{s.name}: {where}"
-        console.print(escape(f"  {text}"), highlight=False, style="dim")
+        console.print(markup_literal(f"  {text}"), highlight=False, style="dim")
     unstable: list[tuple[Row, Cell]] = []
     for row in c.rows:
         table = Table(
-            title=escape(
+            title=markup_literal(
                 f"{row.workload}  {row.direction}  ({workload_shape(row.params, detail=True)})"
             ),
             title_justify="left",
@@ -64,7 +64,7 @@ def render_comparison(c: Comparison, console: Console) -> None:
             (f"vs {base.name}", "right"),
             ("verdict", "left"),
         ):
-            table.add_column(escape(col), justify=justify)  # type: ignore[arg-type]
+            table.add_column(markup_literal(col), justify=justify)  # type: ignore[arg-type]
         for cell in row.cells:
             cv = format_cv(cell.iops.cv_pct)
             if is_unstable(cell.iops):
@@ -72,7 +72,7 @@ def render_comparison(c: Comparison, console: Console) -> None:
                 unstable.append((row, cell))
             style = _VERDICT_STYLE.get(cell.verdict, "")
             table.add_row(
-                escape(c.setup(cell.setup).name),
+                markup_literal(c.setup(cell.setup).name),
                 str(cell.iops.n),
                 _iops(cell.iops),
                 cv,
@@ -80,8 +80,12 @@ def render_comparison(c: Comparison, console: Console) -> None:
                 format_ns(cell.lat_mean_ns.mean),
                 mark_kind(format_ns(cell.p99_ns), cell.lat_p99_kind),
                 "" if cell.verdict == "baseline" else format_ratio(cell.iops_ratio),
-                (f"[{style}]{escape(cell.verdict)}[/]" if style else escape(cell.verdict))
-                + "".join(f"; {escape(note)}" for note in cell_notes(cell)),
+                (
+                    f"[{style}]{markup_literal(cell.verdict)}[/]"
+                    if style
+                    else markup_literal(cell.verdict)
+                )
+                + "".join(f"; {markup_literal(note)}" for note in cell_notes(cell)),
             )
         if any(cell.lat_p99_kind == "clat" for cell in row.cells):
             table.caption = CLAT_NOTE
@@ -93,9 +97,9 @@ def render_comparison(c: Comparison, console: Console) -> None:
         console.print("[bold]warnings[/]")
         for row, cell in unstable:
             console.print(
-                f"  [yellow]warning[/] {escape(row.workload)} {row.direction} in "
-                f"{escape(c.setup(cell.setup).name)}: the IOPS of its {cell.iops.n} repetitions "
-                f"vary by {format_cv(cell.iops.cv_pct)} (coefficient of variation over "
+                f"  [yellow]warning[/] {markup_literal(row.workload)} {row.direction} in "
+                f"{markup_literal(c.setup(cell.setup).name)}: the IOPS of its {cell.iops.n} "
+                f"repetitions vary by {format_cv(cell.iops.cv_pct)} (coefficient of variation over "
                 f"{UNSTABLE_CV_PCT:g} %)",
                 highlight=False,
             )
@@ -103,14 +107,18 @@ def render_comparison(c: Comparison, console: Console) -> None:
         console.print("[bold]not matched[/]")
         for u in c.unmatched:
             console.print(
-                f"  {escape(c.setup(u.setup).name)}: {escape(u.workload)}: {escape(u.reason)}",
+                f"  {markup_literal(c.setup(u.setup).name)}: {markup_literal(u.workload)}: "
+                f"{markup_literal(u.reason)}",
                 highlight=False,
             )
     if c.context:
         table = Table(title="context that differs", title_justify="left", title_style="bold")
         table.add_column("")
         for s in c.setups:
-            table.add_column(escape(s.name))
+            table.add_column(markup_literal(s.name))
         for d in c.context:
-            table.add_row(d.field, *(escape(d.values.get(s.key) or "unknown") for s in c.setups))
+            table.add_row(
+                markup_literal(d.field),
+                *(markup_literal(d.values.get(s.key) or "unknown") for s in c.setups),
+            )
         console.print(table)

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from iobench.report.literal import literal
 from iobench.units import format_bytes
 
 
@@ -107,12 +108,13 @@ def target_lines(target: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def render_lines(lines: list[tuple[str, str]], console: Console) -> None:
-    """Key and value lines (:func:`host_lines`, :func:`target_lines`) as a two-column grid."""
+    """Key and value lines (:func:`host_lines`, :func:`target_lines`) as a two-column grid;
+    both are shown literally (markup is off for the whole grid)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     for key, value in lines:
-        grid.add_row(key, value)
+        grid.add_row(literal(key), literal(value))
     console.print(grid, markup=False, highlight=False)
 
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.characterize import (
@@ -30,6 +29,7 @@ from iobench.analysis.curves import (
     points_from_results,
 )
 from iobench.analysis.orion import orion_document, orion_summary
+from iobench.report.literal import literal, markup_literal
 from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
@@ -136,7 +136,7 @@ def limit_rows(lim: Limits) -> list[tuple[str, str | None, str]]:
 
 
 def _plain(console: Console, text: str, style: str = "") -> None:
-    console.print(text, highlight=False, markup=False, style=style)
+    console.print(literal(text), highlight=False, markup=False, style=style)
 
 
 def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | None) -> None:
@@ -144,7 +144,9 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
     for (target, rw, jobs), group in curve_groups(cs).items():
         depths = sorted({p.iodepth for c in group for p in c.points})
         table = Table(
-            title=escape(f"{target}: {rw} IOPS by block size and queue depth (x{jobs} jobs)"),
+            title=markup_literal(
+                f"{target}: {rw} IOPS by block size and queue depth (x{jobs} jobs)"
+            ),
             title_justify="left",
             title_style="bold",
             caption="knee: where more outstanding IO stops adding throughput (within 5 % of "
@@ -165,7 +167,7 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
             for qd in depths:
                 p = by_qd.get(qd)
                 text = format_iops(p.iops) if p else ""
-                cells.append(f"[bold]{text}[/]" if p is best else escape(text))
+                cells.append(f"[bold]{text}[/]" if p is best else markup_literal(text))
             cells += [
                 f"{format_iops(best.iops)} {format_rate(best.bw_bytes)}",
                 knee_text(c),
@@ -188,15 +190,15 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
 
 def render_limits(lim: Limits, console: Console) -> None:
     table = Table(
-        title=escape(f"{lim.target}: limits ({lim.rw})"),
+        title=markup_literal(f"{lim.target}: limits ({lim.rw})"),
         title_justify="left",
         title_style="bold",
     )
     for col in ("limit", "value (95 % interval)", "found from"):
         table.add_column(col)
     for name, value, how in limit_rows(lim):
-        shown = "[yellow]none found[/]" if value is None else escape(value)
-        table.add_row(name, shown, escape(how))
+        shown = "[yellow]none found[/]" if value is None else markup_literal(value)
+        table.add_row(name, shown, markup_literal(how))
     console.print(table)
     if not lim.table:
         return
@@ -216,7 +218,7 @@ def render_limits(lim: Limits, console: Console) -> None:
             format_bytes(b.bs),
             format_iops(b.iops),
             format_rate(b.bw_bytes),
-            b.binds,
+            markup_literal(b.binds),
             format_iops(b.model_iops) if b.model_iops else "-",
             "-" if dev is None else f"{dev:+.1%}",
         )

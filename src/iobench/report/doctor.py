@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from iobench.benchmark import Plan, plan_steps, suite_definition
@@ -20,6 +19,12 @@ from iobench.errors import IobenchError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import fio_argv
 from iobench.report.context import host_lines, render_lines, target_lines
+from iobench.report.literal import (
+    literal,
+    literal_lines,
+    markup_literal,
+    markup_literal_lines,
+)
 from iobench.report.terminal import render_warnings
 from iobench.specs import (
     SPEC_MIN_OUTSTANDING,
@@ -125,8 +130,9 @@ def _burst_figures(promise: Any, bs: int) -> dict[str, Any]:
 def render_doctor(doc: dict[str, Any], console: Console) -> None:
     suite = doc["suite"]
     console.print(
-        f"[bold]doctor[/]: what `iobench run` would do with the {suite['name']} suite "
-        f"({len(suite['workloads'])} workloads); nothing is run or written",
+        f"[bold]doctor[/]: what `iobench run` would do with the "
+        f"{markup_literal(suite['name'])} suite ({len(suite['workloads'])} workloads); "
+        "nothing is run or written",
         highlight=False,
     )
     if doc.get("host"):
@@ -143,50 +149,61 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
             + (", read only" if t["readonly"] else ", written (--destructive)")
             + (f", its first {area} written first (--prefill)" if t["layout_bytes"] else "")
         )  # fmt: skip
-        console.print(f"  tests: {how}", highlight=False, markup=False)
+        console.print(literal(f"  tests: {how}"), highlight=False, markup=False)
     if doc.get("steps"):
         console.print()
         table = Table(title="steps", title_justify="left", title_style="bold")
         for col in ("target", "step", "about"):
             table.add_column(col, justify="right" if col == "about" else "left")
         for s in doc["steps"]:
-            table.add_row(s["target"], s["name"], format_duration(round(s["expected_s"])))
+            table.add_row(
+                markup_literal(s["target"]),
+                markup_literal(s["name"]),
+                format_duration(round(s["expected_s"])),
+            )
         console.print(table)
         console.print(f"  in all about {format_duration(round(doc['expected_s']))}", style="dim")
     if doc.get("fio_argv"):
         console.print(
-            f"  fio runs each job file as `{' '.join(doc['fio_argv'])}`, in a private temporary "
-            "directory where ./target links to the file or device",
+            literal(f"  fio runs each job file as `{' '.join(doc['fio_argv'])}`, in a private ")
+            + "temporary directory where ./target links to the file or device",
             style="dim",
             highlight=False,
             markup=False,
         )
     for job in doc.get("jobs") or []:
         what = job["workload"] or "layout"
-        console.print(f"\n[bold]job file[/] {what} on {job['target']}:", highlight=False)
-        console.print(job["job_file"].rstrip(), highlight=False, markup=False)
+        console.print(
+            f"\n[bold]job file[/] {markup_literal(what)} on {markup_literal(job['target'])}:",
+            highlight=False,
+        )
+        console.print(literal_lines(job["job_file"].rstrip()), highlight=False, markup=False)
     _render_spec(doc.get("spec"), console)
     if doc.get("expectations"):
         console.print("\n[bold]expectations[/] (checked after the run; exit 4 if one fails)")
         for e in doc["expectations"]:
-            console.print(f"  {e['expectation']}  ({e['source']})", highlight=False, markup=False)
+            console.print(
+                literal(f"  {e['expectation']}  ({e['source']})"), highlight=False, markup=False
+            )
     console.print()
     render_warnings(doc.get("warnings") or [], console)
     if not (doc.get("warnings") or doc.get("refused")):
         console.print("no findings: nothing about the method makes these numbers misleading")
     refused = doc.get("refused")
     if refused:
-        console.print(f"\n[red]the run would be refused[/]: {refused['message']}", highlight=False)
+        message = markup_literal_lines(refused["message"]).replace("\n", "\n" + " " * 26)
+        console.print(f"\n[red]the run would be refused[/]: {message}", highlight=False)
         if refused.get("hint"):
-            console.print(f"  what to do: {refused['hint']}", highlight=False, markup=False)
+            hint = literal_lines(refused["hint"]).replace("\n", "\n" + " " * 14)
+            console.print(f"  what to do: {hint}", highlight=False, markup=False)
 
 
 def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
     if not spec:
         return
-    console.print(f"\n[bold]promised[/] by {escape(promise_text(spec))}", highlight=False)
+    console.print(f"\n[bold]promised[/] by {markup_literal(promise_text(spec))}", highlight=False)
     for line in spec.get("basis") or []:
-        console.print(f"  {line}", highlight=False, markup=False)
+        console.print(literal(f"  {line}"), highlight=False, markup=False)
     table = Table(show_edge=False)
     workloads = spec.get("workloads") or []
     bursts = any("burst_iops" in w for w in workloads)
@@ -203,8 +220,11 @@ def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
                 if "burst_iops" in w
                 else "-"
             )
-        table.add_row(*(escape(c) for c in row))
+        table.add_row(*(markup_literal(c) for c in row))
     console.print(table)
     console.print(
-        f"  sources: {'; '.join(spec['sources'])}", style="dim", highlight=False, markup=False
+        literal(f"  sources: {'; '.join(spec['sources'])}"),
+        style="dim",
+        highlight=False,
+        markup=False,
     )

@@ -2,7 +2,9 @@
 
 The figures are those of the HTML report (the table model in :mod:`iobench.report.model`).
 Every string is written through :func:`md_text`, so a label, path or host name shows as it
-is and cannot end a table cell, start a code span or smuggle in HTML.
+is and cannot end a table cell, start a code span or a link, smuggle in HTML, or act on a
+terminal that shows the file (control characters are written as escapes, as
+:func:`iobench.report.literal.literal` writes them).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from iobench.report.curves import (
     run_characterization,
     run_curves,
 )
+from iobench.report.literal import literal
 from iobench.report.model import (
     CLAT_NOTE,
     compare_lines,
@@ -49,7 +52,8 @@ _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 def md_text(value: object) -> str:
     """Any value as literal text for a table cell: one line, nothing interpreted."""
-    text = " ".join(str(value).split())  # newlines would end the table row
+    # Newlines (they would end the table row) and other control characters as escapes.
+    text = " ".join(literal(value).split())
     text = _SPECIAL.sub(r"\\\1", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 

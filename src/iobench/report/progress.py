@@ -10,7 +10,6 @@ import time
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -23,6 +22,7 @@ from rich.progress import (
 
 from iobench.benchmark import Step
 from iobench.fio.runner import LiveStats
+from iobench.report.literal import markup_literal
 from iobench.units import format_duration, format_iops, format_rate
 
 
@@ -72,7 +72,7 @@ class ProgressDisplay:
 
     def _label(self, step: Step) -> str:
         count = "" if self._open_ended else f"/{len(self._steps)}"
-        return escape(f"[{step.index + 1}{count}] {step.name} on {step.target}")
+        return markup_literal(f"[{step.index + 1}{count}] {step.name} on {step.target}")
 
     def started(self, step: Step) -> None:
         self._started = time.monotonic()

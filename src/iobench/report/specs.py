@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.results import headline
 from iobench.expect import Check, check_run, failed_checks, metric_value
+from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title
 from iobench.specs import (
     SPEC_MIN_OUTSTANDING,
@@ -47,23 +47,27 @@ def specs_document() -> dict[str, Any]:
 
 def render_specs(doc: dict[str, Any], console: Console) -> None:
     for s in doc["specs"]:
-        console.print(f"[bold]{s['name']}[/]  {escape(s['title'])}", highlight=False)
+        console.print(
+            f"[bold]{markup_literal(s['name'])}[/]  {markup_literal(s['title'])}", highlight=False
+        )
         if s.get("note"):
-            console.print(f"  {s['note']}", highlight=False, markup=False)
+            console.print(literal(f"  {s['note']}"), highlight=False, markup=False)
         for k, p in s["params"].items():
             default = p.get("default")
             shown = {"device": "the target's device", "host": "this host's"}.get(
                 str(default), str(default)
             )
             console.print(
-                f"  --spec-param {k}=...  {p.get('help') or ''}"
-                + (f" ({' or '.join(p['choices'])})" if p.get("choices") else "")
-                + (f"; default {shown}" if default is not None else "; required"),
+                literal(
+                    f"  --spec-param {k}=...  {p.get('help') or ''}"
+                    + (f" ({' or '.join(p['choices'])})" if p.get("choices") else "")
+                    + (f"; default {shown}" if default is not None else "; required")
+                ),
                 highlight=False,
                 markup=False,
             )
         for src in s["sources"]:
-            console.print(f"  source: {src}", style="dim", highlight=False, markup=False)
+            console.print(literal(f"  source: {src}"), style="dim", highlight=False, markup=False)
         console.print()
     console.print(
         "Figures as published; providers change them. `iobench doctor TARGET --spec NAME` "
@@ -248,16 +252,16 @@ def render_held_to(run: RunRecord, console: Console) -> None:
     h = held_to(run)
     if h.promised:
         table = Table(
-            title=escape(h.promised_title or ""),
+            title=markup_literal(h.promised_title or ""),
             title_justify="left",
             title_style="bold",
-            caption=escape("\n".join(n for n in h.notes if not n.startswith("sources: "))),
+            caption="\n".join(markup_literal(n) for n in h.notes if not n.startswith("sources: ")),
             caption_justify="left",
         )
         for col in PROMISED_HEADER:
             table.add_column(col, justify="left" if col in ("target", "workload") else "right")
         for row in h.promised:
-            table.add_row(*(escape(cell) for cell in row))
+            table.add_row(*(markup_literal(cell) for cell in row))
         console.print(table)
     if not h.checks:
         return
@@ -267,7 +271,7 @@ def render_held_to(run: RunRecord, console: Console) -> None:
     for row in h.expectations:
         colour = "green" if row[3] == "pass" else "red"
         row[3] = f"[{colour}]{row[3]}[/]"
-        table.add_row(*(escape(c) if i != 3 else c for i, c in enumerate(row)))
+        table.add_row(*(markup_literal(c) if i != 3 else c for i, c in enumerate(row)))
     console.print(table)
     failed = failed_checks(h.checks)
     console.print(f"  {h.met}", style="red" if failed else "green", highlight=False)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from iobench.analysis.results import latency_value
 from iobench.model import DIRECTIONS, Suite
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
+from iobench.report.literal import literal, literal_lines, markup_literal
 from iobench.report.model import CLAT_NOTE, ResultLine, mark_kind, result_lines, shape_cells
 from iobench.store.repository import RunRecord
 from iobench.units import (
@@ -36,18 +36,18 @@ _STATUS_STYLE = {
 def render_run_header(run: RunRecord, console: Console) -> None:
     """The run's first lines: id, suite, label, status, fio, time; the host."""
     style = _STATUS_STYLE.get(run.status, "bold")
-    label = f"  label [bold]{escape(run.label)}[/]" if run.label else ""
+    label = f"  label [bold]{markup_literal(run.label)}[/]" if run.label else ""
     console.print(
-        f"run [bold]{run.id}[/]  suite [bold]{escape(run.suite)}[/]{label}  "
-        f"status [{style}]{escape(run.status)}[/]  fio {run.fio_version or '?'}  "
-        f"{run.started_at}",
+        f"run [bold]{run.id}[/]  suite [bold]{markup_literal(run.suite)}[/]{label}  "
+        f"status [{style}]{markup_literal(run.status)}[/]  "
+        f"fio {markup_literal(run.fio_version or '?')}  {markup_literal(run.started_at)}",
         highlight=False,
     )
     host = run.host
     if run.origin == "imported":
         note = host.get("note")
         console.print(
-            f"imported from {run.source}" + (f": {note}" if note else ""),
+            literal(f"imported from {run.source}" + (f": {note}" if note else "")),
             highlight=False,
             markup=False,
             style="dim",
@@ -57,10 +57,12 @@ def render_run_header(run: RunRecord, console: Console) -> None:
         virt = (host.get("virtualization") or {}).get("vm")
         virt = None if virt == "none" else virt
         console.print(
-            f"host {host.get('hostname', '?')}: {cpu.get('model') or '?'} "
-            f"x{cpu.get('online') or '?'}, {format_bytes(host.get('memory_bytes'))} RAM, kernel "
-            f"{(host.get('kernel') or {}).get('release', '?')}"
-            + (f", {virt} guest" if virt else ""),
+            literal(
+                f"host {host.get('hostname', '?')}: {cpu.get('model') or '?'} "
+                f"x{cpu.get('online') or '?'}, {format_bytes(host.get('memory_bytes'))} RAM, "
+                f"kernel {(host.get('kernel') or {}).get('release', '?')}"
+                + (f", {virt} guest" if virt else "")
+            ),
             highlight=False,
             markup=False,
             style="dim",
@@ -74,7 +76,7 @@ def render_run_footer(run: RunRecord, console: Console) -> None:
 
     render_held_to(run, console)
     if run.error:
-        console.print(f"[red]error:[/] {escape(run.error)}", highlight=False)
+        console.print(f"[red]error:[/] {markup_literal(run.error)}", highlight=False)
     render_warnings(run.warnings, console)
 
 
@@ -94,7 +96,7 @@ def render_run(run: RunRecord, console: Console) -> None:
             _render_repeated(t, rows, [x for x in lines if x.target == t.spec], console)
             continue
         table = Table(
-            title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
+            title=markup_literal(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
             title_justify="left",
             title_style="bold",
         )
@@ -114,9 +116,10 @@ def render_run(run: RunRecord, console: Console) -> None:
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         for r in rows:
             p = r.params
-            shape = [escape(r.workload), *_shape(p)]
+            shape = [markup_literal(r.workload), *_shape(p)]
             if r.status != "ok" or not r.metrics:
-                table.add_row(*shape, "", "[red]failed[/]: " + escape((r.error or "")[:80]))
+                error = markup_literal(literal(r.error or "")[:80])
+                table.add_row(*shape, "", "[red]failed[/]: " + error)
                 continue
             first = True
             for d in DIRECTIONS:
@@ -154,14 +157,14 @@ def render_run(run: RunRecord, console: Console) -> None:
 
 def _shape(p: dict[str, Any]) -> list[str]:
     """rw, bs and "QD x jobs" cells; "-" for what is not known (imported runs)."""
-    return [escape(cell) for cell in shape_cells(p)]
+    return [markup_literal(cell) for cell in shape_cells(p)]
 
 
 def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: Console) -> None:
     """One row per workload and direction: the mean over the repetitions with the 95 % CI
     relative to it, and the CV (the figures of the HTML and Markdown reports)."""
     table = Table(
-        title=escape(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
+        title=markup_literal(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
         title_justify="left",
         title_style="bold",
         caption="mean ±half-width of its 95 % confidence interval over n repetitions "
@@ -190,15 +193,22 @@ def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: 
         table.add_column(col, justify="left" if left else "right", overflow="fold")
     for line, row in zip(lines, cells, strict=True):
         table.add_row(
-            *(escape(c) for c in row[:5]),
+            *(markup_literal(c) for c in row[:5]),
             f"[yellow]{row[5]}[/]" if line.unstable else row[5],
-            *(escape(c) for c in row[6:]),
+            *(markup_literal(c) for c in row[6:]),
         )
     if any(line.lat_p99_kind == "clat" for line in lines):
         table.caption = f"{table.caption}\n{CLAT_NOTE}"
     for r in (r for r in rows if r.status != "ok"):
-        error = escape((r.error or "").splitlines()[0][:80] if r.error else "")
-        table.add_row(escape(r.workload), "", "", f"#{r.repetition}", "[red]failed[/]", error)
+        error = markup_literal(literal(r.error.splitlines()[0])[:80] if r.error else "")
+        table.add_row(
+            markup_literal(r.workload),
+            "",
+            "",
+            markup_literal(f"#{r.repetition}"),
+            "[red]failed[/]",
+            error,
+        )
     console.print(table)
 
 
@@ -227,18 +237,23 @@ def render_warnings(warnings: list[dict[str, Any]], console: Console) -> None:
     for (wid, fix), members in groups.items():
         severity = members[0].get("severity")
         colour = "yellow" if severity == "warning" else "cyan"
-        console.print(f"  [{colour}]{severity}[/] {escape('[' + wid + ']')}", highlight=False)
+        console.print(
+            f"  [{colour}]{markup_literal(severity)}[/] {markup_literal('[' + wid + ']')}",
+            highlight=False,
+        )
         # A sweep can have dozens of one kind: the first few, and how many more.
         shown = members if len(members) <= MAX_WARNINGS_SHOWN + 1 else members[:MAX_WARNINGS_SHOWN]
         for w in shown:
-            console.print(f"    {w.get('message')}", highlight=False, markup=False, soft_wrap=True)
+            console.print(
+                f"    {literal(w.get('message'))}", highlight=False, markup=False, soft_wrap=True
+            )
         if len(shown) < len(members):
             console.print(
                 f"    ... and {len(members) - len(shown)} more like these (all in --json)",
                 highlight=False,
                 markup=False,
             )
-        console.print(f"    fix: {fix}", highlight=False, markup=False, style="dim")
+        console.print(f"    fix: {literal(fix)}", highlight=False, markup=False, style="dim")
 
 
 def render_run_list(runs: list[RunRecord], console: Console) -> None:
@@ -252,13 +267,13 @@ def render_run_list(runs: list[RunRecord], console: Console) -> None:
         style = _STATUS_STYLE.get(r.status, "bold")
         table.add_row(
             str(r.id),
-            r.started_at.replace("T", " ")[:19],
-            f"[{style}]{escape(r.status)}[/]",
-            escape(r.suite),
-            escape(r.label or ""),
-            escape(", ".join(t.spec for t in r.targets)),
+            markup_literal(r.started_at.replace("T", " ")[:19]),
+            f"[{style}]{markup_literal(r.status)}[/]",
+            markup_literal(r.suite),
+            markup_literal(r.label or ""),
+            markup_literal(", ".join(t.spec for t in r.targets)),
             str(r.result_count),
-            r.fio_version or "",
+            markup_literal(r.fio_version or ""),
         )
     console.print(table)
 
@@ -266,7 +281,9 @@ def render_run_list(runs: list[RunRecord], console: Console) -> None:
 def render_suites(suites: list[Suite], console: Console) -> None:
     for s in suites:
         table = Table(
-            title=escape(f"{s.name}: {s.description}"), title_justify="left", title_style="bold"
+            title=markup_literal(f"{s.name}: {s.description}"),
+            title_justify="left",
+            title_style="bold",
         )
         for col in (
             "workload",
@@ -283,12 +300,14 @@ def render_suites(suites: list[Suite], console: Console) -> None:
             table.add_column(col)
         for w in s.workloads:
             table.add_row(
-                escape(w.name),
-                w.rw + (f" ({w.rwmixread}% read)" if w.rwmixread is not None else ""),
+                markup_literal(w.name),
+                markup_literal(
+                    w.rw + (f" ({w.rwmixread}% read)" if w.rwmixread is not None else "")
+                ),
                 format_size_short(w.bs),
                 str(w.iodepth),
                 str(w.numjobs),
-                w.ioengine,
+                markup_literal(w.ioengine),
                 "yes" if w.direct else "no",
                 format_duration(w.runtime_s),
                 format_duration(w.ramp_s),
@@ -300,12 +319,18 @@ def render_suites(suites: list[Suite], console: Console) -> None:
 def render_evidence(run: RunRecord, console: Console) -> None:
     """The stored evidence of every result: argv, job file, fio's stderr."""
     for r in run.results:
-        console.rule(escape(f"{r.workload} on {r.target} ({r.status}, fio exit code {r.fio_rc})"))
-        console.print("argv: " + " ".join(r.fio_argv), highlight=False, markup=False)
-        console.print(r.job_file.rstrip(), highlight=False, markup=False)
+        console.rule(
+            markup_literal(f"{r.workload} on {r.target} ({r.status}, fio exit code {r.fio_rc})")
+        )
+        console.print(literal("argv: " + " ".join(r.fio_argv)), highlight=False, markup=False)
+        console.print(literal_lines(r.job_file.rstrip()), highlight=False, markup=False)
         if r.error:
-            console.print(f"error: {r.error}", highlight=False, markup=False)
+            console.print(literal_lines(f"error: {r.error}"), highlight=False, markup=False)
         if r.fio_stderr and r.fio_stderr.strip():
-            console.print("fio stderr:\n" + r.fio_stderr.rstrip(), highlight=False, markup=False)
+            console.print(
+                "fio stderr:\n" + literal_lines(r.fio_stderr.rstrip()),
+                highlight=False,
+                markup=False,
+            )
         size = len(r.raw_output) if r.raw_output else 0
         console.print(f"raw fio output: {size} characters stored", style="dim")
