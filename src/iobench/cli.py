@@ -16,6 +16,7 @@ from iobench import __version__
 from iobench.cli_curves import characterize, sweep
 from iobench.cli_support import (
     EXIT_CODES_HELP,
+    db_exists,
     db_path,
     emit_json,
     execute_request,
@@ -44,7 +45,7 @@ from iobench.units import parse_duration, parse_size
 @click.version_option(__version__, prog_name="iobench")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # what is refused, and why: iobench.store.dbfile
     envvar="IOBENCH_DB",
     help="Results database (default $XDG_DATA_HOME/iobench/iobench.db; env IOBENCH_DB).",
 )
@@ -468,10 +469,10 @@ def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> N
     from iobench.report.jsondoc import runs_document
     from iobench.report.terminal import render_run_list
 
-    if not db_path(ctx).exists():  # reading creates nothing
+    if not db_exists(ctx):  # reading creates nothing
         runs = []
     else:
-        with open_store(ctx) as store:
+        with open_store(ctx, readonly=True) as store:
             runs = store.list_runs(limit=limit, label=label)
     if as_json:
         emit_json(runs_document(runs))
@@ -497,7 +498,7 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     from iobench.report.terminal import render_evidence, render_run
 
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
     if as_json:
         emit_json(run_document(record))
@@ -567,7 +568,7 @@ def compare(
     from iobench.report.compare import render_comparison
 
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     if base is not None and base not in [r.id for r in runs]:
@@ -619,7 +620,7 @@ def report(
             f"-o {output}: the report format comes from the file name; use .html or .md"
         )
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     setups = sum(max(1, len(r.targets)) for r in runs)
@@ -704,7 +705,7 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: Path | None) -> N
     from iobench.export import export_csv, export_json
 
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         run = store.get_run(store.resolve(run_ref))
     text = export_csv(run) if fmt == "csv" else export_json(run)
     if output is None:
