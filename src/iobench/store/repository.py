@@ -124,6 +124,22 @@ class RunRecord:
     source: str | None = None  # imported runs: the file(s) they came from
 
 
+@dataclass(frozen=True)
+class RunBrief:
+    """What `iobench rm` shows and reports of a run: its plain columns and counts, never
+    its JSON, so that a run no reader can parse can still be named and removed."""
+
+    id: int
+    uuid: str
+    status: str
+    suite: str
+    label: str | None
+    started_at: str
+    targets: tuple[str, ...]
+    results: int  # every result, failed ones too: all of them go with the run
+    live_pid: int | None  # the iobench process of this host still running it
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -631,6 +647,59 @@ class Store:
             f"remove it with `iobench rm {run_id}`, or restore the database from a backup",
         )
 
+    # -- removing --------------------------------------------------------------------------
+
+    @_guarded
+    def removal_briefs(self, run_ids: Sequence[int]) -> list[RunBrief]:
+        """What `iobench rm` would remove, read without the runs' JSON columns; a UserError
+        for a run still running on this host."""
+        return [self._removable(run_id) for run_id in run_ids]
+
+    @_guarded
+    def remove_runs(self, run_ids: Sequence[int]) -> None:
+        """Delete the runs with their targets and results (evidence included): all of them
+        in one transaction, or none. A run still running on this host is refused."""
+        with self._tx() as conn:
+            for run_id in run_ids:  # again under the lock: things may have changed
+                self._removable(run_id)
+            marks = ", ".join("?" * len(run_ids))
+            for table, column in (("results", "run_id"), ("targets", "run_id"), ("runs", "id")):
+                conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", list(run_ids))
+
+    def _removable(self, run_id: int) -> RunBrief:
+        brief = self._brief(run_id)
+        if brief.live_pid is not None:
+            raise UserError(
+                f"run {run_id} is still running (iobench process {brief.live_pid} on this "
+                "host); nothing was removed",
+                "wait until it finishes, or stop it with Ctrl-C, then remove it",
+            )
+        return brief
+
+    def _brief(self, run_id: int) -> RunBrief:
+        row = self._conn.execute(
+            "SELECT id, uuid, status, suite, label, started_at, pid, hostname,"
+            " (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS results"
+            " FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise UserError(f"there is no run {run_id} in {self.path}")
+        targets = self._conn.execute(
+            "SELECT spec FROM targets WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+        return RunBrief(
+            id=run_id,
+            uuid=_text(row["uuid"]),
+            status=_text(row["status"]),
+            suite=_text(row["suite"]),
+            label=None if row["label"] is None else _text(row["label"]),
+            started_at=_text(row["started_at"]),
+            targets=tuple(_text(t["spec"]) for t in targets),
+            results=int(row["results"]),
+            live_pid=_live_pid(row),
+        )
+
 
 def _connect(address: str, path: Path) -> sqlite3.Connection:
     try:
@@ -658,6 +727,23 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=False)
+
+
+def _text(value: Any) -> str:
+    """A column shown to the user, whatever SQLite holds in it."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def _live_pid(row: sqlite3.Row) -> int | None:
+    """The pid of the process of this host still running this 'running' run, if any."""
+    pid = row["pid"]
+    if row["status"] != "running" or row["hostname"] != socket.gethostname():
+        return None
+    if not isinstance(pid, int) or pid <= 0 or not _pid_alive(pid):
+        return None
+    return pid
 
 
 def _dead_run_error(row: sqlite3.Row) -> str | None:
