@@ -235,6 +235,7 @@ def test_a_schema_1_database_is_upgraded_and_keeps_its_runs(tmp_path: Path) -> N
     with Store.open(path) as store:
         assert store.schema_version() == SCHEMA_VERSION
         run = store.get_run(1)
+    assert path.read_bytes()[68:72] == b"iobn", "upgraded and marked as iobench's"
     assert (run.label, run.origin, run.source) == ("old", "run", None)
     assert [(r.workload, r.repetition, r.samples) for r in run.results] == [("w", 1, None)]
     assert [(r.client, r.clients) for r in run.results] == [(None, None)]
@@ -278,7 +279,7 @@ def test_the_runs_table_rebuilt_by_schema_3_keeps_every_row(tmp_path: Path) -> N
         )  # fmt: skip
         store.finish_run(run_id, status="partial", fio_version=None, warnings=[])
         assert store.get_run(run_id).status == "partial"
-        with pytest.raises(sqlite3.IntegrityError):  # the CHECK still holds
+        with pytest.raises(StoreError, match="CHECK constraint failed"):  # it still holds
             store.finish_run(run_id, status="bogus", fio_version=None, warnings=[])
     assert [(r.label, len(r.targets), [x.repetition for x in r.results]) for r in runs] == [
         ("run1", 1, [2]),

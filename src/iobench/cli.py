@@ -16,6 +16,7 @@ from iobench import __version__
 from iobench.cli_curves import characterize, sweep
 from iobench.cli_support import (
     EXIT_CODES_HELP,
+    db_exists,
     db_path,
     emit_json,
     execute_request,
@@ -45,7 +46,7 @@ from iobench.units import parse_duration, parse_size
 @click.version_option(__version__, prog_name="iobench")
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # what is refused, and why: iobench.store.dbfile
     envvar="IOBENCH_DB",
     help="Results database (default $XDG_DATA_HOME/iobench/iobench.db; env IOBENCH_DB).",
 )
@@ -470,10 +471,10 @@ def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> N
     from iobench.report.jsondoc import runs_document
     from iobench.report.terminal import render_run_list
 
-    if not db_path(ctx).exists():  # reading creates nothing
+    if not db_exists(ctx):  # reading creates nothing
         runs = []
     else:
-        with open_store(ctx) as store:
+        with open_store(ctx, readonly=True) as store:
             runs = store.list_runs(limit=limit, label=label)
     if as_json:
         emit_json(runs_document(runs))
@@ -499,7 +500,7 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     from iobench.report.terminal import render_evidence, render_run
 
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
     if as_json:
         emit_json(run_document(record))
@@ -508,6 +509,113 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
     render_run(record, out)
     if raw:
         render_evidence(record, out)
+
+
+# ignore_unknown_options: `-2` (the second newest run) is a RUN, not an unknown option.
+@main.command(epilog=EXIT_CODES_HELP, context_settings={"ignore_unknown_options": True})
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
+@click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout (needs --yes)."
+)
+@click.pass_context
+def rm(ctx: click.Context, run_refs: tuple[str, ...], yes: bool, as_json: bool) -> None:
+    """Remove runs with their targets, results and evidence: all of them, or none.
+
+    RUN is an id from `iobench list`, `latest`, or -N (N-th newest). Every RUN is checked
+    before anything is removed: an unknown run, or one named twice, removes nothing. rm
+    shows what it would remove and asks; with --yes it does not ask. When stdin is not a
+    terminal and --yes is not given, it removes nothing and exits 2. A run still running
+    on this host is refused. A run that other commands cannot read (damaged JSON) can
+    still be removed. The database file does not shrink: SQLite reuses the space.
+
+    \b
+    Examples:
+      iobench rm 12
+      iobench rm 3 4 -1
+      iobench rm latest --yes --json
+    """
+    if as_json and not yes:
+        raise UserError(
+            "--json needs --yes: rm asks before it removes anything, and the question "
+            "cannot be part of a JSON document",
+            "add --yes once you have checked what would go, e.g. with `iobench list`",
+        )
+    require_db(ctx)
+    with open_store(ctx, readonly=True) as store:  # what would go; nothing written yet
+        ids = [store.resolve(r) for r in run_refs]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise UserError(f"run {twice[0]} is named twice", "name each run once")
+        briefs = store.removal_briefs(ids)
+        store.require_writable()
+    if not yes:
+        err = stderr()
+        err.print(
+            f"iobench rm would remove {len(briefs)} run(s), with their targets, results "
+            "and evidence:",
+            highlight=False,
+            markup=False,
+        )
+        for b in briefs:
+            err.print("  " + _brief_line(b), highlight=False, markup=False)
+        if sys.stdin is None or not sys.stdin.isatty():
+            raise UserError(
+                "nothing was removed: rm asks before it removes runs, and stdin is not a terminal",
+                "add --yes to remove them without asking",
+            )
+        if not click.confirm(f"Remove {len(briefs)} run(s)?", default=False, err=True):
+            err.print("nothing was removed", highlight=False, markup=False)
+            return
+    with open_store(ctx) as store:
+        store.remove_runs(ids)
+    if as_json:
+        emit_json(_removed_document(briefs))
+        return
+    out = stdout()
+    for b in briefs:
+        out.print(
+            f"removed run {b.id} ({_shown(b.suite)}, {len(b.targets)} target(s), "
+            f"{b.results} result(s))",
+            highlight=False,
+            markup=False,
+        )
+
+
+def _removed_document(briefs: Sequence[Any]) -> dict[str, Any]:
+    """``rm --json``: the ``kind: "removed"`` document (docs/json-schema.md)."""
+    return {
+        "schema_version": 1,
+        "kind": "removed",
+        "runs": [
+            {
+                "run_id": b.id,
+                "uuid": b.uuid,
+                "status": b.status,
+                "suite": b.suite,
+                "label": b.label,
+                "started_at": b.started_at,
+                "targets": list(b.targets),
+                "results": b.results,
+            }
+            for b in briefs
+        ],
+    }
+
+
+def _brief_line(b: Any) -> str:
+    """One run as `rm` lists it: id, time, status, suite, label, targets, results."""
+    label = f"  label {_shown(b.label)}" if b.label is not None else ""
+    targets = ", ".join(_shown(t) for t in b.targets) or "none"
+    return (
+        f"run {b.id}  {_shown(b.started_at.replace('T', ' ')[:19])}  {_shown(b.status)}  "
+        f"suite {_shown(b.suite)}{label}  targets {targets}  {b.results} result(s)"
+    )
+
+
+def _shown(text: str) -> str:
+    """Text from the database as printed: control characters (escape sequences) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[Any]:
@@ -570,7 +678,7 @@ def compare(
     from iobench.report.compare import render_comparison
 
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     if base is not None and base not in [r.id for r in runs]:
@@ -631,7 +739,7 @@ def report(
 
     fmt = fmt or _report_format(output)
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         runs = _runs_for(store, run_refs, labels)
         base = store.resolve(baseline) if baseline else None
     setups = sum(max(1, len(r.targets)) for r in runs)
@@ -731,7 +839,7 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: str) -> None:
     from iobench.export import export_csv, export_json
 
     require_db(ctx)
-    with open_store(ctx) as store:
+    with open_store(ctx, readonly=True) as store:
         run = store.get_run(store.resolve(run_ref))
     text = export_csv(run) if fmt == "csv" else export_json(run)
     write_output(output, text)

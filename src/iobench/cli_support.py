@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -85,10 +86,17 @@ def db_path(ctx: click.Context) -> Path:
     return Path(ctx.obj["db"] or default_db_path())
 
 
-def open_store(ctx: click.Context) -> Any:
+def open_store(ctx: click.Context, *, readonly: bool = False) -> Any:
+    """The results database; ``readonly`` for the commands that only read it (they then
+    write and create nothing, and work on a database the user may only read)."""
     from iobench.store import Store
 
-    return Store.open(db_path(ctx))
+    return Store.open(db_path(ctx), readonly=readonly)
+
+
+def db_exists(ctx: click.Context) -> bool:
+    """Something is at the database path (a dangling symbolic link too: Store refuses it)."""
+    return os.path.lexists(db_path(ctx))
 
 
 @contextmanager
@@ -107,7 +115,7 @@ def stop_signals_as_interrupt() -> Iterator[None]:
 
 
 def require_db(ctx: click.Context) -> None:
-    if not db_path(ctx).exists():  # reading creates nothing
+    if not db_exists(ctx):  # reading creates nothing
         raise UserError(
             f"no runs are stored yet: there is no database at {db_path(ctx)}",
             "run a benchmark first with `iobench run`, or point --db at your database",

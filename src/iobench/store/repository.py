@@ -2,10 +2,14 @@
 
 Every write is one short transaction, so a crash or Ctrl-C leaves either the whole row or
 nothing. WAL mode and a busy timeout let several iobench processes share one database.
+The file is checked and identified before SQLite may write to it (store/dbfile.py); every
+SQLite error a call meets becomes a StoreError, and a row whose JSON is unreadable names
+its run, so that `iobench rm` can remove it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -13,14 +17,24 @@ import sqlite3
 import time
 import uuid
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from iobench.errors import StoreError, UserError
+from iobench.store.dbfile import (
+    APPLICATION_ID,
+    DbFile,
+    check_may_write,
+    describe,
+    examine,
+    identify,
+    probe_uri,
+    uri,
+)
 from iobench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_S = 30.0
@@ -110,47 +124,143 @@ class RunRecord:
     source: str | None = None  # imported runs: the file(s) they came from
 
 
+@dataclass(frozen=True)
+class RunBrief:
+    """What `iobench rm` shows and reports of a run: its plain columns and counts, never
+    its JSON, so that a run no reader can parse can still be named and removed."""
+
+    id: int
+    uuid: str
+    status: str
+    suite: str
+    label: str | None
+    started_at: str
+    targets: tuple[str, ...]
+    results: int  # every result, failed ones too: all of them go with the run
+    live_pid: int | None  # the iobench process of this host still running it
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guarded(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """SQLite's errors as StoreErrors that say what they mean: a damaged page surfaces only
+    when a query reaches it, so every call that touches the database needs this."""
+
+    @functools.wraps(method)
+    def call(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.ProgrammingError:  # a bug in iobench's SQL, not the file's fault
+            raise
+        except sqlite3.DatabaseError as e:
+            raise self._error(e) from e
+
+    return call
+
+
 class Store:
     """The results database. Open with :meth:`open`; close with :meth:`close` or ``with``."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        *,
+        readonly: bool = False,
+        immutable: DbFile | None = None,
+    ) -> None:
         self._conn = conn
         self.path = path
+        self.readonly = readonly
+        self._immutable = immutable  # read without locks: the file as it was examined
+        self._version = SCHEMA_VERSION
 
     # -- lifecycle -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path | str) -> Store:
+    def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
+        """Open the database at ``path``, refusing anything that is not iobench's.
+
+        Read-write (the default) creates a missing database, upgrades an older one and marks
+        runs whose process died as aborted. ``readonly`` writes nothing and creates nothing,
+        so a database the user may only read can be read; it upgrades an older database
+        only when the user may write it, and refuses it otherwise.
+        """
         path = Path(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(
-                f"cannot create the directory for the results database {path}: {e.strerror}",
-                "choose another location with --db PATH or IOBENCH_DB",
-            ) from e
-        if path.exists() and path.is_dir():
-            raise UserError(f"--db {path} is a directory", "give the path of a database file")
-        try:
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            _enable_wal(conn)
-        except sqlite3.OperationalError as e:
-            raise StoreError(
-                f"cannot open the results database {path}: {e}",
-                "check its permissions, or point --db or IOBENCH_DB at another file",
-            ) from e
-        except sqlite3.DatabaseError as e:
-            raise StoreError(
-                f"{path} is not an iobench results database ({e})",
-                "point --db or IOBENCH_DB at another file",
-            ) from e
+        found = examine(path)
+        if readonly:
+            return cls._open_readonly(found, upgrade=True)
+        if found.exists and found.size:
+            probe = _connect(probe_uri(found), path)  # identified before it may be written
+            try:
+                identify(probe, path, SCHEMA_VERSION)
+            finally:
+                probe.close()
+        if found.exists:
+            check_may_write(found)
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(
+                    f"cannot create the directory for the results database {path}: {e.strerror}",
+                    "choose another location with --db PATH or IOBENCH_DB",
+                ) from e
+        conn = _connect(uri(found.real, mode="rw" if found.exists else "rwc"), path)
         store = cls(conn, path)
-        store._migrate()
-        store._mark_dead_runs()
+        try:
+            store._prepare()
+        except BaseException:
+            conn.close()
+            raise
         return store
+
+    @classmethod
+    def _open_readonly(cls, found: DbFile, *, upgrade: bool) -> Store:
+        path = found.path
+        if not found.exists:
+            raise UserError(
+                f"no runs are stored yet: there is no database at {path}",
+                "run a benchmark first with `iobench run`, or point --db at your database",
+            )
+        live_log = found.wal_mode and found.has_wal
+        if live_log and not found.has_shm and not os.access(found.real.parent, os.W_OK):
+            raise StoreError(
+                f"cannot read {path}: {path}-wal holds changes that are not in the database "
+                f"file yet, and reading them needs {path}-shm, which you may not create",
+                f"open it once as a user who may write {found.real.parent}, e.g. "
+                f"`sudo iobench --db {path} list`",
+            )
+        # Without a -wal nobody is writing, and immutable reads the file as it is, creating
+        # nothing; a read-only connection would leave a -wal and a -shm behind.
+        params = {"mode": "ro"} if live_log else {"mode": "ro", "immutable": "1"}
+        conn = _connect(uri(found.real, **params), path)
+        store = cls(conn, path, readonly=True, immutable=None if live_log else found)
+        try:
+            store._version = identify(conn, path, SCHEMA_VERSION)
+        except BaseException:
+            conn.close()
+            raise
+        if store._version in (0, SCHEMA_VERSION):  # 0: empty, a new database
+            return store
+        conn.close()
+        may_write = os.access(found.real, os.W_OK) and os.access(found.real.parent, os.W_OK)
+        if not (upgrade and may_write):
+            raise StoreError(
+                f"{path} has schema {store._version}, older than this iobench's "
+                f"({SCHEMA_VERSION}); it must be upgraded before it can be read, and you "
+                "may not write it",
+                f"run `iobench --db {path} list` once as a user who may write the file and "
+                "its directory (e.g. with sudo): that upgrades it",
+            )
+        cls.open(path).close()  # the one write a reading command makes: the upgrade
+        return cls._open_readonly(examine(path), upgrade=False)
+
+    def require_writable(self) -> None:
+        """A StoreError unless this user may write the database: checked before asking."""
+        check_may_write(examine(self.path))
 
     def close(self) -> None:
         self._conn.close()
@@ -168,40 +278,49 @@ class Store:
         try:
             yield self._conn
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:  # SQLite ends it itself after some errors
+                self._conn.execute("ROLLBACK")
             raise
         else:
             self._conn.execute("COMMIT")
 
-    def _migrate(self) -> None:
-        try:
-            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise StoreError(
-                f"{self.path} is not an iobench results database ({e})",
-                "point --db or IOBENCH_DB at another file",
-            ) from e
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer iobench (schema {version}; "
-                f"this iobench knows schema {SCHEMA_VERSION})",
-                "upgrade iobench, or use another database with --db",
+    def _error(self, e: sqlite3.DatabaseError) -> StoreError:
+        if self._immutable is not None and self._immutable.changed():
+            return StoreError(
+                f"{self.path} changed while it was being read (another iobench wrote to it)",
+                "run the command again",
             )
-        if version >= SCHEMA_VERSION:
-            return
-        # A migration may rebuild a table that others refer to: with foreign keys on,
-        # dropping it would delete their rows. SQLite ignores this pragma in a transaction.
-        self._conn.execute("PRAGMA foreign_keys = OFF")
-        try:
-            self._run_migrations(version)
-        finally:
-            self._conn.execute("PRAGMA foreign_keys = ON")
-        broken = self._conn.execute("PRAGMA foreign_key_check").fetchall()
-        if broken:
-            raise StoreError(
-                f"{self.path}: the upgrade left {len(broken)} row(s) without their run",
-                "restore the database from a backup and report this",
-            )
+        return describe(e, self.path)
+
+    @_guarded
+    def _prepare(self) -> None:
+        """Identify the database again, now with what its log holds; then WAL, upgrade,
+        and the runs whose process died."""
+        version = identify(self._conn, self.path, SCHEMA_VERSION)
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        _enable_wal(self._conn)
+        self._migrate(version)
+        self._mark_dead_runs()
+
+    def _migrate(self, version: int) -> None:
+        if version < SCHEMA_VERSION:
+            # A migration may rebuild a table that others refer to: with foreign keys on,
+            # dropping it would delete their rows. SQLite ignores this pragma in a
+            # transaction.
+            self._conn.execute("PRAGMA foreign_keys = OFF")
+            try:
+                self._run_migrations(version)
+            finally:
+                self._conn.execute("PRAGMA foreign_keys = ON")
+            broken = self._conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreError(
+                    f"{self.path}: the upgrade left {len(broken)} row(s) without their run",
+                    "restore the database from a backup and report this",
+                )
+        if self._conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            with self._tx() as conn:  # new, or made before iobench marked its databases
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def _run_migrations(self, version: int) -> None:
         for number in range(version, SCHEMA_VERSION):
@@ -223,23 +342,18 @@ class Store:
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number + 1}")
 
+    @_guarded
     def schema_version(self) -> int:
         return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def _mark_dead_runs(self) -> None:
         """A run left 'running' by a process of this host that no longer exists was aborted."""
-        host = socket.gethostname()
         rows = self._conn.execute(
-            "SELECT id, pid, suite_json FROM runs WHERE status = 'running' AND hostname = ?",
-            (host,),
+            "SELECT id, status, pid, hostname, suite_json FROM runs WHERE status = 'running'"
         ).fetchall()
         for row in rows:
-            if row["pid"] is not None and not _pid_alive(row["pid"]):
-                error = f"the iobench process (pid {row['pid']}) ended without finishing this run"
-                files = json.loads(row["suite_json"]).get("clients", {}).get("files")
-                if files:  # a run on clients: its test files there were not removed
-                    error += "; its test files may be left on the clients (remove them by hand): "
-                    error += ", ".join(f"{client}: {path}" for client, path in files.items())
+            error = _dead_run_error(row)
+            if error is not None:
                 with self._tx() as conn:
                     conn.execute(
                         "UPDATE runs SET status = 'aborted', finished_at = ?, error = ? "
@@ -249,6 +363,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------------
 
+    @_guarded
     def create_run(
         self,
         *,
@@ -293,6 +408,7 @@ class Store:
                 )
         return run_id
 
+    @_guarded
     def add_result(self, run_id: int, r: ResultRecord) -> None:
         with self._tx() as conn:
             conn.execute(
@@ -326,6 +442,7 @@ class Store:
                 ),
             )
 
+    @_guarded
     def finish_run(
         self,
         run_id: int,
@@ -351,6 +468,7 @@ class Store:
                 ),
             )
 
+    @_guarded
     def find_run_uuid(self, run_uuid: str) -> int | None:
         """The id of the run that is, or was imported from, the run with this uuid."""
         row = self._conn.execute(
@@ -362,7 +480,10 @@ class Store:
 
     # -- reading ---------------------------------------------------------------------------
 
+    @_guarded
     def list_runs(self, *, limit: int | None = None, label: str | None = None) -> list[RunRecord]:
+        if self._version == 0:  # an empty database, opened read-only: no tables yet
+            return []
         sql = (
             "SELECT runs.*, (SELECT count(*) FROM results WHERE results.run_id = runs.id"
             " AND results.status = 'ok') AS result_count FROM runs"
@@ -380,32 +501,34 @@ class Store:
             run.targets.extend(self._targets(run.id))
         return runs
 
+    @_guarded
     def resolve(self, ref: str) -> int:
         """A run reference as users type it: an id, ``latest``/``last``, or ``-N`` (N-th newest)."""
         ref = ref.strip()
-        if ref in ("latest", "last") or (ref.startswith("-") and ref[1:].isdigit()):
+        latest = ref in ("latest", "last") or (ref.startswith("-") and ref[1:].isdigit())
+        if not latest and not ref.isdigit():
+            raise UserError(
+                f"{ref!r} is not a run id", "give a number from `iobench list`, or `latest`"
+            )
+        if self._version == 0:  # an empty database, opened read-only: no tables yet
+            row = None
+        elif latest:
             offset = 0 if ref in ("latest", "last") else int(ref[1:]) - 1
             row = self._conn.execute(
                 "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (max(offset, 0),)
             ).fetchone()
-            if row is None:
-                raise UserError(
-                    f"no run matches {ref!r}: the database {self.path} has "
-                    f"{self._count_runs()} run(s)",
-                    "run a benchmark first with `iobench run`",
-                )
+        else:
+            row = self._conn.execute("SELECT id FROM runs WHERE id = ?", (int(ref),)).fetchone()
+        if row is not None:
             return int(row["id"])
-        if not ref.isdigit():
+        if latest:
             raise UserError(
-                f"{ref!r} is not a run id", "give a number from `iobench list`, or `latest`"
+                f"no run matches {ref!r}: the database {self.path} has {self._count_runs()} run(s)",
+                "run a benchmark first with `iobench run`",
             )
-        row = self._conn.execute("SELECT id FROM runs WHERE id = ?", (int(ref),)).fetchone()
-        if row is None:
-            raise UserError(
-                f"there is no run {ref} in {self.path}", "see the runs with `iobench list`"
-            )
-        return int(row["id"])
+        raise UserError(f"there is no run {ref} in {self.path}", "see the runs with `iobench list`")
 
+    @_guarded
     def get_run(self, run_id: int, *, with_raw: bool = False) -> RunRecord:
         """A run with its targets and results; fio's raw output only when ``with_raw``."""
         row = self._conn.execute("SELECT *, 0 AS result_count FROM runs WHERE id = ?", (run_id,))
@@ -428,24 +551,20 @@ class Store:
                     workload=r["workload"],
                     position=r["position"],
                     status=r["status"],
-                    params=json.loads(r["params_json"]),
-                    metrics=None if r["metrics_json"] is None else json.loads(r["metrics_json"]),
+                    params=self._json(run_id, r, "params_json", dict),
+                    metrics=self._json(run_id, r, "metrics_json", dict, nullable=True),
                     job_file=r["job_file"],
-                    fio_argv=json.loads(r["fio_argv_json"]),
+                    fio_argv=self._json(run_id, r, "fio_argv_json", list),
                     fio_rc=r["fio_rc"],
                     fio_version=r["fio_version"],
-                    raw_output=(
-                        None
-                        if r["raw_output_z"] is None
-                        else zlib.decompress(r["raw_output_z"]).decode()
-                    ),
+                    raw_output=self._inflate(run_id, r["raw_output_z"]),
                     fio_stdout=r["fio_stdout"],
                     fio_stderr=r["fio_stderr"],
                     error=r["error"],
                     started_at=r["started_at"],
                     finished_at=r["finished_at"],
                     repetition=r["repetition"],
-                    samples=None if r["samples_json"] is None else json.loads(r["samples_json"]),
+                    samples=self._json(run_id, r, "samples_json", dict, nullable=True),
                     client=r["client"],
                     clients=r["clients"],
                 )
@@ -453,6 +572,8 @@ class Store:
         return run
 
     def _count_runs(self) -> int:
+        if self._version == 0:
+            return 0
         return int(self._conn.execute("SELECT count(*) FROM runs").fetchone()[0])
 
     def _targets(self, run_id: int) -> list[TargetRecord]:
@@ -463,34 +584,131 @@ class Store:
                 path=t["path"],
                 kind=t["kind"],
                 size_bytes=t["size_bytes"],
-                context=json.loads(t["context_json"]),
+                context=self._json(run_id, t, "context_json", dict),
             )
             for t in self._conn.execute(
                 "SELECT * FROM targets WHERE run_id = ? ORDER BY position", (run_id,)
             )
         ]
 
-    @staticmethod
-    def _run_from_row(row: sqlite3.Row) -> RunRecord:
+    def _run_from_row(self, row: sqlite3.Row) -> RunRecord:
+        run_id = int(row["id"])
+        status, error, finished_at = row["status"], row["error"], row["finished_at"]
+        dead = _dead_run_error(row) if self.readonly and status == "running" else None
+        if dead is not None:  # what opening it read-write would record
+            status, error = "aborted", dead
         return RunRecord(
-            id=row["id"],
+            id=run_id,
             uuid=row["uuid"],
-            status=row["status"],
+            status=status,
             suite=row["suite"],
-            suite_def=json.loads(row["suite_json"]),
+            suite_def=self._json(run_id, row, "suite_json", dict),
             label=row["label"],
-            argv=json.loads(row["argv_json"]),
-            host=json.loads(row["host_json"]),
+            argv=self._json(run_id, row, "argv_json", list),
+            host=self._json(run_id, row, "host_json", dict),
             fio_version=row["fio_version"],
             iobench_version=row["iobench_version"],
-            warnings=json.loads(row["warnings_json"]),
-            error=row["error"],
+            warnings=self._json(run_id, row, "warnings_json", list),
+            error=error,
             started_at=row["started_at"],
-            finished_at=row["finished_at"],
+            finished_at=finished_at,
             result_count=row["result_count"],
             origin=row["origin"],
             source=row["source"],
         )
+
+    def _json(
+        self, run_id: int, row: sqlite3.Row, column: str, shape: type, *, nullable: bool = False
+    ) -> Any:
+        """A JSON column of one of run ``run_id``'s rows, of the ``shape`` readers expect."""
+        text = row[column]
+        if text is None and nullable:
+            return None
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise self._unreadable(run_id, f"its {column} is not valid JSON ({e})") from e
+        if not isinstance(value, shape):
+            found = type(value).__name__
+            raise self._unreadable(run_id, f"its {column} is a {found}, not a {shape.__name__}")
+        return value
+
+    def _inflate(self, run_id: int, blob: Any) -> str | None:
+        if blob is None:
+            return None
+        try:
+            return zlib.decompress(blob).decode()
+        except (TypeError, zlib.error, UnicodeDecodeError) as e:
+            raise self._unreadable(run_id, f"its raw fio output cannot be unpacked ({e})") from e
+
+    def _unreadable(self, run_id: int, what: str) -> StoreError:
+        return StoreError(
+            f"run {run_id} in {self.path} cannot be read: {what}",
+            f"remove it with `iobench rm {run_id}`, or restore the database from a backup",
+        )
+
+    # -- removing --------------------------------------------------------------------------
+
+    @_guarded
+    def removal_briefs(self, run_ids: Sequence[int]) -> list[RunBrief]:
+        """What `iobench rm` would remove, read without the runs' JSON columns; a UserError
+        for a run still running on this host."""
+        return [self._removable(run_id) for run_id in run_ids]
+
+    @_guarded
+    def remove_runs(self, run_ids: Sequence[int]) -> None:
+        """Delete the runs with their targets and results (evidence included): all of them
+        in one transaction, or none. A run still running on this host is refused."""
+        with self._tx() as conn:
+            for run_id in run_ids:  # again under the lock: things may have changed
+                self._removable(run_id)
+            marks = ", ".join("?" * len(run_ids))
+            for table, column in (("results", "run_id"), ("targets", "run_id"), ("runs", "id")):
+                conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", list(run_ids))
+
+    def _removable(self, run_id: int) -> RunBrief:
+        brief = self._brief(run_id)
+        if brief.live_pid is not None:
+            raise UserError(
+                f"run {run_id} is still running (iobench process {brief.live_pid} on this "
+                "host); nothing was removed",
+                "wait until it finishes, or stop it with Ctrl-C, then remove it",
+            )
+        return brief
+
+    def _brief(self, run_id: int) -> RunBrief:
+        row = self._conn.execute(
+            "SELECT id, uuid, status, suite, label, started_at, pid, hostname,"
+            " (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS results"
+            " FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise UserError(f"there is no run {run_id} in {self.path}")
+        targets = self._conn.execute(
+            "SELECT spec FROM targets WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+        return RunBrief(
+            id=run_id,
+            uuid=_text(row["uuid"]),
+            status=_text(row["status"]),
+            suite=_text(row["suite"]),
+            label=None if row["label"] is None else _text(row["label"]),
+            started_at=_text(row["started_at"]),
+            targets=tuple(_text(t["spec"]) for t in targets),
+            results=int(row["results"]),
+            live_pid=_live_pid(row),
+        )
+
+
+def _connect(address: str, path: Path) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(address, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    except sqlite3.DatabaseError as e:
+        raise describe(e, path) from e
+    return conn
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -509,6 +727,42 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=False)
+
+
+def _text(value: Any) -> str:
+    """A column shown to the user, whatever SQLite holds in it."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def _live_pid(row: sqlite3.Row) -> int | None:
+    """The pid of the process of this host still running this 'running' run, if any."""
+    pid = row["pid"]
+    if row["status"] != "running" or row["hostname"] != socket.gethostname():
+        return None
+    if not isinstance(pid, int) or pid <= 0 or not _pid_alive(pid):
+        return None
+    return pid
+
+
+def _dead_run_error(row: sqlite3.Row) -> str | None:
+    """Why a 'running' run of this host whose process no longer exists was aborted; None
+    when it was not (another host's, or still running). Reads suite_json defensively."""
+    pid = row["pid"]
+    if row["status"] != "running" or row["hostname"] != socket.gethostname():
+        return None
+    if not isinstance(pid, int) or pid <= 0 or _pid_alive(pid):
+        return None
+    error = f"the iobench process (pid {pid}) ended without finishing this run"
+    try:
+        files = json.loads(row["suite_json"]).get("clients", {}).get("files")
+    except (TypeError, ValueError, AttributeError):
+        files = None  # unreadable: `iobench rm` removes such a run
+    if isinstance(files, dict) and files:  # a run on clients: its test files were left there
+        error += "; its test files may be left on the clients (remove them by hand): "
+        error += ", ".join(f"{client}: {path}" for client, path in files.items())
+    return error
 
 
 def _pid_alive(pid: int) -> bool:
