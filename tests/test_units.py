@@ -1,18 +1,24 @@
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from iobench.units import (
+    OutOfRange,
     fio_duration,
     format_bytes,
     format_iops,
     format_ns,
     format_size_short,
+    non_ascii_digit,
     parse_count,
     parse_duration,
     parse_latency_ns,
+    parse_rate,
     parse_size,
 )
 
@@ -82,3 +88,63 @@ def test_latencies_need_their_unit() -> None:
     for bad in ("5", "5m", "5 h", "ms"):
         with pytest.raises(ValueError, match="not a duration with its unit"):
             parse_latency_ns(bad)
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "name"),
+    [
+        (parse_size, "\u0664k", "ARABIC-INDIC DIGIT FOUR"),
+        (parse_size, "\uff11M", "FULLWIDTH DIGIT ONE"),
+        (parse_duration, "3\u00b2s", "SUPERSCRIPT TWO"),
+        (parse_count, "\u0665k", "ARABIC-INDIC DIGIT FIVE"),
+        (parse_rate, "\u0968\u0966\u0966MB/s", "DEVANAGARI DIGIT TWO"),
+        (parse_latency_ns, "\u2464ms", "CIRCLED DIGIT FIVE"),
+    ],
+)
+def test_digits_other_than_ascii_are_refused_by_name(
+    parse: Callable[[str], float], text: str, name: str
+) -> None:
+    # int() and float() read them; fio does not.
+    with pytest.raises(ValueError, match=rf"\({name}\) is not an ASCII digit; write numbers"):
+        parse(text)
+    assert name in (non_ascii_digit(text) or "")
+    assert non_ascii_digit("4k 1.5G 500us µs") is None
+
+
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [(parse_size, "1" * 31 + "k"), (parse_duration, "9" * 400), (parse_count, "1" * 31),
+     (parse_rate, "1" * 40 + "MB/s"), (parse_latency_ns, "1" * 31 + "ms")],
+)  # fmt: skip
+def test_absurdly_large_numbers_are_out_of_range_never_infinite(
+    parse: Callable[[str], float], text: str
+) -> None:
+    with pytest.raises(OutOfRange, match=r"is too large \(\d+ digits\)"):
+        parse(text)
+
+
+def test_durations_given_as_numbers_are_finite_or_refused() -> None:
+    assert parse_duration(10**30) == 1e30
+    for huge in (10**31, 10**5000, math.inf, 1e300):
+        with pytest.raises(OutOfRange):
+            parse_duration(huge)
+    for bad in (math.nan, -math.inf, -1):
+        with pytest.raises(ValueError, match="a duration must be a finite number >= 0") as info:
+            parse_duration(bad)
+        assert not isinstance(info.value, OutOfRange)
+
+
+def test_sizes_are_exact_and_messages_cut_long_values_short() -> None:
+    assert parse_size("9007199254740993") == 2**53 + 1  # a float would make it 2**53
+    with pytest.raises(ValueError, match=r"is not a whole number of bytes"):
+        parse_size("1.000000000000000000000001k")
+    with pytest.raises(ValueError) as info:
+        parse_size("x" * 100_000)
+    assert "(100000 characters)" in str(info.value) and len(str(info.value)) < 200
+
+
+def test_a_long_run_of_spaces_is_refused_at_once() -> None:
+    # A pattern with neighbouring \s* backtracks quadratically: 10^10 steps here.
+    for parse in (parse_size, parse_duration, parse_count, parse_latency_ns, parse_rate):
+        with pytest.raises(ValueError):
+            parse("1" + " " * 100_000 + "!")

@@ -124,9 +124,12 @@ def require_db(ctx: click.Context) -> None:
 
 def print_error(e: IobenchError, console: Console) -> None:
     """The message and the hint, which quote what the user typed and what files hold, shown
-    literally. Their line breaks (one refusal a line) stay, each later line indented under
-    the first, so no line of theirs can pass for a line of iobench's own."""
-    message = markup_literal_lines(e.message).replace("\n", "\n" + " " * 16)
+    literally. Their line breaks (one refusal a line) stay, each later line indented, so no
+    line of theirs can pass for a line of iobench's own."""
+    first, *more = markup_literal_lines(e.message).split("\n")
+    # A later line (a list of reasons) starts 4 columns in, 2 more than it had: never at
+    # the first two columns, where iobench's own "iobench: error:" and "what to do:" are.
+    message = "".join([first, *("\n" + (" " * (2 if m[:1].isspace() else 4)) + m for m in more)])
     console.print(f"[red]iobench: error:[/] {message}", highlight=False)
     if e.hint:
         hint = markup_literal_lines(e.hint).replace("\n", "\n" + " " * 14)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
@@ -39,16 +41,56 @@ class UserError(IobenchError):
     exit_code = ExitCode.BAD_INPUT
 
 
+@dataclass(frozen=True)
+class SuiteProblem:
+    """One mistake in a suite file: what is wrong, its line if known, and what to do."""
+
+    message: str
+    line: int | None = None
+    hint: str | None = None
+
+
 class SuiteError(UserError):
-    """A suite file is wrong; names the file and, where known, the line."""
+    """A suite file is wrong; names the file and, where known, the line.
+
+    It can carry several problems (``also``): the message then lists every one, each with
+    its ``file:line``; ``line`` is the first one's. ``problems`` holds them all.
+    """
+
+    SHOWN = 20  # problems listed in the message; a hostile file can hold thousands
 
     def __init__(
-        self, path: str | Path, message: str, line: int | None = None, hint: str | None = None
+        self,
+        path: str | Path,
+        message: str,
+        line: int | None = None,
+        hint: str | None = None,
+        *,
+        also: Sequence[SuiteProblem] = (),
     ) -> None:
-        where = f"{path}:{line}" if line else str(path)
-        super().__init__(f"{where}: {message}", hint)
+        problems = (SuiteProblem(message, line, hint), *also)
+        if len(problems) > 1:
+            items = [f"  - {_where(path, p.line)}: {p.message}" for p in problems[: self.SHOWN]]
+            if len(problems) > self.SHOWN:
+                items.append(f"  - and {len(problems) - self.SHOWN} more")
+            message = f"{path} has {len(problems)} problems:\n" + "\n".join(items)
+            hint = "\n".join(dict.fromkeys(p.hint for p in problems if p.hint)) or None
+        else:
+            message = f"{_where(path, line)}: {message}"
+        super().__init__(message, hint)
         self.path = str(path)
         self.line = line
+        self.problems = problems
+
+    @classmethod
+    def of(cls, path: str | Path, problems: Sequence[SuiteProblem]) -> SuiteError:
+        """One error for one or more problems (at least one)."""
+        first, *rest = problems
+        return cls(path, first.message, first.line, first.hint, also=rest)
+
+
+def _where(path: str | Path, line: int | None) -> str:
+    return f"{path}:{line}" if line else str(path)
 
 
 class TargetUnsafe(IobenchError):

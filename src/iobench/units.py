@@ -10,14 +10,67 @@ a size a second (``50M`` = 50 MiB/s), as in a fio job file.
 Durations are seconds unless a unit is given (``us``, ``ms``, ``s``, ``m``, ``h``, ``d``),
 as in fio. Values are stored in base units (bytes, seconds, nanoseconds) and converted only
 when rendered.
+
+Numbers are written with the ASCII digits 0-9 only. Python's ``int()``, ``float()`` and
+``str.isdigit()`` also read Arabic-Indic ``"٤"``, full-width (U+FF14 for 4) or superscript
+digits; fio reads none of them, so they are refused with a message naming the character.
+A number too large to mean anything (more than 30 digits before the point, or an infinite
+float) raises :class:`OutOfRange`, so callers can say their own bound.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
+from fractions import Fraction
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+# ASCII digits only: a pattern's \d would also match "٤" (U+0664). Every pattern is used with
+# fullmatch on the stripped text, so no run of spaces makes a regex backtrack for long.
+_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
+_MAX_WHOLE_DIGITS = 30  # 10^30 bytes, seconds or IOPS mean nothing; bounds are far below
+_MAX_DIGITS = 300  # with decimals; Python converts at most 4300 digits to an int at all
+
+
+class OutOfRange(ValueError):
+    """A well-formed number too large to mean anything: the caller names its bound."""
+
+
+def non_ascii_digit(text: str) -> str | None:
+    """The first character of ``text`` that Python reads as a number but fio does not
+    (anything numeric but ASCII 0-9), described: ``"٤" (ARABIC-INDIC DIGIT FOUR)``."""
+    for char in text:
+        if char.isnumeric() and not "0" <= char <= "9":
+            return f'"{char}" ({unicodedata.name(char, f"U+{ord(char):04X}")})'
+    return None
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, cut short when long (a hostile value can be huge)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[: limit - 8]!r}... ({len(text)} characters)"
+
+
+def _ascii_digits(text: str, examples: str) -> None:
+    bad = non_ascii_digit(text)
+    if bad is not None:
+        raise ValueError(
+            f"{shown(text)}: {bad} is not an ASCII digit; write numbers with 0-9, e.g. {examples}"
+        )
+
+
+def _decimal(number: str, text: str) -> Fraction:
+    """``number`` (matched by _NUMBER) exactly; OutOfRange when absurdly large."""
+    whole = number.partition(".")[0].lstrip("0")
+    if len(whole) > _MAX_WHOLE_DIGITS:
+        raise OutOfRange(f"{shown(text)} is too large ({len(whole)} digits)")
+    if len(number) > _MAX_DIGITS:
+        raise ValueError(f"{shown(text)} has too many digits ({len(number)})")
+    return Fraction(number)
+
+
+_SIZE_RE = re.compile(_NUMBER + r"\s*([a-zA-Z]*)")
 _SIZE_UNITS = {
     "": 1,
     "b": 1,
@@ -56,25 +109,28 @@ _DURATION_UNITS = {
 def parse_size(value: str | int) -> int:
     """Parse ``4k``, ``1M``, ``16MiB``, ``1.5G`` or a plain byte count into bytes.
 
-    Raises ValueError with a message that says what is accepted.
+    Raises ValueError with a message that says what is accepted; OutOfRange (a ValueError)
+    for a number of more than 30 digits. An int is returned as it is: callers bound it.
     """
     if isinstance(value, bool):
         raise ValueError(f"expected a size such as 4k, 1M or 4096, not {value!r}")
     if isinstance(value, int):
         if value < 0:
-            raise ValueError(f"a size cannot be negative: {value}")
+            raise ValueError("a size cannot be negative")
         return value
-    m = _SIZE_RE.match(value)
+    _ascii_digits(value, "4k, 1M or 4096")
+    m = _SIZE_RE.fullmatch(value.strip())
     if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise ValueError(f"{value!r} is not a size; use bytes or a unit: 512, 4k, 1M, 16MiB, 4G")
-    number = float(m.group(1))
-    result = number * _SIZE_UNITS[m.group(2).lower()]
-    if result != int(result):
-        raise ValueError(f"{value!r} is not a whole number of bytes")
+        raise ValueError(
+            f"{shown(value)} is not a size; use bytes or a unit: 512, 4k, 1M, 16MiB, 4G"
+        )
+    result = _decimal(m.group(1), value) * _SIZE_UNITS[m.group(2).lower()]
+    if result.denominator != 1:
+        raise ValueError(f"{shown(value)} is not a whole number of bytes")
     return int(result)
 
 
-_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?)([bB])/s\s*$")
+_RATE_RE = re.compile(_NUMBER + r"\s*([kKmMgGtT]?)(i?)([bB])/s")
 _RATE_PREFIX = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
 
 
@@ -83,21 +139,23 @@ def parse_rate(value: str) -> float:
 
     Raises ValueError saying what is accepted; ``Mb/s`` (bits) is refused, not guessed.
     """
-    m = _RATE_RE.match(value)
+    _ascii_digits(value, "200MB/s or 125MiB/s")
+    m = _RATE_RE.fullmatch(value.strip())
     if not m:
-        raise ValueError(f"{value!r} is not a rate such as 200MB/s, 125MiB/s or 1.5GB/s")
+        raise ValueError(f"{shown(value)} is not a rate such as 200MB/s, 125MiB/s or 1.5GB/s")
+    number = float(_decimal(m.group(1), value))
     if m.group(4) == "b":
-        in_bytes = f"{float(m.group(1)) / 8:g}{m.group(2)}{m.group(3)}B/s"
+        in_bytes = f"{number / 8:g}{m.group(2)}{m.group(3)}B/s"
         raise ValueError(
             f"{value!r} is in bits a second (b); give bytes a second (B): it is {in_bytes}"
         )
     base = 1024.0 if m.group(3) else 1000.0
-    return float(m.group(1)) * base ** _RATE_PREFIX[m.group(2).lower()]
+    return number * base ** _RATE_PREFIX[m.group(2).lower()]
 
 
-_COUNT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+_COUNT_RE = re.compile(_NUMBER + r"\s*([kKmM]?)")
 _COUNT_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6}
-_LATENCY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*$")
+_LATENCY_RE = re.compile(_NUMBER + r"\s*(ns|us|µs|ms|s)")
 _LATENCY_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -106,35 +164,50 @@ def parse_count(value: str) -> float:
 
     Raises ValueError saying what is accepted.
     """
-    m = _COUNT_RE.match(value)
+    _ascii_digits(value, "5000, 5k or 1.2M")
+    m = _COUNT_RE.fullmatch(value.strip())
     if not m:
-        raise ValueError(f"{value!r} is not a count such as 5000, 5k or 1.2M")
-    return float(m.group(1)) * _COUNT_PREFIX[m.group(2).lower()]
+        raise ValueError(f"{shown(value)} is not a count such as 5000, 5k or 1.2M")
+    return float(_decimal(m.group(1), value)) * _COUNT_PREFIX[m.group(2).lower()]
 
 
 def parse_latency_ns(value: str) -> float:
     """``500us``, ``5ms``, ``1s`` -> nanoseconds; the unit is required (a latency is never
     a bare number). Raises ValueError saying what is accepted."""
-    m = _LATENCY_RE.match(value)
+    _ascii_digits(value, "500us, 5ms or 1s")
+    m = _LATENCY_RE.fullmatch(value.strip())
     if not m:
-        raise ValueError(f"{value!r} is not a duration with its unit, such as 500us, 5ms or 1s")
-    return float(m.group(1)) * _LATENCY_NS[m.group(2)]
+        raise ValueError(
+            f"{shown(value)} is not a duration with its unit, such as 500us, 5ms or 1s"
+        )
+    return float(_decimal(m.group(1), value)) * _LATENCY_NS[m.group(2)]
+
+
+_DURATION_RE = re.compile(_NUMBER + r"\s*([a-zA-Z]*)")
+_HUGE = 10**_MAX_WHOLE_DIGITS
 
 
 def parse_duration(value: str | int | float) -> float:
-    """Parse ``30``, ``30s``, ``2m``, ``500ms``, ``1h`` into seconds (float)."""
+    """Parse ``30``, ``30s``, ``2m``, ``500ms``, ``1h`` into seconds (float).
+
+    Raises ValueError saying what is accepted; OutOfRange (a ValueError) for an infinite
+    float or a number of more than 30 digits, so the result is always finite.
+    """
     if isinstance(value, bool):
         raise ValueError(f"expected a duration such as 30s or 2m, not {value!r}")
     if isinstance(value, int | float):
-        if value < 0 or not math.isfinite(value):
+        if (isinstance(value, float) and math.isnan(value)) or value < 0:
             raise ValueError(f"a duration must be a finite number >= 0, not {value}")
+        if value > _HUGE:  # an int is compared exactly: float() of a huge one would overflow
+            raise OutOfRange("the duration is too large to mean anything")
         return float(value)
-    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$", value)
+    _ascii_digits(value, "30, 30s, 500ms or 2m")
+    m = _DURATION_RE.fullmatch(value.strip())
     if not m or m.group(2).lower() not in _DURATION_UNITS:
         raise ValueError(
-            f"{value!r} is not a duration; use seconds or a unit: 30, 30s, 500ms, 2m, 1h"
+            f"{shown(value)} is not a duration; use seconds or a unit: 30, 30s, 500ms, 2m, 1h"
         )
-    return float(m.group(1)) * _DURATION_UNITS[m.group(2).lower()]
+    return float(_decimal(m.group(1), value)) * _DURATION_UNITS[m.group(2).lower()]
 
 
 def fio_duration(seconds: float) -> str:

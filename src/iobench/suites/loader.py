@@ -13,29 +13,41 @@ import difflib
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
-from iobench.errors import SuiteError, UserError
+from iobench.errors import SuiteError, SuiteProblem, UserError
 from iobench.model import Expectation, Suite, Workload
 from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
     CORE_KEYS,
     DOCS,
+    MAX_BUFFER_BYTES,
+    MAX_RAMP_S,
+    MAX_RUNTIME_S,
+    MAX_SIZE,
+    MAX_STRING,
     MIXED_MODES,
     NAME_RE,
     NAME_RULE,
     OPTION_KEYS,
     REQUIRED,
     TOP_KEYS,
+    WHY_RAMP,
+    WHY_RUNTIME,
+    WHY_SIZE,
     WORKLOAD_KEYS,
     InvalidValue,
+    bssplit_largest,
     refusal,
+    say_seconds,
+    show_key,
     show_value,
 )
+from iobench.units import format_bytes, format_size_short, non_ascii_digit, shown
 
 DEFAULT_SUITE = "quick"
 _PACKAGE = "iobench.suites"
@@ -43,7 +55,9 @@ _PACKAGE = "iobench.suites"
 # --- where keys are: tomllib gives no positions, so find them in the text -------------------
 
 Section = tuple[str, int]  # ("top", 0), ("defaults", 0), ("workload", n), ("sub", 0)
-_HEADER_RE = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+)\]\]?\s*(?:#.*)?$")
+# No two neighbouring parts of a pattern match the same characters, so a long line cannot
+# make them backtrack (the class after the brackets holds the spaces).
+_HEADER_RE = re.compile(r"^\s*(\[\[?)([A-Za-z0-9_.\-\"' ]+)\]\]?\s*(?:#.*)?$")
 _KEY_RE = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*[.=]""")
 
 
@@ -106,133 +120,230 @@ class _Lines:
 # --- building a suite ------------------------------------------------------------------------
 
 _ParsedValue = tuple[object, int | None]  # (typed value, line)
+_Parsed = dict[str, _ParsedValue | None]  # None: the key is there but wrong (and reported)
+
+
+def _value(good: Mapping[str, _ParsedValue], key: str) -> object:
+    """A workload's value: its own or [defaults]' (``good``), else iobench's default."""
+    return good[key][0] if key in good else BUILTIN_DEFAULTS[key]
 
 
 class _Builder:
+    """Checks a parsed suite file and builds its Suite.
+
+    Every problem is recorded (one per key or rule, with its line) and all are reported
+    together in one SuiteError. A check that depends on a value already found wrong is
+    skipped, so one mistake is reported once, not again as the cascade it causes.
+    """
+
     def __init__(self, data: Mapping[str, object], path: str, text: str, source: str) -> None:
         self.data = data
         self.path = path
         self.lines = _Lines(text)
         self.source = source
+        self.problems: list[SuiteProblem] = []
 
-    def fail(self, message: str, line: int | None, hint: str | None = None) -> SuiteError:
-        return SuiteError(self.path, message, line=line, hint=hint)
+    def fail(self, message: str, line: int | None, hint: str | None = None) -> None:
+        self.problems.append(SuiteProblem(message, line, hint))
 
     def build(self) -> Suite:
+        suite = self.suite()
+        if suite is None:
+            assert self.problems, "a suite file refused without a reason"
+            # In file order; problems of the whole file (no line) first.
+            raise SuiteError.of(self.path, sorted(self.problems, key=lambda p: p.line or 0))
+        return suite
+
+    def suite(self) -> Suite | None:
+        """The suite, or None when a problem was recorded."""
         top: Section = ("top", 0)
+        reported: set[str] = set()  # top-level keys whose problem is recorded already
         for key, value in self.data.items():
+            if key in ("defaults", "workload"):  # tables are checked key by key below
+                continue
             line = self.lines.key(top, key)
-            if key not in ("defaults", "workload"):  # tables are checked key by key below
-                self.check_no_env(key, value, "", line)
-            if key not in TOP_KEYS:
-                raise self.unknown(key, TOP_KEYS, "", line, top_level=True)
+            if not self.screen(key, value, "", line):
+                reported.add(key)
+            elif key not in TOP_KEYS:
+                self.unknown(key, TOP_KEYS, "", line, top_level=True)
         name = self.data.get("name")
         if name is None:
-            raise self.fail('missing the suite\'s name: add name = "my-suite" at the top', None)
-        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-            raise self.fail(
+            self.fail('missing the suite\'s name: add name = "my-suite" at the top', None)
+        elif "name" not in reported and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+            self.fail(
                 f"name must be {NAME_RULE}; not {show_value(name)}", self.lines.key(top, "name")
             )
         description = self.data.get("description")
         if description is None:
-            raise self.fail(
+            self.fail(
                 "missing description: add one or two sentences saying what the suite measures",
                 None,
             )
-        if not isinstance(description, str) or not description.strip():
-            raise self.fail(
+        elif "description" not in reported and not (
+            isinstance(description, str) and description.strip()
+        ):
+            self.fail(
                 f"description must be a non-empty string, not {show_value(description)}",
                 self.lines.key(top, "description"),
             )
         indicative = self.data.get("indicative", False)
         if not isinstance(indicative, bool):
-            raise self.fail(
+            self.fail(
                 f"indicative must be true or false, not {show_value(indicative)}",
                 self.lines.key(top, "indicative"),
             )
         defaults_table = self.data.get("defaults", {})
+        defaults_known = isinstance(defaults_table, dict)
         if not isinstance(defaults_table, dict):
-            raise self.fail(
+            self.fail(
                 f"defaults must be a table ([defaults] followed by key = value lines), "
                 f"not {show_value(defaults_table)}",
                 self.lines.key(top, "defaults"),
             )
+            defaults_table = {}
         defaults = self.section(defaults_table, ("defaults", 0), "[defaults]: ")
-        tables = self.data.get("workload")
-        if tables is None:
-            raise self.fail(
-                "no workloads: add at least one [[workload]] table with name, rw, bs, iodepth "
-                "and numjobs",
-                None,
-            )
-        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-            raise self.fail(
-                "workload must be a list of tables: start each workload with [[workload]] "
-                "(double brackets)",
-                self.lines.key(top, "workload"),
-            )
-        if not tables:
-            raise self.fail("no workloads: add at least one [[workload]] table", None)
-        workloads: list[Workload] = []
-        seen: dict[str, int | None] = {}
-        for index, table in enumerate(tables):
-            workload = self.workload(index, table, defaults)
-            name_line = self.lines.key(("workload", index), "name")
-            if workload.name in seen:
-                first = seen[workload.name]
-                where = f" at line {first}" if first else ""
-                raise self.fail(
-                    f'workload "{workload.name}": the name is already used by the workload{where}; '
-                    "names must be unique within a suite",
-                    name_line,
-                )
-            seen[workload.name] = name_line
-            workloads.append(workload)
-        suite = Suite(
-            name=name,
+        workloads, complete = self.workloads(defaults, defaults_known=defaults_known)
+        suite_name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else None
+        expectations = self.expectations(suite_name, workloads, complete, reported)
+        if (
+            self.problems
+            or suite_name is None
+            or not isinstance(description, str)
+            or not isinstance(indicative, bool)
+        ):
+            return None
+        return Suite(
+            name=suite_name,
             description=" ".join(description.split()),
             workloads=tuple(workloads),
             source=self.source,
             indicative=indicative,
+            expectations=expectations,
         )
-        return dataclasses.replace(suite, expectations=self.expectations(suite))
 
-    def expectations(self, suite: Suite) -> tuple[Expectation, ...]:
+    def workloads(self, defaults: _Parsed, *, defaults_known: bool) -> tuple[list[Workload], bool]:
+        """The workloads that are right, and whether that is all of them."""
+        tables = self.data.get("workload")
+        if tables is None:
+            self.fail(
+                "no workloads: add at least one [[workload]] table with name, rw, bs, iodepth "
+                "and numjobs",
+                None,
+            )
+            return [], False
+        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+            self.fail(
+                "workload must be a list of tables: start each workload with [[workload]] "
+                "(double brackets)",
+                self.lines.key(("top", 0), "workload"),
+            )
+            return [], False
+        if not tables:
+            self.fail("no workloads: add at least one [[workload]] table", None)
+            return [], False
+        workloads: list[Workload] = []
+        complete = True
+        seen: dict[str, int | None] = {}
+        for index, table in enumerate(tables):
+            workload = self.workload(index, table, defaults, defaults_known=defaults_known)
+            if workload is None:
+                complete = False
+            else:
+                workloads.append(workload)
+            name = table.get("name")
+            if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.lower() == "global":
+                continue  # reported by workload()
+            name_line = self.lines.key(("workload", index), "name")
+            if name in seen:
+                first = seen[name]
+                where = f" at line {first}" if first else ""
+                self.fail(
+                    f'workload "{name}": the name is already used by the workload{where}; '
+                    "names must be unique within a suite",
+                    name_line,
+                )
+            else:
+                seen[name] = name_line
+        return workloads, complete
+
+    def expectations(
+        self,
+        suite_name: str | None,
+        workloads: list[Workload],
+        complete: bool,
+        reported: set[str],
+    ) -> tuple[Expectation, ...]:
         """``expect = ["rand-r.read.iops>=5000", ...]``: parsed and checked against the
-        suite's workloads, each error with the file and line."""
+        suite's workloads, each error with the file and line.
+
+        An expectation is checked against the workloads only where they are known: against
+        all of them when every workload is right, else only against the one it names, if
+        that one is right (a workload with a mistake would make it look wrong too).
+        """
         from iobench.expect import check_against_suite, parse_expectation
 
         texts = self.data.get("expect", [])
         line = self.lines.key(("top", 0), "expect")
+        if "expect" in reported:
+            return ()
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise self.fail(
+            self.fail(
                 f"expect must be a list of strings, not {show_value(texts)}",
                 line,
                 'e.g. expect = ["rand-r.read.iops>=5000", "lat-read.read.p99<5ms"]',
             )
+            return ()
+        whole = Suite(suite_name or "", "", tuple(workloads), self.source)
+        right = {w.name: w for w in workloads}
         out = []
         for text in texts:
+            bad = non_ascii_digit(text)
+            if bad is not None:  # workload names are ASCII: a number holds it
+                self.fail(
+                    f"expect {shown(text)}: {bad} is not an ASCII digit; write numbers with 0-9",
+                    line,
+                    'e.g. expect = ["rand-r.read.iops>=5000", "lat-read.read.p99<5ms"]',
+                )
+                continue
             try:
                 e = parse_expectation(text, "expect", source="suite")
-                check_against_suite([e], suite, "expect")
+                if complete and suite_name is not None:
+                    check_against_suite([e], whole, "expect")
+                elif e.workload in right:
+                    one = dataclasses.replace(whole, workloads=(right[e.workload],))
+                    check_against_suite([e], one, "expect")
             except UserError as err:
-                raise self.fail(err.message, line, err.hint) from err
+                self.fail(err.message, line, err.hint)
+                continue
             out.append(e)
         return tuple(out)
 
-    def check_no_env(self, key: str, value: object, where: str, line: int | None) -> None:
-        if isinstance(value, str) and "${" in value:
-            raise self.fail(
-                f'{where}{key}: "${{" is refused: fio would replace ${{VAR}} with an environment '
-                f"variable, which can leak secrets into stored results ({show_value(value)})",
-                line,
-            )
-        if isinstance(value, list):
-            for item in value:
-                self.check_no_env(key, item, where, line)
-        if isinstance(value, dict):
-            for sub_key, item in value.items():
-                self.check_no_env(f"{key}.{sub_key}", item, where, line)
+    def screen(self, key: str, value: object, where: str, line: int | None) -> bool:
+        """Refuse ``${`` and over-long strings anywhere in a value, nested ones too; True
+        when the value is clean. Walks without recursion: TOML can nest tables deeply."""
+        stack: list[tuple[str, object]] = [(key, value)]
+        while stack:
+            name, item = stack.pop()
+            if isinstance(item, str) and "${" in item:
+                self.fail(
+                    f'{where}{show_key(name)}: "${{" is refused: fio would replace ${{VAR}} '
+                    "with an environment variable, which can leak secrets into stored results "
+                    f"({show_value(item)})",
+                    line,
+                )
+                return False
+            if isinstance(item, str) and len(item) > MAX_STRING:
+                self.fail(
+                    f"{where}{show_key(name)}: a string of {len(item)} characters is too long "
+                    f"(at most {MAX_STRING})",
+                    line,
+                )
+                return False
+            if isinstance(item, list):
+                stack.extend((name, sub) for sub in reversed(item))
+            elif isinstance(item, dict):
+                stack.extend((f"{name}.{k}", sub) for k, sub in reversed(item.items()))
+        return True
 
     def unknown(
         self,
@@ -242,86 +353,158 @@ class _Builder:
         line: int | None,
         *,
         top_level: bool = False,
-    ) -> SuiteError:
+    ) -> None:
         reason = refusal(key)
         if reason is not None:
-            return self.fail(f"{where}{key} is refused: {reason}", line, hint=f"See {DOCS}.")
-        if top_level and key in WORKLOAD_KEYS:
-            return self.fail(
+            self.fail(f"{where}{show_key(key)} is refused: {reason}", line, hint=f"See {DOCS}.")
+        elif top_level and key in WORKLOAD_KEYS:
+            self.fail(
                 f"{key} is a workload key: put it in [defaults] (for every workload) or in a "
                 "[[workload]] table",
                 line,
             )
-        if key in ALIASES:
-            return self.fail(f'{where}unknown key "{key}": iobench calls it {ALIASES[key]}', line)
-        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        suggestion = f'; did you mean "{close[0]}"?' if close else ""
-        return self.fail(
-            f'{where}unknown key "{key}"{suggestion} ({DOCS} lists every accepted key)', line
-        )
+        elif key in ALIASES:
+            self.fail(f'{where}unknown key "{key}": iobench calls it {ALIASES[key]}', line)
+        else:
+            # Suggestions cost time; a hostile file can hold tens of thousands of keys, and
+            # only the first few problems are shown.
+            suggest = len(key) <= 64 and len(self.problems) < 10 * SuiteError.SHOWN
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6) if suggest else []
+            suggestion = f'; did you mean "{close[0]}"?' if close else ""
+            self.fail(
+                f'{where}unknown key "{show_key(key)}"{suggestion} ({DOCS} lists every '
+                "accepted key)",
+                line,
+            )
 
-    def section(
-        self, table: Mapping[str, object], section: Section, where: str
-    ) -> dict[str, _ParsedValue]:
-        """Check every key of a [defaults] or [[workload]] table, in file order."""
-        parsed: dict[str, _ParsedValue] = {}
+    def section(self, table: Mapping[str, object], section: Section, where: str) -> _Parsed:
+        """Check every key of a [defaults] or [[workload]] table, in file order; a key whose
+        value is wrong maps to None (so no check or default hides that it is there)."""
+        parsed: _Parsed = {}
         for key, value in table.items():
+            if key == "name" and section[0] != "defaults":
+                continue  # a workload's name is checked by workload()
             line = self.lines.key(section, key)
-            self.check_no_env(key, value, where, line)
+            if not self.screen(key, value, where, line):
+                parsed[key] = None
+                continue
             if key == "name":
-                if section[0] == "defaults":
-                    raise self.fail(
-                        f"{where}name belongs in each [[workload]], not in [defaults]", line
-                    )
+                self.fail(f"{where}name belongs in each [[workload]], not in [defaults]", line)
                 continue
             parser = CORE_KEYS.get(key) or OPTION_KEYS.get(key)
             if parser is None:
-                raise self.unknown(
+                self.unknown(
                     key,
                     WORKLOAD_KEYS[1:] if section[0] == "defaults" else WORKLOAD_KEYS,
                     where,
                     line,
                 )
+                continue
             try:
                 parsed[key] = (parser(key, value), line)
             except InvalidValue as e:
-                raise self.fail(f"{where}{e}", line) from None
+                self.fail(f"{where}{e}", line)
+                parsed[key] = None
         return parsed
 
     def workload(
-        self, index: int, table: Mapping[str, object], defaults: Mapping[str, _ParsedValue]
-    ) -> Workload:
+        self,
+        index: int,
+        table: Mapping[str, object],
+        defaults: _Parsed,
+        *,
+        defaults_known: bool,
+    ) -> Workload | None:
+        """The workload, or None when a problem was recorded (or [defaults] has one)."""
         section: Section = ("workload", index)
         header = self.lines.header(section)
+        before = len(self.problems)
+        label = f"workload #{index + 1}: "
         name = table.get("name")
+        name_line = self.lines.key(section, "name")
         if name is None:
-            raise self.fail(
-                f'workload #{index + 1}: missing name, e.g. name = "randread-4k"', header
+            self.fail(f'{label}missing name, e.g. name = "randread-4k"', header)
+        elif not self.screen("name", name, label, name_line):
+            pass
+        elif not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            self.fail(f"{label}name must be {NAME_RULE}; not {show_value(name)}", name_line)
+        elif name.lower() == "global":
+            self.fail(
+                f'{label}the name "{name}" is fio\'s section for shared options; choose another '
+                "name",
+                name_line,
             )
-        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
-            self.check_no_env(
-                "name", name, f"workload #{index + 1}: ", self.lines.key(section, "name")
-            )
-            raise self.fail(
-                f"workload #{index + 1}: name must be {NAME_RULE}; not {show_value(name)}",
-                self.lines.key(section, "name"),
-            )
-        if name.lower() == "global":
-            raise self.fail(
-                f'workload #{index + 1}: the name "{name}" is fio\'s section for shared '
-                "options; choose another name",
-                self.lines.key(section, "name"),
-            )
-        where = f'workload "{name}": '
+        named = isinstance(name, str) and len(self.problems) == before
+        where = f'workload "{name}": ' if named else label
         merged = {**defaults, **self.section(table, section, where)}
-        for key in REQUIRED:
-            if key not in merged:
-                raise self.fail(
-                    f"{where}missing {key} (set it in the workload or in [defaults])", header
-                )
+        good = {key: value for key, value in merged.items() if value is not None}
+        # A key that is there but wrong is not also missing; nor is one [defaults] may hold
+        # when [defaults] itself is wrong.
+        missing = [key for key in REQUIRED if key not in merged]
+        if missing and defaults_known:
+            keys = (
+                missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+            )
+            them = "it" if len(missing) == 1 else "them"
+            self.fail(
+                f"{where}missing {keys} (set {them} in the workload or in [defaults])", header
+            )
 
         def get(key: str) -> object:
-            return merged[key][0] if key in merged else BUILTIN_DEFAULTS[key]
+            return _value(good, key)
+
+        def line_of(*keys: str) -> int | None:
+            lines = [line for key in keys if key in good and (line := good[key][1])]
+            return max(lines, default=None) or header
+
+        if "rwmixread" in good and "rw" in good and get("rw") not in MIXED_MODES:
+            self.fail(
+                f"{where}rwmixread only applies to mixed reads and writes "
+                f'(rw = "randrw", "rw" or "readwrite"), not rw = {show_value(get("rw"))}',
+                good["rwmixread"][1],
+            )
+        if "bs" in good and ("size" in good or "size" not in merged):
+            bs, size = get("bs"), get("size")
+            assert isinstance(bs, int) and isinstance(size, int)
+            if size < bs:
+                self.fail(
+                    f"{where}size ({size} bytes) must be at least bs ({bs} bytes)",
+                    line_of("size") if "size" in good else line_of("bs"),
+                )
+        self.check_buffers(where, good, "bssplit" in merged and "bssplit" not in good, line_of)
+        if len(self.problems) > before or missing or len(good) < len(merged) or not named:
+            return None
+        assert isinstance(name, str)
+        return self.make(name, good)
+
+    def check_buffers(
+        self,
+        where: str,
+        good: Mapping[str, _ParsedValue],
+        bssplit_wrong: bool,
+        line_of: Callable[..., int | None],
+    ) -> None:
+        """bs x iodepth x numjobs: the I/O buffer memory fio allocates for the workload."""
+        if bssplit_wrong or not all(key in good for key in ("bs", "iodepth", "numjobs")):
+            return
+        bs, iodepth, numjobs = (good[key][0] for key in ("bs", "iodepth", "numjobs"))
+        assert isinstance(bs, int) and isinstance(iodepth, int) and isinstance(numjobs, int)
+        block, label, keys = bs, "bs", ("bs", "iodepth", "numjobs")
+        if "bssplit" in good and bssplit_largest(str(good["bssplit"][0])) > bs:
+            block = bssplit_largest(str(good["bssplit"][0]))
+            label, keys = "the largest bssplit size", ("bssplit", "iodepth", "numjobs")
+        total = block * iodepth * numjobs
+        if total > MAX_BUFFER_BYTES:
+            self.fail(
+                f"{where}{label} x iodepth x numjobs is {format_size_short(block)} x {iodepth} "
+                f"x {numjobs} = {format_bytes(total)} of I/O buffers, which fio allocates "
+                f"up front; at most {format_bytes(MAX_BUFFER_BYTES)}",
+                line_of(*keys),
+            )
+
+    def make(self, name: str, good: Mapping[str, _ParsedValue]) -> Workload:
+        def get(key: str) -> object:
+            return _value(good, key)
 
         def get_int(key: str) -> int:
             value = get(key)
@@ -333,48 +516,43 @@ class _Builder:
             assert isinstance(value, int | float)
             return float(value)
 
-        rw = str(get("rw"))
-        if "rwmixread" in merged and rw not in MIXED_MODES:
-            raise self.fail(
-                f"{where}rwmixread only applies to mixed reads and writes "
-                f'(rw = "randrw", "rw" or "readwrite"), not rw = {show_value(rw)}',
-                merged["rwmixread"][1],
-            )
-        bs, size = get_int("bs"), get_int("size")
-        if size < bs:
-            line = merged["size"][1] if "size" in merged else merged["bs"][1]
-            raise self.fail(
-                f"{where}size ({size} bytes) must be at least bs ({bs} bytes)", line or header
-            )
         options: list[tuple[str, str]] = []
-        for key, (value, _line) in merged.items():
+        for key, (value, _line) in good.items():
             if key in OPTION_KEYS:
                 options.append((key, str(value)))
             elif key == "time_based" and value is False:
                 # Not a Workload field: iobench's job builder reads it from the options.
                 options.append(("time_based", "0"))
-        rwmixread = get_int("rwmixread") if "rwmixread" in merged else None
         return Workload(
             name=name,
-            rw=rw,
-            bs=bs,
+            rw=str(get("rw")),
+            bs=get_int("bs"),
             iodepth=get_int("iodepth"),
             numjobs=get_int("numjobs"),
             ioengine=str(get("ioengine")),
             direct=get("direct") is True,
             runtime_s=get_float("runtime"),
             ramp_s=get_float("ramp"),
-            size=size,
-            rwmixread=rwmixread,
+            size=get_int("size"),
+            rwmixread=get_int("rwmixread") if "rwmixread" in good else None,
             options=tuple(options),
         )
 
 
 # --- public API --------------------------------------------------------------------------
 
+MAX_FILE_BYTES = 1 << 20  # a suite file is a few kilobytes; this is hundreds of workloads
+_TOO_BIG = "is larger than 1 MiB; a suite file is a few kilobytes of TOML"
+
 
 def parse_suite(text: str, path: str, source: str) -> Suite:
-    """Validate suite TOML ``text``; errors name ``path`` and the line of the offending key."""
+    """Validate suite TOML ``text``; errors name ``path`` and the line of the offending key.
+
+    Every mistake in the file is reported at once, in one SuiteError; only TOML that
+    cannot be read at all stops at its first error.
+    """
+    if len(text) > MAX_FILE_BYTES:
+        raise SuiteError(path, _TOO_BIG)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -384,7 +562,62 @@ def parse_suite(text: str, path: str, source: str) -> Suite:
         if m:
             message = f"{message[: m.start()]} (column {m.group(2)})"
         raise SuiteError(path, f"not valid TOML: {message}", line=line) from None
+    except RecursionError:
+        raise SuiteError(
+            path,
+            "arrays or inline tables are nested too deeply to read; no key of a suite file "
+            "takes more than an array of strings",
+            line=_deep_nesting_line(text),
+        ) from None
+    except ValueError as e:  # tomllib lets int()'s limit through (4300 digits)
+        long = re.search(r"[0-9_]{4300,}", text)
+        if long is None:
+            raise SuiteError(path, f"not valid TOML: {e}") from None
+        raise SuiteError(
+            path,
+            "a number has thousands of digits, too many to read",
+            line=text.count("\n", 0, long.start()) + 1,
+        ) from None
     return _Builder(data, path, text, source).build()
+
+
+_DEEP = 100  # levels: no suite file nests more than 3; tomllib gives up at a few hundred
+
+
+def _deep_nesting_line(text: str) -> int | None:
+    """The line where arrays and inline tables first nest more than _DEEP levels deep,
+    skipping strings and comments (for the message only: if unsure, no line)."""
+    depth = 0
+    quote = ""  # the string being skipped: ", ', """ or '''
+    i, line = 0, 1
+    while i < len(text):
+        c = text[i]
+        if c == "\n":
+            line += 1
+            if len(quote) == 1:  # a one-line string cannot go on
+                quote = ""
+        elif quote:
+            if c == "\\" and quote[0] == '"':  # an escape: skip the next character
+                i += 1
+                line += text.startswith("\n", i)
+            elif text.startswith(quote, i):
+                i += len(quote) - 1
+                quote = ""
+        elif c == "#":
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            i += len(quote) - 1
+        elif c in "[{":
+            depth += 1
+            if depth > _DEEP:
+                return line
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return None
 
 
 def builtin_names() -> list[str]:
@@ -407,13 +640,16 @@ def load_suite_file(path: str | Path) -> Suite:
     """A user's suite file; ``Suite.source`` is the path as given."""
     shown = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as f:  # at most 1 MiB and a byte: not all of /dev/zero
+            raw = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SuiteError(shown, "no such file") from None
     except IsADirectoryError:
         raise SuiteError(shown, "is a directory, not a suite file") from None
     except OSError as e:
         raise SuiteError(shown, f"cannot be read: {e.strerror or e}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SuiteError(shown, _TOO_BIG)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -442,18 +678,27 @@ def apply_overrides(
     size: int | None = None,
     ramp_s: float | None = None,
 ) -> Suite:
-    """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload."""
-    if runtime_s is not None and (not math.isfinite(runtime_s) or runtime_s <= 0):
-        raise UserError(f"runtime must be longer than 0 seconds, not {runtime_s:g}")
-    if ramp_s is not None and (not math.isfinite(ramp_s) or ramp_s < 0):
-        raise UserError(f"ramp must be 0 seconds or longer, not {ramp_s:g}")
+    """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload.
+
+    The values come from the CLI's --runtime, --size and --ramp, which its errors name.
+    They have the bounds of a suite file's runtime, size and ramp.
+    """
+    if runtime_s is not None:
+        runtime_s = _override_seconds(runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME)
+    if ramp_s is not None:
+        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP)
     if size is not None:
         if isinstance(size, bool) or size <= 0:
-            raise UserError(f"size must be at least 1 byte, not {size}")
+            raise UserError(f"--size must be at least 1 byte, not {size}")
+        if size > MAX_SIZE:
+            given = format_size_short(size) if size < 1 << 64 else show_value(size)
+            raise UserError(
+                f"--size must be at most {format_size_short(MAX_SIZE)} ({WHY_SIZE}), not {given}"
+            )
         small = [w.name for w in suite.workloads if w.bs > size]
         if small:
             raise UserError(
-                f"size {size} bytes is smaller than the block size of {', '.join(small)}"
+                f"--size {size} bytes is smaller than the block size of {', '.join(small)}"
             )
 
     def override(w: Workload) -> Workload:
@@ -470,3 +715,21 @@ def apply_overrides(
     return dataclasses.replace(
         suite, workloads=tuple(override(w) for w in suite.workloads), indicative=indicative
     )
+
+
+def _override_seconds(value: float, option: str, most: float, why: str) -> float:
+    """A duration given to apply_overrides, checked: up to ``most`` seconds, and more than
+    0 for --runtime (fio reads runtime=0 as no limit), 0 or more for --ramp."""
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if option == "--runtime" and not seconds > 0:
+        raise UserError(f"--runtime must be longer than 0 seconds, not {seconds:g}")
+    if not seconds >= 0:
+        raise UserError(f"{option} must be 0 seconds or longer, not {seconds:g}")
+    if seconds > most:
+        raise UserError(
+            f"{option} must be at most {say_seconds(most)} ({why}), not {say_seconds(seconds)}"
+        )
+    return seconds

@@ -7,13 +7,20 @@ with its reason (docs/suites.md lists them).
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import re
 from collections.abc import Callable, Mapping
 
 from iobench.model import RW_MODES
-from iobench.units import parse_duration, parse_size
+from iobench.units import (
+    OutOfRange,
+    format_size_short,
+    non_ascii_digit,
+    parse_duration,
+    parse_size,
+)
 
 DOCS = "docs/suites.md"
 
@@ -33,6 +40,20 @@ REQUIRED = ("rw", "bs", "iodepth", "numjobs")
 MAX_IODEPTH = 4096
 MAX_NUMJOBS = 256
 MAX_BS = 1 << 30
+# Upper bounds no real user reaches but that stop a hostile suite file from asking fio for
+# the absurd (docs/suites.md says why each is where it is). apply_overrides uses them too.
+WEEK_S = 7 * 86400
+MAX_RUNTIME_S = WEEK_S
+MAX_RAMP_S = WEEK_S
+MAX_SIZE = 1 << 50  # 1P
+MAX_THINKTIME_S = 3600  # fio keeps thinktime in an unsigned 32-bit count of microseconds
+MAX_RATE = 1 << 40  # 1T a second
+MAX_BUFFER_BYTES = 16 << 30  # bs x iodepth x numjobs: the I/O buffers fio allocates
+MAX_STRING = 4096  # characters in any string value
+
+WHY_RUNTIME = "a week; no measurement needs longer"
+WHY_RAMP = "a week; no warm-up needs longer"
+WHY_SIZE = "larger than any single device"
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -43,16 +64,66 @@ class InvalidValue(Exception):
 
 
 def show_value(value: object) -> str:
-    """A value the way it looks in TOML."""
+    """A value the way it looks in TOML, cut short when long (a hostile file's value can be
+    a string of megabytes or an integer of thousands of digits)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        if len(value) <= 40:
+            return _printable(json.dumps(value, ensure_ascii=False))
+        cut = _printable(json.dumps(value[:32], ensure_ascii=False))
+        return f'{cut[:-1]}..." ({len(value)} characters)'
+    if isinstance(value, int):
+        try:
+            digits = str(value)
+        except ValueError:  # more digits than Python converts (a hex or binary literal)
+            return f"a number of about {int(value.bit_length() * math.log10(2))} digits"
+        count = len(digits.lstrip("-"))
+        return digits if len(digits) <= 40 else f"{digits[:24]}... ({count} digits)"
+    if isinstance(value, datetime.datetime):
+        return f"the date and time {value.isoformat()}"
+    if isinstance(value, datetime.date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, datetime.time):
+        return f"the time {value.isoformat()}"
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
         return "an array"
     return str(value)
+
+
+def show_key(key: str) -> str:
+    """A key for a message: cut short and with control characters escaped (a quoted TOML
+    key can hold anything, including a terminal's escape sequences)."""
+    cut = key if len(key) <= 64 else f"{key[:48]}... ({len(key)} characters)"
+    return _printable(cut)
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def _refused(accepted: str, value: object) -> InvalidValue:
+    """``{accepted}, not {value}``; naming the character when a digit is not ASCII 0-9
+    (Python's int() and float() read "٤" or a full-width 4 (U+FF14) as digits, fio does not)."""
+    bad = non_ascii_digit(value) if isinstance(value, str) else None
+    if bad is not None:
+        return InvalidValue(
+            f"{accepted}, written with the ASCII digits 0-9; {bad} in {show_value(value)} "
+            "is not one"
+        )
+    return InvalidValue(f"{accepted}, not {show_value(value)}")
+
+
+def say_seconds(seconds: float) -> str:
+    """A bound as a duration iobench reads: 604800 -> ``7d``, 3600 -> ``1h``."""
+    if not math.isfinite(seconds):
+        return f"{seconds:g}"
+    for unit, length in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= length and seconds % length == 0:
+            return f"{int(seconds // length)}{unit}"
+    return f"{seconds:g}s"
 
 
 # --- value parsers: (key, value) -> typed value, or raise InvalidValue ---------------------------
@@ -78,46 +149,56 @@ def _bool(key: str, value: object) -> bool:
     return value
 
 
-def _size_value(key: str, value: object, lo: int, hi: int | None = None) -> int:
+def _size_value(key: str, value: object, lo: int, hi: int, why: str = "") -> int:
     accepted = f"{key} must be a size such as 4k, 1M, 20G or a number of bytes"
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise InvalidValue(f"{accepted}, not {show_value(value)}")
     try:
         size = parse_size(value)
+    except OutOfRange:
+        size = hi + 1
     except ValueError:
-        raise InvalidValue(f"{accepted}, not {show_value(value)}") from None
+        raise _refused(accepted, value) from None
     if size < lo:
         raise InvalidValue(f"{key} must be at least {lo} bytes, not {show_value(value)}")
-    if hi is not None and size > hi:
-        raise InvalidValue(f"{key} must be at most {hi >> 30}G, not {show_value(value)}")
+    if size > hi:
+        reason = f" ({why})" if why else ""
+        raise InvalidValue(
+            f"{key} must be at most {format_size_short(hi)}{reason}, not {show_value(value)}"
+        )
     return size
 
 
-def _size(lo: int, hi: int | None = None) -> Parser:
+def _size(lo: int, hi: int, why: str = "") -> Parser:
     def parse(key: str, value: object) -> int:
-        return _size_value(key, value, lo, hi)
+        return _size_value(key, value, lo, hi, why)
 
     return parse
 
 
-def _duration_value(key: str, value: object, *, positive: bool) -> float:
+def _duration_value(key: str, value: object, *, positive: bool, hi: float, why: str = "") -> float:
     accepted = f"{key} must be a duration such as 30s, 2m or a number of seconds"
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise InvalidValue(f"{accepted}, not {show_value(value)}")
     try:
         seconds = parse_duration(value)
+    except OutOfRange:
+        seconds = math.inf
     except ValueError:
-        raise InvalidValue(f"{accepted}, not {show_value(value)}") from None
-    if not math.isfinite(seconds):
-        raise InvalidValue(f"{accepted}, not {show_value(value)}")
+        raise _refused(accepted, value) from None
     if positive and seconds <= 0:
         raise InvalidValue(f"{key} must be longer than 0 seconds, not {show_value(value)}")
+    if seconds > hi:
+        reason = f" ({why})" if why else ""
+        raise InvalidValue(
+            f"{key} must be at most {say_seconds(hi)}{reason}, not {show_value(value)}"
+        )
     return seconds
 
 
-def _duration(*, positive: bool) -> Parser:
+def _duration(*, positive: bool, hi: float, why: str) -> Parser:
     def parse(key: str, value: object) -> float:
-        return _duration_value(key, value, positive=positive)
+        return _duration_value(key, value, positive=positive, hi=hi, why=why)
 
     return parse
 
@@ -183,9 +264,9 @@ def _fio_bool(key: str, value: object) -> str:
     return "1" if _bool(key, value) else "0"
 
 
-def _fio_size(lo: int) -> Parser:
+def _fio_size(lo: int, hi: int) -> Parser:
     def parse(key: str, value: object) -> str:
-        return str(_size_value(key, value, lo))
+        return str(_size_value(key, value, lo, hi))
 
     return parse
 
@@ -205,30 +286,39 @@ def _fio_sync(key: str, value: object) -> str:
     )
 
 
-_FLOAT = r"[0-9]+(?:\.[0-9]+)?"  # ASCII digits only: fio reads nothing else
+# Passed to fio as written, so only ASCII digits (never \d, which matches "٤"), and few of
+# them: fio reads these into doubles and 32-bit percentages.
+_FLOAT = r"[0-9]{1,9}(?:\.[0-9]{1,9})?"
+_PCT = r"[0-9]{1,3}"
+_ZONE_SIZE = r"[0-9]{1,16}[kKmMgGtTpP]?"
 _DISTRIBUTION_RE = re.compile(  # always used with fullmatch: no trailing newline can pass
     rf"random|(?:zipf|pareto|normal):{_FLOAT}(?::{_FLOAT})?"
-    r"|zoned(?::\d+/\d+){1,256}|zoned_abs(?::\d+/\d+[kKmMgGtTpP]?){1,256}"
+    rf"|zoned(?::{_PCT}/{_PCT}){{1,256}}|zoned_abs(?::{_PCT}/{_ZONE_SIZE}){{1,256}}"
 )
 
 
 def _fio_distribution(key: str, value: object) -> str:
     if not isinstance(value, str) or not _DISTRIBUTION_RE.fullmatch(value):
-        raise InvalidValue(
+        raise _refused(
             f"{key} must be random, zipf:THETA, pareto:POWER, normal:DEV (each with an "
-            "optional :CENTER), zoned:PCT/PCT:... or zoned_abs:PCT/SIZE:..., "
-            f"e.g. zipf:1.2; not {show_value(value)}"
+            "optional :CENTER), zoned:PCT/PCT:... or zoned_abs:PCT/SIZE:..., e.g. zipf:1.2",
+            value,
         )
+    if value.startswith("zoned_abs:"):
+        for zone in value.split(":")[1:]:
+            if parse_size(zone.partition("/")[2]) > MAX_SIZE:
+                raise InvalidValue(
+                    f"{key}: a zone of {zone.partition('/')[2]} is larger than "
+                    f"{format_size_short(MAX_SIZE)} ({WHY_SIZE}), in {show_value(value)}"
+                )
     return value
 
 
 def _fio_bssplit(key: str, value: object) -> str:
     """``4k/10:64k/50:32k/40``, optionally one such list per direction (read,write,trim)."""
     example = "e.g. 4k/10:64k/50:32k/40 or 4k/50:1k/:32k/"
-    if not isinstance(value, str) or not value:
-        raise InvalidValue(
-            f"{key} must be a string of SIZE/PERCENT pairs, {example}; not {show_value(value)}"
-        )
+    if not isinstance(value, str) or not value or non_ascii_digit(value):
+        raise _refused(f"{key} must be a string of SIZE/PERCENT pairs, {example}", value)
     directions = value.split(",")
     if len(directions) > 3:
         raise InvalidValue(
@@ -245,12 +335,19 @@ def _fio_bssplit(key: str, value: object) -> str:
             size_text, slash, pct_text = entry.partition("/")
             try:
                 size = parse_size(size_text)
+            except OutOfRange:
+                size = MAX_BS + 1
             except ValueError:
                 size = 0
-            if size <= 0 or (pct_text and not re.fullmatch(r"[0-9]+", pct_text)):
+            if size <= 0 or (pct_text and not re.fullmatch(r"[0-9]{1,3}", pct_text)):
                 raise InvalidValue(
                     f"{key} must be SIZE/PERCENT pairs joined by ':', {example}; "
                     f"{show_value(entry)} in {show_value(value)} is not one"
+                )
+            if size > MAX_BS:
+                raise InvalidValue(
+                    f"{key} block sizes must be at most {format_size_short(MAX_BS)}, like bs; "
+                    f"{show_value(entry)} in {show_value(value)} is larger"
                 )
             total += int(pct_text or 0)
             parts.append(f"{size}{slash}{pct_text}")
@@ -262,18 +359,31 @@ def _fio_bssplit(key: str, value: object) -> str:
     return ",".join(out)
 
 
+def bssplit_largest(normalised: str) -> int:
+    """The largest block size in a bssplit value as :func:`_fio_bssplit` returns it."""
+    entries = normalised.replace(",", ":").split(":")
+    return max(int(entry.partition("/")[0]) for entry in entries)
+
+
 def _fio_rate(key: str, value: object) -> str:
     accepted = f"{key} must be bytes per second such as 50M, 500k/s or a number of bytes"
     rate = 0
     if isinstance(value, str):
         try:
             rate = parse_size(value.removesuffix("/s"))
+        except OutOfRange:
+            rate = MAX_RATE + 1
         except ValueError:
             rate = 0
     elif isinstance(value, int) and not isinstance(value, bool):
         rate = value
     if rate <= 0:
-        raise InvalidValue(f"{accepted}, not {show_value(value)}")
+        raise _refused(accepted, value)
+    if rate > MAX_RATE:
+        raise InvalidValue(
+            f"{key} must be at most {format_size_short(MAX_RATE)}/s (faster than any storage; "
+            f"a higher cap is no cap), not {show_value(value)}"
+        )
     return str(rate)
 
 
@@ -288,7 +398,13 @@ def _fio_thinktime(key: str, value: object) -> str:
             f"{key} must be a duration with a unit such as 500us, 2ms or 1s (fio reads a bare "
             f"number as microseconds), not {show_value(value)}"
         )
-    seconds = _duration_value(key, value, positive=False)
+    seconds = _duration_value(
+        key,
+        value,
+        positive=False,
+        hi=MAX_THINKTIME_S,
+        why="fio counts it in microseconds in 32 bits, about 71 minutes",
+    )
     return f"{round(seconds * 1e6)}us"
 
 
@@ -313,9 +429,9 @@ CORE_KEYS: Mapping[str, Parser] = {
     "numjobs": _whole(1, MAX_NUMJOBS, "each job is a process; more would exhaust the host"),
     "ioengine": _ioengine,
     "direct": _bool,
-    "runtime": _duration(positive=True),
-    "ramp": _duration(positive=False),
-    "size": _size(1),
+    "runtime": _duration(positive=True, hi=MAX_RUNTIME_S, why=WHY_RUNTIME),
+    "ramp": _duration(positive=False, hi=MAX_RAMP_S, why=WHY_RAMP),
+    "size": _size(1, MAX_SIZE, WHY_SIZE),
     "rwmixread": _whole(0, 100),
     "time_based": _bool,
 }
@@ -335,9 +451,9 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "invalidate": _fio_bool,
     "randseed": _fio_int(0, 2**64 - 1),
     "buffer_compress_percentage": _fio_int(0, 100),
-    "buffer_compress_chunk": _fio_size(1),
+    "buffer_compress_chunk": _fio_size(1, MAX_BS),
     "dedupe_percentage": _fio_int(0, 100),
-    "blockalign": _fio_size(1),
+    "blockalign": _fio_size(1, MAX_BS),
     "random_distribution": _fio_distribution,
     "percentage_random": _fio_int(0, 100),
     "bssplit": _fio_bssplit,
