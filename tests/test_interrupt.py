@@ -14,7 +14,7 @@ import pytest
 
 
 def _iobench_fio_processes() -> list[int]:
-    """fio processes started by iobench (their job files live in an iobench- temp dir)."""
+    """fio processes started by iobench (they work in an iobench- temp dir)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -22,9 +22,10 @@ def _iobench_fio_processes() -> list[int]:
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             state = (entry / "stat").read_text().split()[2]
+            cwd = str((entry / "cwd").readlink())
         except OSError:
             continue
-        if argv and argv[0].endswith(b"fio") and b"/iobench-" in b" ".join(argv) and state != "Z":
+        if argv and argv[0].endswith(b"fio") and "/iobench-" in cwd and state != "Z":
             found.append(int(entry.name))
     return found
 

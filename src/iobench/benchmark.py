@@ -157,7 +157,6 @@ class PreparedTarget:
     created: bool  # iobench creates (and removes) this file
     layout_bytes: int  # how much to write before the workloads (0: none)
     size_limit: int | None  # the file's or device's size (None: a test file of our own)
-    findings: tuple[Finding, ...]
     readonly: bool
 
     def size_of(self, w: Workload) -> int:
@@ -185,15 +184,12 @@ def prepare_target(
     ``protected`` are files that must never be written (the results database).
     """
     writes = any(w.writes for w in suite.workloads) or request.prefill
-    notes: list[Finding] = []
     check_real_storage(target)
     check_access(target, writes=writes)
     if target.kind == "directory":
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
         layout = max(w.size for w in suite.workloads)
-        return PreparedTarget(
-            target, str(Path(target.path) / name), True, layout, None, tuple(notes), False
-        )
+        return PreparedTarget(target, str(Path(target.path) / name), True, layout, None, False)
     if target.kind == "block":
         if writes:
             check_block_device_writable(
@@ -222,21 +218,26 @@ def prepare_target(
             f"{target.spec} is empty (0 bytes): there is nothing to read or write",
             "give a directory, a file with data in it, or a device",
         )
-    capped = [w.name for w in suite.workloads if w.size > limit]
-    if capped:
-        notes.append(
-            Finding(
-                "size-capped",
-                "info",
-                f"the test area is capped at the size of {target.spec} "
-                f"({format_bytes(limit)}) for {_names(capped)}",
-                "use --size to choose a smaller area explicitly",
-                target=target.spec,
-            )
-        )
     # --prefill writes the whole test area once, like a test file's layout.
     layout = min(max(w.size for w in suite.workloads), limit) if request.prefill else 0
-    return PreparedTarget(target, target.path, False, layout, limit, tuple(notes), not writes)
+    return PreparedTarget(target, target.path, False, layout, limit, not writes)
+
+
+def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:
+    """``size-capped``: the workloads whose test area the file's or device's size caps."""
+    capped = [w.name for w in suite.workloads if limit is not None and w.size > limit]
+    if not capped or limit is None:
+        return []
+    return [
+        Finding(
+            "size-capped",
+            "info",
+            f"the test area is capped at the size of {target.spec} "
+            f"({format_bytes(limit)}) for {_names(capped)}",
+            "use --size to choose a smaller area explicitly",
+            target=target.spec,
+        )
+    ]
 
 
 def _names(names: Sequence[str], most: int = 4) -> str:
@@ -362,7 +363,7 @@ def execute(
         planned = plan(request, protected_paths(store.path))
     suite, targets, prepared = planned.suite, planned.targets, planned.prepared
     contexts, host, promise = planned.contexts, planned.host, planned.promise
-    state = _RunState(findings=list(planned.findings))
+    state = _RunState()  # findings of the run itself; the plan's are added at the end
 
     definition = {**suite_definition(suite), **request.extra_definition}
     if promise is not None:
@@ -420,9 +421,19 @@ def execute(
         with _signals_deferred(redeliver=False):
             with contextlib.suppress(Exception):
                 obs.close()
-            with contextlib.suppress(Exception):  # also for the repetitions of a cut-short run
-                state.findings.extend(run_findings(store.get_run(run_id)))
             state.cleanup()
+            findings = list(planned.findings)
+            with contextlib.suppress(Exception):  # also for the repetitions of a cut-short run
+                stored = store.get_run(run_id)
+                if status != "complete":  # speak only of the workloads that ran
+                    ran = {r.workload for r in stored.results}
+                    findings = (
+                        (findings if ran else [])
+                        if request.planner is not None
+                        else planned.findings_for(ran)
+                    )
+                findings.extend(run_findings(stored))
+            state.findings[:0] = findings
             store.finish_run(
                 run_id,
                 status=status,
@@ -444,6 +455,18 @@ class Plan:
     host: dict[str, Any]
     promise: Promise | None
     findings: list[Finding]
+    facts: list[TargetFacts]  # what the findings were made from, one per target
+    prefill: bool = False
+
+    def findings_for(self, ran: set[str]) -> list[Finding]:
+        """The plan's findings as if the suite had held only the workloads in ``ran``
+        (an interrupted run speaks only of what ran; nothing when nothing ran)."""
+        suite = dataclasses.replace(
+            self.suite, workloads=tuple(w for w in self.suite.workloads if w.name in ran)
+        )
+        if not suite.workloads:
+            return []
+        return findings_from_facts(self.prepared, self.facts, suite, self.host)
 
 
 def protected_paths(db: Path) -> list[str]:
@@ -473,8 +496,12 @@ def plan(request: RunRequest, protected: Sequence[str] = ()) -> Plan:
         suite = dataclasses.replace(
             suite, expectations=(*suite.expectations, *spec_expectations(promise, suite))
         )
-    findings = plan_findings(prepared, contexts, suite, host, prefill=request.prefill)
-    return Plan(suite, targets, prepared, contexts, host, promise, findings)
+    facts = [
+        target_facts(p, ctx, suite, host, prefill=request.prefill)
+        for p, ctx in zip(prepared, contexts, strict=True)
+    ]
+    findings = findings_from_facts(prepared, facts, suite, host)
+    return Plan(suite, targets, prepared, contexts, host, promise, findings, facts, request.prefill)
 
 
 def _volume(
@@ -496,20 +523,18 @@ def _volume(
     return Volume(sizes.pop() if sizes else None, int(online) if online else None)
 
 
-def plan_findings(
+def findings_from_facts(
     prepared: Sequence[PreparedTarget],
-    contexts: Sequence[dict[str, Any]],
+    facts: Sequence[TargetFacts],
     suite: Suite,
     host: dict[str, Any],
-    *,
-    prefill: bool = False,
 ) -> list[Finding]:
+    """The plan's findings about the method (pure: from facts gathered once)."""
     findings: list[Finding] = []
-    for p, ctx in zip(prepared, contexts, strict=True):
-        findings.extend(p.findings)
-        facts = target_facts(p, ctx, suite, host, prefill=prefill)
+    for p, target in zip(prepared, facts, strict=True):
+        findings.extend(size_notes(p.target, suite, p.size_limit))
         findings.extend(
-            f for f in method_findings(suite, facts, host_cpu_count(host)) if f not in findings
+            f for f in method_findings(suite, target, host_cpu_count(host)) if f not in findings
         )
     return findings
 

@@ -222,7 +222,7 @@ def _render(record: Any) -> None:
     out = stdout()
     render_run_header(record, out)
     render_analysis(record, out)
-    render_run_footer(record, out)
+    render_run_footer(record, out, error=False)  # outcome_code says it, once, on stderr
 
 
 @click.command(epilog=EXIT_CODES_HELP)

@@ -101,12 +101,17 @@ def db_exists(ctx: click.Context) -> bool:
 
 @contextmanager
 def stop_signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed ssh session) stop a run like Ctrl-C does."""
+    """SIGINT, SIGTERM and SIGHUP (a closed ssh session) stop a run like Ctrl-C does.
+
+    SIGINT too, explicitly: a shell that is not interactive starts a command put in the
+    background (``iobench run &`` in a script) with SIGINT ignored, and Python then leaves
+    it ignored, so ``kill -INT`` would do nothing."""
 
     def handler(signum: int, frame: FrameType | None) -> NoReturn:
         raise Interrupted(f"stopped by {signal.Signals(signum).name}")
 
     old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:

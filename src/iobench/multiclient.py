@@ -14,6 +14,7 @@ afterwards (docs/clients.md).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import threading
 import time
@@ -135,7 +136,6 @@ def execute_clients(
         c.name: f"{directory.rstrip('/')}/iobench-{tag}-{tags[c.name]}.dat" for c in request.clients
     }
     state = _State(confined=confined, files=files, tags=tags)
-    state.findings += _plan_findings(suite, request.target)
     state.findings += [
         Finding(
             "client-clock",
@@ -206,10 +206,14 @@ def execute_clients(
         with contextlib.suppress(Exception):
             obs.close()
         _cleanup(fio, request, state)
+        ran = {w.name for w in suite.workloads}
         with contextlib.suppress(Exception):
             stored = store.get_run(run_id)
+            if status in ("aborted", "failed"):  # speak only of the workloads that ran
+                ran = {r.workload for r in stored.results}
             state.findings.extend(run_findings(stored))
             state.findings.extend(step_findings(stored.results))
+        state.findings[:0] = _plan_findings(suite, request.target, ran)
         state.findings.extend(_client_findings(state))
         message = internal if error is None else error.message
         store.finish_run(
@@ -222,12 +226,14 @@ def execute_clients(
     return Outcome(run_id, status, error)
 
 
-def _plan_findings(suite: Suite, target: str) -> list[Finding]:
-    """The method findings that need no facts about the clients' machines."""
-    facts = TargetFacts(
-        target, target, "directory", max(w.size for w in suite.workloads), None, None
-    )
-    return method_findings(suite, facts, None)
+def _plan_findings(suite: Suite, target: str, ran: set[str]) -> list[Finding]:
+    """The method findings that need no facts about the clients' machines, about the
+    workloads in ``ran``."""
+    workloads = tuple(w for w in suite.workloads if w.name in ran)
+    if not workloads:
+        return []
+    facts = TargetFacts(target, target, "directory", max(w.size for w in workloads), None, None)
+    return method_findings(dataclasses.replace(suite, workloads=workloads), facts, None)
 
 
 def _plan(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[tuple[int, Step]]:

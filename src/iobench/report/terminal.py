@@ -69,29 +69,37 @@ def render_run_header(run: RunRecord, console: Console) -> None:
         )
 
 
-def render_run_footer(run: RunRecord, console: Console) -> None:
-    """What the run was held to (a provider's promise, expectations), its error, if any,
-    and its warnings."""
+def render_run_footer(run: RunRecord, console: Console, *, error: bool = True) -> None:
+    """What the run was held to (a provider's promise, expectations), its error, if any
+    (not with ``error=False``: a command that just ran it says it on stderr), and its
+    warnings."""
     from iobench.report.specs import render_held_to
 
     render_held_to(run, console)
-    if run.error:
+    if run.error and error:
         console.print(f"[red]error:[/] {markup_literal(run.error)}", highlight=False)
     render_warnings(run.warnings, console)
 
 
-def render_run(run: RunRecord, console: Console) -> None:
+def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
     render_run_header(run, console)
     if is_client_run(run):
         render_client_run(run, console)
         render_analysis(run, console)
-        render_run_footer(run, console)
+        render_run_footer(run, console, error=error)
         return
     repeated = any(r.repetition > 1 for r in run.results)
     lines = result_lines(run) if repeated else []
     for t in run.targets:
         rows = [r for r in run.results if r.target == t.spec]
         used_clat = False
+        if not rows:
+            console.print(
+                markup_literal(f"{t.spec} ({t.kind}{_target_detail(t.context)})")
+                + ": no workload finished",
+                highlight=False,
+            )
+            continue
         if repeated:
             _render_repeated(t, rows, [x for x in lines if x.target == t.spec], console)
             continue
@@ -118,8 +126,8 @@ def render_run(run: RunRecord, console: Console) -> None:
             p = r.params
             shape = [markup_literal(r.workload), *_shape(p)]
             if r.status != "ok" or not r.metrics:
-                error = markup_literal(literal(r.error or "")[:80])
-                table.add_row(*shape, "", "[red]failed[/]: " + error)
+                why = markup_literal(literal(r.error or "")[:80])
+                table.add_row(*shape, "", "[red]failed[/]: " + why)
                 continue
             first = True
             for d in DIRECTIONS:
@@ -152,7 +160,7 @@ def render_run(run: RunRecord, console: Console) -> None:
             table.caption_justify = "left"
         console.print(table)
     render_analysis(run, console)
-    render_run_footer(run, console)
+    render_run_footer(run, console, error=error)
 
 
 def _shape(p: dict[str, Any]) -> list[str]:
