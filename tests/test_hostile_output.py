@@ -298,10 +298,16 @@ def test_json_export_reads_back_as_the_same_data(cli: Cli, hostile: str, tmp_pat
     assert_safe(code, out, err)
     doc = json.loads(out)
     assert doc["label"] == doc["results"][0]["fio_argv"][1] == hostile
-    # The document, imported on another machine, shows as literally there.
+    # Its dates are not dates (the database is hostile too): an import refuses that, naming
+    # the field, literally. With real dates it imports, and shows as literally there.
     path = tmp_path / "run1.json"
     path.write_text(out)
     other = str(tmp_path / "other.db")
+    code, out, err = cli("--db", other, "import", str(path))
+    assert code == 2 and f"{path}: started_at: " in err and "is not a date and time" in err
+    assert_safe(0, out, err)
+    doc["started_at"] = "2026-11-23T07:00:00.000Z"
+    path.write_text(json.dumps(doc))
     code, out, err = cli("--db", other, "import", str(path))
     assert_safe(code, out, err)
     assert out.startswith("imported run 1 from ") and shown(hostile, out)

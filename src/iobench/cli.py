@@ -190,7 +190,7 @@ def run(
     if as_json:
         emit_json(run_document(record))
     else:
-        render_run(record, stdout())
+        render_run(record, stdout(), error=False)  # run_code says it, once, on stderr
     return run_code(outcome, record)
 
 
@@ -787,11 +787,12 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
       iobench import old/*.json --json
       iobench import run7.json            # exported on another machine
     """
-    from iobench.importer import import_files
+    from iobench.importer import plan_files, store_plans
     from iobench.report.jsondoc import runs_document
 
+    plans = plan_files(list(files))  # every file checked before the database is opened
     with open_store(ctx) as store:
-        ids = import_files(store, list(files), label=label, argv=("iobench", *sys.argv[1:]))
+        ids = store_plans(store, plans, label=label, argv=("iobench", *sys.argv[1:]))
         runs = [store.get_run(i) for i in ids]
     if as_json:
         emit_json(runs_document(runs))

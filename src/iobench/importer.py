@@ -17,7 +17,7 @@ host:port. Not the job file, not fio's command line, not the machine or the stor
 from __future__ import annotations
 
 import contextlib
-import json
+import dataclasses
 import os
 import re
 import stat
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iobench import __version__
+from iobench import __version__, jsontext
 from iobench.analysis.aggregate import merge_jobs
 from iobench.errors import FioOutputError, Interrupted, UserError, error_text
 from iobench.fio.options import options_target, workload_params
-from iobench.fio.parse import ALL_CLIENTS, parse_fio_output, scan_json_objects
+from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, parse_fio_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.restore import is_run_document, plan_run_document
@@ -89,6 +89,12 @@ def import_files(
     fails part-way, that run is finished as failed (aborted on Ctrl-C), never left
     running; runs of earlier files stay stored.
     """
+    return store_plans(store, plan_files(paths), label=label, argv=argv)
+
+
+def plan_files(paths: Sequence[str]) -> list[ImportPlan]:
+    """Read and plan every file (no database needed); UserError naming the first file that
+    is not fio output or an iobench run document."""
     if not paths:
         raise UserError("no files to import", "give one or more fio JSON output files")
     seen: dict[str, str] = {}
@@ -100,8 +106,16 @@ def import_files(
         seen[real] = path
         text, mtime = _read(path)
         plans.append(plan_file(text, path, mtime=mtime))
+    return plans
+
+
+def store_plans(
+    store: Store, plans: list[ImportPlan], *, label: str | None, argv: Sequence[str]
+) -> list[int]:
+    """Store planned imports, once each is known not to be in the database already."""
+    plans = list(plans)
     uuids: dict[str, str] = {}
-    for plan in plans:
+    for i, plan in enumerate(plans):
         if plan.original_uuid is None:
             continue
         if plan.original_uuid in uuids:
@@ -111,30 +125,71 @@ def import_files(
                 "give it once",
             )
         uuids[plan.original_uuid] = plan.path
-        there = store.find_run_uuid(plan.original_uuid)
-        if there is not None:
+        claims = store.runs_with_uuid(plan.original_uuid)
+        if not claims:
+            continue
+        same = [
+            run.id
+            for run in map(store.get_run, claims)
+            if run.uuid == plan.original_uuid
+            or measurement(run.results) == measurement(plan.results)
+        ]
+        if same:
+            there = same[0]
             raise UserError(
                 f"{plan.path} holds a run that is already in this database as run {there} "
                 f"(uuid {plan.original_uuid}); nothing was imported",
                 f"see it with `iobench show {there}`; leave this file out",
             )
+        # Runs here say they came from this run, but measured something else: one of the
+        # documents was altered, and a claim in a file must not keep the other out.
+        there = claims[0]
+        plans[i] = dataclasses.replace(
+            plan,
+            warnings=(
+                *plan.warnings,
+                {
+                    "id": "same-uuid-other-numbers",
+                    "severity": "warning",
+                    "message": f"run {there} of this database claims to come from the same "
+                    f"run (uuid {plan.original_uuid}) but holds other measurements: one of "
+                    "the two was changed after it was exported",
+                    "fix": f"compare them (`iobench compare {there} NEW`) and remove the one "
+                    "that is not genuine with `iobench rm`",
+                    "workload": None,
+                    "target": None,
+                },
+            ),
+        )
     return [store_plan(store, plan, label=label, argv=argv) for plan in plans]
+
+
+def measurement(results: Sequence[ResultRecord]) -> list[tuple[Any, ...]]:
+    """What a run measured, in a form that survives export and import: per result its
+    place and status, and per direction the IOs, bytes and time fio counted."""
+    rows = []
+    for r in results:
+        figures = []
+        for d in DIRECTIONS:
+            section = (r.metrics or {}).get(d) or {}
+            figures.append(tuple(section.get(k) for k in ("io_bytes", "total_ios", "runtime_ms")))
+        rows.append((r.target, r.workload, r.repetition, r.client or "", r.status, *figures))
+    return sorted(rows, key=repr)
 
 
 def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
     """fio output, or a run document that ``iobench export --format json`` wrote."""
     if text.lstrip().startswith("{"):
-        constants: list[str] = []
         try:
-            doc = json.loads(text, parse_constant=lambda c: constants.append(c))
+            doc = jsontext.load(text)
+        except jsontext.TooDeep as e:
+            raise UserError(
+                f"{path} holds no fio JSON output nor an iobench run document: {e}, deeper "
+                "than any fio report or iobench document",
+                _HINT_NOT_FIO,
+            ) from None
         except ValueError:
             doc = None
-        if is_run_document(doc) and constants:
-            raise UserError(
-                f"{path} holds {constants[0]}, which is not a number: iobench never writes "
-                "it, so the file was changed after the export",
-                "export the run again",
-            )
         if is_run_document(doc):
             plan: ImportPlan = plan_run_document(doc, path)
             return plan
@@ -267,10 +322,16 @@ def _lines_outside_json(text: str) -> list[str]:
     messages (``fio: terminating on signal 2``, ``<server> ...`` lines in client mode)."""
     lines: list[str] = []
     pos = 0
-    for start, end, _ in [*scan_json_objects(text), (len(text), len(text), {})]:
+    for start, end, _ in [*jsontext.scan_objects(text), (len(text), len(text), {})]:
         lines.extend(line.strip() for line in text[pos:start].splitlines() if line.strip())
         pos = end
-    return lines
+    kept = [
+        line if len(line) <= MAX_MESSAGE_CHARS else line[:MAX_MESSAGE_CHARS] + " [cut]"
+        for line in lines[:MAX_MESSAGES]
+    ]
+    if len(lines) > MAX_MESSAGES:  # the whole text stays in the run's raw output
+        kept.append(f"[{len(lines) - MAX_MESSAGES} more lines are in the raw output]")
+    return kept
 
 
 def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
@@ -281,7 +342,10 @@ def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
             "import the complete file",
         )
     if "holds no fio JSON output" not in e.message:
-        return UserError(e.message, "the file is not complete, valid fio JSON output")
+        return UserError(
+            e.message,
+            e.hint or "fio never writes that: the file was changed or damaged after fio wrote it",
+        )
     head = text.lstrip()[:60]
     if not head:
         found = "the file is empty" if not text else "the file holds only white space"
@@ -321,11 +385,16 @@ _NORMAL_TEXT = re.compile(r"\(groupid=\d+, jobs=\d+\)|Run status group|\biops=|\
 
 
 def _what_it_holds(text: str) -> str:
+    if jsontext.nesting_depth(text) > jsontext.MAX_DEPTH:
+        return (
+            f"its JSON nests deeper than {jsontext.MAX_DEPTH} levels, deeper than any fio "
+            "report, so it is not read"
+        )
     if _TERSE_LINE.search(text):
         return "it looks like fio's terse output (--output-format=terse)"
     if _NORMAL_TEXT.search(text):
         return "it looks like fio's normal text output (--output-format=normal)"
-    if scan_json_objects(text):
+    if jsontext.scan_objects(text):
         return "it holds JSON, but no object with fio's 'jobs' or 'client_stats'"
     return "no JSON object with fio's 'jobs' or 'client_stats' was found"
 
@@ -345,13 +414,13 @@ def _pairs_keeping_duplicates(pairs: list[tuple[str, Any]]) -> _DupDict:
     return obj
 
 
-_DUP_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_keeping_duplicates)
+_DUP_DECODER = jsontext.decoder(object_pairs_hook=_pairs_keeping_duplicates)
 
 
 def _raw_report(text: str) -> dict[str, Any]:
     """The last fio report as plain JSON (the one parse_fio_output chose), decoded again
     so that duplicate keys (fio < 3.39 client mode ``global options``) are remembered."""
-    starts = [s for s, _, o in scan_json_objects(text) if any(k in o for k in _REPORT_KEYS)]
+    starts = [s for s, _, o in jsontext.scan_objects(text) if any(k in o for k in _REPORT_KEYS)]
     report, _ = _DUP_DECODER.raw_decode(text, starts[-1])
     assert isinstance(report, dict)
     return report
@@ -370,10 +439,31 @@ def _str_options(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items() if isinstance(v, str | int | float)}
 
 
-def _job_start(raw: Mapping[str, Any]) -> float | None:
-    """``job_start`` (fio >= 3.36: ms since the epoch) in seconds, if present."""
-    ms = _number(raw.get("job_start"))
-    return ms / 1000 if ms is not None and ms > 0 else None
+def _epoch_ms(value: object, path: str, where: str) -> float | None:
+    """A time fio writes in ms since the epoch (``job_start``, fio >= 3.36;
+    ``timestamp_ms``), in seconds; None when absent or 0 (unknown). UserError naming the
+    file and the field when it is not a time between 1970 and 2100."""
+    if value is None or value == 0:
+        return None
+    ms = _number(value)
+    if ms is None or not 0 < ms <= EPOCH_MAX_S * 1000:
+        raise UserError(
+            f"{path}: {where}: {str(value)[:30]} is not a time between 1970 and 2100 (in ms "
+            "since the epoch, as fio writes it)",
+            "fio never writes that; the file was changed or damaged after fio wrote it",
+        )
+    return ms / 1000
+
+
+def _strerror(code: int) -> str:
+    try:
+        return os.strerror(code)
+    except (ValueError, OverflowError):
+        return "an unknown error"
+
+
+MAX_MESSAGES = 200  # lines of text kept from around the JSON
+MAX_MESSAGE_CHARS = 500
 
 
 def _client_target(hostname: str | None, port: int | None) -> str:
@@ -529,7 +619,10 @@ class _Planner:
             (job, raw_by_key.get((job.hostname, job.port, job.jobname, job.groupid), {}))
             for job in jobs
         ]
-        job_starts = [_job_start(raw) for _, raw in entries]
+        job_starts = [
+            _epoch_ms(raw.get("job_start"), self.path, f"the job {job.jobname[:40]!r}: 'job_start'")
+            for job, raw in entries
+        ]
         started_at, time_source = self._started_at(
             [t for t in job_starts if t is not None], report_time
         )
@@ -574,7 +667,7 @@ class _Planner:
             error: str | None = None
             if job.error != 0:
                 status = "failed"
-                error = f"fio reported error {job.error} ({os.strerror(job.error)})"
+                error = f"fio reported error {job.error} ({_strerror(job.error)})"
                 errors.append(f"{workload} on {target}: {error}")
             elif all(job.direction(d) is None for d in DIRECTIONS):
                 self.warn(
@@ -699,9 +792,9 @@ class _Planner:
         )
 
     def _report_time(self) -> float | None:
-        ms = _number(self.report.get("timestamp_ms"))
-        if ms is not None and ms > 0:
-            return ms / 1000
+        ms = _epoch_ms(self.report.get("timestamp_ms"), self.path, "'timestamp_ms'")
+        if ms is not None:
+            return ms
         if self.output.timestamp:
             return float(self.output.timestamp)
         return None

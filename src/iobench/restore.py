@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import UserError
+from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
 from iobench.report.jsondoc import SCHEMA_VERSION
+from iobench.schemas import check_run_document
 from iobench.store.repository import ResultRecord, TargetRecord
 
 _HINT = "give the file `iobench export RUN --format json` (or `show RUN --json`) wrote, unchanged"
@@ -77,21 +79,30 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
     from iobench.importer import ImportPlan  # the importer imports this module
 
     d = _Doc(path)
+    bad = first_bad(doc)
+    if bad is not None:
+        raise UserError(
+            f"{path}: {bad[0]}: {bad[1]}",
+            "iobench never writes that, so the file was changed after the export; export "
+            "the run again",
+        )
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
         newer = isinstance(version, int) and version > SCHEMA_VERSION
         raise UserError(
-            f"{path} is an iobench run document of schema {version!r}; this iobench reads "
-            f"schema {SCHEMA_VERSION}",
+            f"{path} is an iobench run document of schema "
+            f"{version if isinstance(version, int) else repr(str(version)[:20])}; this "
+            f"iobench reads schema {SCHEMA_VERSION}",
             "upgrade iobench to import it" if newer else _HINT,
         )
+    problem = check_run_document(doc)  # every field read below, typed and in range
+    if problem is not None:
+        raise d.fail(*problem)
     status = d.get(doc, "status", str, "the run")
     error = d.get(doc, "error", _OPT_STR, "the run")
     if status == "running":  # exported while it ran, or its process died: it did not finish
         status = "aborted"
         error = error or "the run had not finished when it was exported"
-    if status not in ("complete", "aborted", "failed"):
-        raise d.fail("the run", f"status {status!r} is not complete, aborted or failed")
     raw_targets = d.get(doc, "targets", list, "the run")
     targets = []
     for i, t in enumerate(raw_targets):

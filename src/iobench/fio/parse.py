@@ -20,12 +20,12 @@ A value fio did not report is None, never 0.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from iobench.errors import FioOutputError
+from iobench.jsontext import Bad, first_bad, scan_objects
 from iobench.model import (
     DirectionResult,
     DiskUtil,
@@ -38,43 +38,17 @@ from iobench.model import (
 _REPORT_KEYS = ("jobs", "client_stats")
 _VERSION_MARK = '"fio version"'
 ALL_CLIENTS = "All clients"  # jobname of fio's client-mode aggregate entry
-
-
-def _keep_last(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # fio's client mode repeats keys inside one "global options" object (one set per
-    # server, fio < 3.39); JSON allows it, and the last value wins.
-    return dict(pairs)
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_keep_last)
-
-
-def scan_json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
-    """(start, end, object) for every top-level JSON object in ``text``."""
-    found: list[tuple[int, int, dict[str, Any]]] = []
-    pos = text.find("{")
-    while pos != -1:
-        try:
-            obj, end = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            pos = text.find("{", pos + 1)
-            continue
-        if isinstance(obj, dict):
-            found.append((pos, end, obj))
-        pos = text.find("{", end)
-    return found
+# The largest number iobench takes from fio (a signed 64-bit integer, as SQLite stores):
+# no count of IOs or bytes, and no latency in ns (292 years), comes near it.
+NUMBER_MAX = 2**63 - 1
+# Unix times a fio report may carry: from 1970 to 2100 (a clock without RTC starts at 0).
+EPOCH_MAX_S = 4_102_444_800
 
 
 def iter_json_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in ``text``, in order, skipping any other text.
-
-    Each ``{`` is tried as the start of an object; text that is not JSON is skipped,
-    and after a complete object the scan continues behind it, so objects nested in it
-    are not returned separately. Objects nested in a *truncated* object may be
-    returned, since nothing encloses them any more; select reports by their keys.
-    Duplicate keys are allowed; the last value wins.
-    """
-    return [obj for _, _, obj in scan_json_objects(text)]
+    """Every top-level JSON object in ``text``, in order, skipping any other text
+    (iobench.jsontext.scan_objects: linear time, bounded nesting)."""
+    return [obj for _, _, obj in scan_objects(text)]
 
 
 def _first_bytes(text: str, limit: int = 120) -> str:
@@ -91,7 +65,7 @@ def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
     was cut off (fio died while writing: the last complete one is only a snapshot), or
     if a required field is missing or of the wrong type.
     """
-    objects = scan_json_objects(text)
+    objects = scan_objects(text)
     reports = [(end, obj) for _, end, obj in objects if any(k in obj for k in _REPORT_KEYS)]
     if not reports:
         raise FioOutputError(
@@ -105,6 +79,12 @@ def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
             f"{source}: the fio report after offset {end} is incomplete (fio stopped "
             "while writing it); the last complete report is only an interim snapshot",
             hint="run the benchmark again; keep fio running until it exits",
+        )
+    bad = first_bad(report)
+    if bad is not None:
+        raise FioOutputError(
+            f"{source}: {bad[0]}: {bad[1]}",
+            hint="fio never writes this; the file was changed or damaged after fio wrote it",
         )
     return _Reader(source).output(report)
 
@@ -121,23 +101,37 @@ class _Reader:
 
     # -- typed access --------------------------------------------------------------
 
-    def number(self, d: Mapping[str, Any], key: str, where: str) -> float | None:
+    def number(
+        self, d: Mapping[str, Any], key: str, where: str, *, low: float = 0.0
+    ) -> float | None:
+        """A number fio reports, at least ``low`` (every count, time and rate fio writes
+        is 0 or more); None when absent."""
         value = d.get(key)
         if value is None:
             return None
+        if isinstance(value, Bad):
+            raise self.fail(where, f"'{key}' {value.text} {value.why}")
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(where, f"'{key}' should be a number, not {value!r}")
+            raise self.fail(where, f"'{key}' should be a number, not {_short(value)}")
+        if not math.isfinite(value) or value < low:
+            raise self.fail(where, f"'{key}' is {value!r}, below {low:g}: fio never reports that")
+        if value > NUMBER_MAX:
+            raise self.fail(where, f"'{key}' is {value!r}: more than fio counts or measures")
         return float(value)
 
-    def integer(self, d: Mapping[str, Any], key: str, where: str) -> int | None:
+    def integer(self, d: Mapping[str, Any], key: str, where: str, *, low: int = 0) -> int | None:
         raw = d.get(key)
         if isinstance(raw, int) and not isinstance(raw, bool):
+            if raw < low:
+                raise self.fail(where, f"'{key}' is {raw}, below {low}: fio never reports that")
+            if raw > NUMBER_MAX:
+                raise self.fail(where, f"'{key}' is {raw}: more than fio counts or measures")
             return raw  # exact, even beyond 2**53
-        value = self.number(d, key, where)
+        value = self.number(d, key, where, low=low)
         if value is None:
             return None
-        if not math.isfinite(value) or value != int(value):
-            raise self.fail(where, f"'{key}' should be an integer, not {raw!r}")
+        if value != int(value):
+            raise self.fail(where, f"'{key}' should be an integer, not {_short(raw)}")
         return int(value)
 
     def required_int(self, d: Mapping[str, Any], key: str, where: str) -> int:
@@ -176,9 +170,12 @@ class _Reader:
             raise self.fail("disk_util", "should be an array")
         disks = tuple(self.disk(d, f"disk_util[{i}]") for i, d in enumerate(raw_disks))
 
+        timestamp = self.integer(report, "timestamp", "top level")
+        if timestamp is not None and timestamp > EPOCH_MAX_S:
+            raise self.fail("top level", f"'timestamp' {timestamp} is not a time before 2100")
         return FioOutput(
             fio_version=version,
-            timestamp=self.integer(report, "timestamp", "top level"),
+            timestamp=timestamp,
             jobs=tuple(jobs),
             disk_util=disks,
             client_mode=client_mode,
@@ -191,12 +188,18 @@ class _Reader:
         name = entry.get("jobname")
         if not isinstance(name, str):
             raise self.fail(where, "has no 'jobname'")
-        where = f"{where} ({name!r})"
+        where = f"{where} ({_short(name)})"
         hostname = entry.get("hostname")
+        port = self.integer(entry, "port", where)
+        if port is not None and port > 65535:
+            raise self.fail(where, f"'port' {port} is not a port number")
+        error = self.required_int(entry, "error", where)
+        if error > 0xFFFF:
+            raise self.fail(where, f"'error' {error} is not an error number fio reports")
         return JobResult(
             jobname=name,
             groupid=self.required_int(entry, "groupid", where),
-            error=self.required_int(entry, "error", where),
+            error=error,
             read=self.direction(entry, "read", where),
             write=self.direction(entry, "write", where),
             trim=self.direction(entry, "trim", where),
@@ -204,7 +207,7 @@ class _Reader:
             sys_cpu_pct=self.number(entry, "sys_cpu", where),
             job_runtime_ms=self.integer(entry, "job_runtime", where),
             hostname=hostname if isinstance(hostname, str) else None,
-            port=self.integer(entry, "port", where),
+            port=port,
             steadystate=self.steadystate(entry, where),
         )
 
@@ -215,11 +218,15 @@ class _Reader:
         where = f"{where}.steadystate"
         data = self.mapping(ss, "data", where) or {}
         iops, bw = data.get("iops"), data.get("bw")
-        numbers = (int, float)
-        if not isinstance(iops, list) or not all(isinstance(v, numbers) for v in iops):
-            iops = []
-        if not isinstance(bw, list) or not all(isinstance(v, numbers) for v in bw):
-            bw = []
+
+        def figures(values: object) -> list[float]:
+            ok = isinstance(values, list) and all(
+                isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= NUMBER_MAX
+                for v in values
+            )
+            return list(values) if ok and isinstance(values, list) else []
+
+        iops, bw = figures(iops), figures(bw)
         return SteadyState(
             criterion=str(ss.get("ss", "")),
             attained=bool(self.integer(ss, "attained", where)),
@@ -310,11 +317,13 @@ class _Reader:
             try:
                 p = float(key)
             except ValueError:
-                raise self.fail(where, f"percentile key {key!r} is not a number") from None
+                raise self.fail(where, f"percentile key {_short(key)} is not a number") from None
             if not 0 < p <= 100:  # fio 2.x adds a "0.00": 0 terminator entry
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise self.fail(where, f"percentile {key} should be a number, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise self.fail(
+                    where, f"percentile {key[:24]} should be a latency, not {_short(value)}"
+                )
             percentiles.append((p, float(value) * scale))
         percentiles.sort()
 
@@ -331,17 +340,19 @@ class _Reader:
     def bins(self, raw: dict[str, Any], where: str) -> dict[int, int]:
         bins: dict[int, int] = {}
         for key, count in raw.items():
-            if not key.isdigit():  # early json+ also carried FIO_IO_U_PLAT_* metadata
+            if not (key.isascii() and key.isdigit()):  # early json+ also had FIO_IO_U_PLAT_*
                 continue
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise self.fail(where, f"bin {key} should hold a count, not {count!r}")
+                raise self.fail(where, f"bin {key} should hold a count, not {_short(count)}")
+            if len(key) > 20 or int(key) >= 2**63:
+                raise self.fail(where, f"bin {key[:24]} is not a latency fio's histogram has")
             bins[int(key)] = count
         return bins
 
     def disk(self, entry: object, where: str) -> DiskUtil:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise self.fail(where, "should be an object with a 'name'")
-        where = f"{where} ({entry['name']!r})"
+        where = f"{where} ({_short(entry['name'])})"
         util = self.number(entry, "util", where)
         if util is None:
             raise self.fail(where, "'util' is missing")
@@ -354,6 +365,12 @@ class _Reader:
             in_queue_ms=self.required_int(entry, "in_queue", where),
             util_pct=util,
         )
+
+
+def _short(value: object) -> str:
+    """A value for a message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _io_bytes_is_kib(d: Mapping[str, Any], io_bytes: int, bw_kib: float | None, rt: int) -> bool:

@@ -27,7 +27,8 @@ from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio.confine import Confinement, confined_argv
 from iobench.fio.jobfile import TARGET_LINK
 from iobench.fio.logs import LOG_PREFIX
-from iobench.fio.parse import parse_fio_output, scan_json_objects
+from iobench.fio.parse import parse_fio_output
+from iobench.jsontext import scan_objects
 from iobench.model import FioOutput
 
 MIN_FIO = (3, 0)
@@ -319,7 +320,7 @@ class _Watch:
             return
         # Only complete snapshots count; a partly written one is read again next time.
         text = chunk.decode(errors="replace")
-        reports = [(end, o) for _, end, o in scan_json_objects(text) if "jobs" in o]
+        reports = [(end, o) for _, end, o in scan_objects(text) if "jobs" in o]
         if not reports:
             return
         self.offset += len(text[: reports[-1][0]].encode())

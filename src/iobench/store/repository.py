@@ -469,14 +469,15 @@ class Store:
             )
 
     @_guarded
-    def find_run_uuid(self, run_uuid: str) -> int | None:
-        """The id of the run that is, or was imported from, the run with this uuid."""
-        row = self._conn.execute(
+    def runs_with_uuid(self, run_uuid: str) -> list[int]:
+        """The ids of the runs that are, or say they were imported from, the run with this
+        uuid (a claim in an imported file, which may be forged), oldest first."""
+        rows = self._conn.execute(
             "SELECT id FROM runs WHERE uuid = ?"
-            " OR json_extract(suite_json, '$.imported_from.uuid') = ? ORDER BY id LIMIT 1",
+            " OR json_extract(suite_json, '$.imported_from.uuid') = ? ORDER BY id",
             (run_uuid, run_uuid),
-        ).fetchone()
-        return None if row is None else int(row["id"])
+        ).fetchall()
+        return [int(row["id"]) for row in rows]
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -1,0 +1,114 @@
+"""JSON Schemas of the documents iobench reads back, and their checks.
+
+``run-document.schema.json`` describes a run document (``export --format json``,
+``show --json``): every field iobench reads, with its type and range, so that a document
+that passes cannot make a reader fail. What JSON Schema cannot say is checked in
+:func:`check_run_document` too: dates that exist (between 1970 and 2100).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError, best_match
+
+_TIME = re.compile(
+    r"^(19[7-9][0-9]|20[0-9]{2}|2100)-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+    r"(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$"
+)
+_FORMATS = FormatChecker(formats=())
+
+
+@_FORMATS.checks("date-time")
+def _is_time(value: object) -> bool:
+    """ISO 8601 with a time zone, as iobench writes it, of a date that exists."""
+    if not isinstance(value, str) or not _TIME.match(value):
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+@cache
+def _validator(name: str) -> Draft202012Validator:
+    text = resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
+    return Draft202012Validator(json.loads(text), format_checker=_FORMATS)
+
+
+def schema_text(name: str) -> str:
+    """The schema itself, e.g. for docs or a user's own validator."""
+    return resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
+
+
+def where(path: deque[str | int] | list[str | int]) -> str:
+    """``results[0].read.iops`` for a path of keys and indexes."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the top level"
+
+
+_KINDS = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "text",
+    "object": "an object",
+    "array": "a list",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _names(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _describe(error: ValidationError) -> str:
+    value = error.instance
+    shown = (
+        json.dumps(value)[:60]
+        if not isinstance(value, dict | list)
+        else ("an object" if isinstance(value, dict) else "a list")
+    )
+    kinds: list[str] = []
+    if error.validator == "type":
+        kinds = _names(error.validator_value)
+    elif error.validator in ("oneOf", "anyOf"):  # e.g. null or an object
+        for sub in error.context or ():
+            if sub.validator == "type" and not sub.relative_path:
+                kinds += _names(sub.validator_value)
+    if kinds:
+        return f"must be {' or '.join(_KINDS.get(k, k) for k in dict.fromkeys(kinds))}, not {shown}"
+    if error.validator == "required":
+        return str(error.message).replace("is a required property", "is missing")
+    if error.validator in ("minimum", "exclusiveMinimum", "maximum"):
+        return f"{shown} is out of range ({error.validator} {error.validator_value})"
+    if error.validator == "format":
+        return f"{shown} is not a date and time between 1970 and 2100 (ISO 8601 with a zone)"
+    if error.validator in ("enum", "const"):
+        allowed = error.validator_value
+        allowed = allowed if isinstance(allowed, list) else [allowed]
+        return f"{shown} is not one of {', '.join(json.dumps(a) for a in allowed)}"
+    if error.validator == "pattern":
+        return f"{shown} is not a name allowed here"
+    if error.validator == "minLength":
+        return "must not be empty"
+    return str(error.message)[:120]
+
+
+def check_run_document(doc: Any) -> tuple[str, str] | None:
+    """(where, what is wrong) for the most telling problem of a run document; None if
+    it has none. ``where`` reads ``results[0].read.lat_ns.n``."""
+    error = best_match(_validator("run-document").iter_errors(doc))
+    if error is None:
+        return None
+    return where(error.absolute_path), _describe(error)
