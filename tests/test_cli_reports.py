@@ -141,3 +141,21 @@ def test_labels_and_messages_are_text_not_markup_or_emoji(
     passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
     code, _, err = cli("import", str(passwd))
     assert code == 2 and "root:x:0:0" in err
+
+
+def test_a_negative_run_ref_is_a_run_not_an_option(
+    cli: Cli, two_runs: tuple[int, int], tmp_path: Path
+) -> None:
+    """`-2` is the second newest run for every command that takes RUNs (click would take
+    it for an unknown option)."""
+    code, out, err = cli("show", "-2", "--json")
+    assert code == 0, err
+    assert json.loads(out)["run_id"] == 1
+    code, out, err = cli("export", "-1", "--format", "json")
+    assert code == 0 and json.loads(out)["run_id"] == 2, err
+    code, out, err = cli("compare", "-1", "-2", "--json")
+    assert code == 0, err
+    assert [s["run_id"] for s in json.loads(out)["setups"]] == [2, 1]
+    code, _, err = cli("report", "-2", "-o", str(tmp_path / "r.md"))
+    assert code == 0, err
+    assert (tmp_path / "r.md").read_text().startswith("# iobench report: run 1")

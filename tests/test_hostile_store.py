@@ -48,6 +48,13 @@ NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="mknod and setpriv nee
 # -- helpers ---------------------------------------------------------------------------------
 
 
+# A stored result's metrics as a run stores them (what every reader may rely on).
+METRICS = {
+    "read": {"iops": 1000.0, "bw_bytes": 4096000.0, "io_bytes": 4096000, "total_ios": 1000,
+             "runtime_ms": 1000},
+}  # fmt: skip
+
+
 def _populate(path: Path, runs: int = 2, results: int = 2) -> list[int]:
     """A real iobench database: runs with a target and results, through the Store API."""
     ids = []
@@ -76,7 +83,7 @@ def _result(workload: str, position: int) -> ResultRecord:
         position=position,
         status="ok",
         params={"rw": "randread", "bs": 4096},
-        metrics={"read": {"iops": 1000.0}},
+        metrics=METRICS,
         job_file="[x]\n",
         fio_argv=["fio", "x.fio"],
         fio_rc=0,

@@ -707,3 +707,23 @@ def test_every_mistake_is_reported_once_at_its_line(
         where, _, what = fragment.partition(": ")
         assert problem.message.startswith(where + ": ")
         assert what in problem.message
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("sweep", "--runtime", "30d"), "--runtime must be at most 7d"),
+        (("sweep", "--ramp", "8d"), "--ramp must be at most 7d"),
+        (("sweep", "--size", "2P"), "--size must be at most 1P"),
+        (("sweep", "--runtime", "\u0665s"), "ARABIC-INDIC DIGIT FIVE"),
+        (("characterize", "--max-time", "30d"), "--max-time must be at most 7d"),
+        (("characterize", "--size", "9" * 400), "--size"),
+    ],
+)
+def test_sweep_and_characterize_have_the_bounds_of_a_suite(
+    cli: Cli, tmp_path: Path, isolated_db: Path, args: tuple[str, ...], said: str
+) -> None:
+    code, out, err = cli(args[0], str(tmp_path), *args[1:])
+    assert code == ExitCode.BAD_INPUT, err
+    assert said in err and "internal error" not in err
+    assert out == "" and list(tmp_path.iterdir()) == [] and not isolated_db.exists()

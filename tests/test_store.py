@@ -16,6 +16,13 @@ from iobench.store import ResultRecord, Store
 from iobench.store.repository import TargetRecord, now_iso
 from iobench.store.schema import SCHEMA_VERSION
 
+WARNINGS = [{"id": "w", "severity": "info", "message": "m"}]
+# A stored result's metrics as a run stores them (what every reader may rely on).
+METRICS = {
+    "read": {"iops": 1000.0, "bw_bytes": 4096000.0, "io_bytes": 4096000, "total_ios": 1000,
+             "runtime_ms": 1000},
+}  # fmt: skip
+
 
 def _new_run(store: Store, label: str | None = "x") -> int:
     return store.create_run(
@@ -36,7 +43,7 @@ def _result(workload: str, position: int) -> ResultRecord:
         position=position,
         status="ok",
         params={"rw": "randread"},
-        metrics={"read": {"iops": 1000.0}},
+        metrics=METRICS,
         job_file="[x]\n",
         fio_argv=["fio", "x.fio"],
         fio_rc=0,
@@ -56,14 +63,19 @@ def test_new_database_gets_current_schema_and_round_trips_a_run(tmp_path: Path) 
         assert store.schema_version() == SCHEMA_VERSION
         run_id = _new_run(store)
         store.add_result(run_id, _result("a", 0))
-        store.finish_run(run_id, status="complete", fio_version="3.33", warnings=[{"id": "w"}])
+        store.finish_run(
+            run_id,
+            status="complete",
+            fio_version="3.33",
+            warnings=[{"id": "w", "severity": "info", "message": "m"}],
+        )
         run = store.get_run(run_id)
         raw = store.get_run(run_id, with_raw=True).results[0].raw_output
     assert run.status == "complete"
     assert run.fio_version == "3.33"
-    assert run.warnings == [{"id": "w"}]
+    assert run.warnings == WARNINGS
     assert [r.workload for r in run.results] == ["a"]
-    assert run.results[0].metrics == {"read": {"iops": 1000.0}}
+    assert run.results[0].metrics == METRICS
     assert run.results[0].raw_output is None, "raw output is only loaded on request"
     assert raw == "{}", "raw fio output is kept (compressed) and restored"
     assert run.targets[0].kind == "directory"
@@ -188,7 +200,7 @@ def test_a_killed_writer_leaves_only_whole_rows(tmp_path: Path) -> None:
     assert len(run.results) > 0
     for r in run.results:
         assert r.raw_output == "x" * 200_000
-        assert r.finished_at and r.metrics == {"read": {"iops": 1000.0}}
+        assert r.finished_at and r.metrics == METRICS
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()

@@ -62,6 +62,10 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
     ctx.obj = {"db": db}
 
 
+# For the commands that take RUNs: `-2` (the second newest run) is a RUN, not an unknown
+# option.
+RUN_REFS = {"ignore_unknown_options": True}
+
 # The options `run` and `doctor` share: what to run, where, and what to expect.
 plan_options = with_options(
     [
@@ -387,7 +391,7 @@ def clients_check(names: str, as_json: bool) -> int:
             }
         )
     else:
-        render_checks(checks, fio.version, stdout())
+        render_checks(checks, fio.version, stdout(), confined.describe())
     return 0 if all(c.ok for c in checks) else int(ExitCode.RUN_FAILED)
 
 
@@ -482,7 +486,7 @@ def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> N
         render_run_list(runs, stdout())
 
 
-@main.command()
+@main.command(context_settings=RUN_REFS)
 @click.argument("run_ref", metavar="RUN")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.option("--raw", is_flag=True, help="Also print the evidence: fio job files, argv, stderr.")
@@ -511,8 +515,7 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
         render_evidence(record, out)
 
 
-# ignore_unknown_options: `-2` (the second newest run) is a RUN, not an unknown option.
-@main.command(epilog=EXIT_CODES_HELP, context_settings={"ignore_unknown_options": True})
+@main.command(epilog=EXIT_CODES_HELP, context_settings=RUN_REFS)
 @click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
 @click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
 @click.option(
@@ -649,7 +652,7 @@ def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[An
     return [store.get_run(i) for i in ids]
 
 
-@main.command()
+@main.command(context_settings=RUN_REFS)
 @click.argument("run_refs", nargs=-1, metavar="[RUN]...")
 @click.option("--label", "labels", multiple=True, help="The latest run with this label.")
 @click.option("--baseline", help="The run the others are compared with (default: the first).")
@@ -693,7 +696,7 @@ def compare(
         render_comparison(comparison, stdout())
 
 
-@main.command()
+@main.command(context_settings=RUN_REFS)
 @click.argument("run_refs", nargs=-1, metavar="[RUN]...")
 @click.option("--label", "labels", multiple=True, help="The latest run with this label.")
 @click.option("--baseline", help="The run the others are compared with (default: the first).")
@@ -807,7 +810,7 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
         )
 
 
-@main.command()
+@main.command(context_settings=RUN_REFS)
 @click.argument("run_ref", metavar="RUN")
 @click.option(
     "--format",

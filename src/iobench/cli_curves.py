@@ -25,6 +25,8 @@ from iobench.cli_support import (
 )
 from iobench.errors import UserError
 from iobench.model import READ_MODES, Suite, Workload
+from iobench.suites import apply_overrides
+from iobench.suites.options import MAX_RUNTIME_S, WHY_RUNTIME
 from iobench.units import format_size_short, parse_duration, parse_size
 
 CURVE_MODES = ("randread", "read", "randwrite", "write")
@@ -152,8 +154,8 @@ def sweep(
     runtime_s = parse_opt(runtime, parse_duration, "--runtime")
     ramp_s = parse_opt(ramp, parse_duration, "--ramp")
     area = parse_opt(size, parse_size, "--size")
-    if runtime_s <= 0:
-        raise UserError("--runtime must be longer than 0 seconds")
+    # The bounds of a suite's runtime, ramp and size, with the same messages.
+    apply_overrides(_SHAPE, runtime_s=runtime_s, ramp_s=ramp_s, size=area)
     if area < max(sizes):
         raise UserError(f"--size {size} is smaller than the largest block size")
     p99 = _p99(p99_under)
@@ -213,6 +215,15 @@ def _execute(
         **extra,
     )
     return execute_request(ctx, request)
+
+
+# A suite of one smallest workload: what the options' bounds are checked against.
+_SHAPE = Suite(
+    name="bounds",
+    description="the bounds of --runtime, --ramp and --size",
+    workloads=(Workload(name="w", rw="read", bs=1, iodepth=1, numjobs=1),),
+    source="cli",
+)
 
 
 def _render(record: Any) -> None:
@@ -282,6 +293,9 @@ def characterize(
     budget = parse_opt(max_time, parse_duration, "--max-time")
     point = parse_opt(point_time, parse_duration, "--point-time")
     area = parse_opt(size, parse_size, "--size")
+    apply_overrides(_SHAPE, size=area)  # the bounds of a suite's size
+    if budget > MAX_RUNTIME_S:
+        raise UserError(f"--max-time must be at most 7d ({WHY_RUNTIME}), not {max_time}")
     if point < 3:
         raise UserError("--point-time must be at least 3s (fio needs a 2 s steady window)")
     if budget < 4 * point:

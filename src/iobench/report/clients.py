@@ -19,7 +19,10 @@ from iobench.store.repository import RunRecord
 from iobench.units import format_iops, format_ns, format_rate
 
 
-def render_checks(checks: Sequence[ClientCheck], fio_version: str, console: Console) -> None:
+def render_checks(
+    checks: Sequence[ClientCheck], fio_version: str, console: Console, confined: str = ""
+) -> None:
+    """The check of each client; ``confined`` says how fio's client ran here."""
     table = Table(
         title=f"fio servers (this fio: {markup_literal(fio_version)})",
         title_justify="left",
@@ -50,6 +53,13 @@ def render_checks(checks: Sequence[ClientCheck], fio_version: str, console: Cons
         style="dim",
         highlight=False,
     )
+    if confined:
+        console.print(
+            f"{confined} (a server chooses the names of the files it writes: docs/clients.md)",
+            style="dim",
+            highlight=False,
+            markup=False,
+        )
 
 
 def clock_text(offset: tuple[float, float] | None, off: bool) -> str:

@@ -39,9 +39,9 @@ def _is_time(value: object) -> bool:
 
 
 @cache
-def _validator(name: str) -> Draft202012Validator:
+def _validator(name: str, formats: bool = True) -> Draft202012Validator:
     text = resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
-    return Draft202012Validator(json.loads(text), format_checker=_FORMATS)
+    return Draft202012Validator(json.loads(text), format_checker=_FORMATS if formats else None)
 
 
 def schema_text(name: str) -> str:
@@ -74,11 +74,13 @@ def _names(value: Any) -> list[str]:
 
 def _describe(error: ValidationError) -> str:
     value = error.instance
-    shown = (
-        json.dumps(value)[:60]
-        if not isinstance(value, dict | list)
-        else ("an object" if isinstance(value, dict) else "a list")
-    )
+    if isinstance(value, dict | list):
+        shown = "an object" if isinstance(value, dict) else "a list"
+    else:
+        try:
+            shown = json.dumps(value)[:60]
+        except (TypeError, ValueError):  # bytes, from a database cell
+            shown = repr(value)[:60]
     kinds: list[str] = []
     if error.validator == "type":
         kinds = _names(error.validator_value)
@@ -105,10 +107,11 @@ def _describe(error: ValidationError) -> str:
     return str(error.message)[:120]
 
 
-def check_run_document(doc: Any) -> tuple[str, str] | None:
+def check_run_document(doc: Any, *, dates: bool = True) -> tuple[str, str] | None:
     """(where, what is wrong) for the most telling problem of a run document; None if
-    it has none. ``where`` reads ``results[0].read.lat_ns.n``."""
-    error = best_match(_validator("run-document").iter_errors(doc))
+    it has none. ``where`` reads ``results[0].read.lat_ns.n``. ``dates=False`` leaves
+    the form of dates unchecked (a stored run's dates are shown as they are)."""
+    error = best_match(_validator("run-document", dates).iter_errors(doc))
     if error is None:
         return None
     return where(error.absolute_path), _describe(error)

@@ -215,15 +215,22 @@ def identify(conn: sqlite3.Connection, path: Path, schema_version: int) -> int:
     iobench's: it carries :data:`APPLICATION_ID`, or 0 and exactly iobench's tables (made
     before iobench set it), or it is empty (no tables, version 0: a new database).
     """
+    own = not conn.in_transaction
     try:
-        app = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        names = {
-            str(row[0])
-            for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger')"
-            )
-        }
+        if own:  # one read transaction: the three answers come from the same moment
+            conn.execute("BEGIN")
+        try:
+            app = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            names = {
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger')"
+                )
+            }
+        finally:
+            if own:
+                conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as e:
         raise describe(e, path) from e
     objects = sorted(n for n in names if not n.startswith("sqlite_"))
@@ -241,12 +248,21 @@ def identify(conn: sqlite3.Connection, path: Path, schema_version: int) -> int:
         )
     if set(objects) != TABLES or not 1 <= version <= schema_version:
         shown = ", ".join(objects[:6]) + (", ..." if len(objects) > 6 else "")
-        raise refused(
+        error = refused(
             path,
             f"it is an SQLite database but not one of iobench's (tables, views and "
             f"triggers: {shown or 'none'}; user_version {version})",
         )
+        if set(objects) <= TABLES and version == 0:
+            # Some of iobench's tables and no version yet: another iobench may be creating
+            # it right now, and a reader that takes no lock can see that half done.
+            raise Unfinished(error.message, error.hint)
+        raise error
     return version
+
+
+class Unfinished(StoreError):
+    """Perhaps an iobench database being created by another process: look again."""
 
 
 def describe(e: sqlite3.Error, path: Path) -> StoreError:
