@@ -927,3 +927,47 @@ def test_rm_lists_control_characters_escaped(cli: Cli, isolated_db: Path) -> Non
     assert code == 2
     assert "\x1b" not in err
     assert "suite \ufffdx  label a\\x1b[2Jb  targets" in err
+
+
+WRONG_SHAPES = [
+    ("host_json", "runs", '{"hostname": "h", "cpu": "x86"}',
+     'host.cpu: must be an object or null, not "x86"'),
+    ("warnings_json", "runs", '[{"id": 5}]', "warnings[0]: 'severity' is missing"),
+    ("context_json", "targets", '{"block": {"disks": [{"size_bytes": -1}]}}',
+     "targets[0].context.block.disks[0].size_bytes: -1 is out of range"),
+    ("metrics_json", "results", '{"read": {"iops": NaN}}',
+     "its metrics_json holds at read.iops what NaN is not a number JSON allows"),
+    ("metrics_json", "results", '{"read": {"iops": 1e999}}',
+     "its metrics_json holds at read.iops what 1e999 is not a finite number"),
+    ("params_json", "results", '{"bs": "4k"}',
+     '].params.bs: must be a whole number or null, not "4k"'),
+    ("samples_json", "results", '{"interval_ms": 1000, "read": 3}',
+     "].samples.read: must be an object or null, not 3"),
+    ("suite_json", "runs", '{"spec": {"spec": "x", "iops": "fast", "bw_bytes": 1}}',
+     "suite_def.spec.iops: must be a number"),
+    ("suite_json", "runs", "[" * 100 + "]" * 100,
+     "its suite_json is not valid JSON (it nests deeper than 64 levels)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("column", "table", "value", "said"), WRONG_SHAPES)
+def test_a_stored_run_of_the_wrong_shape_is_named_not_a_crash(
+    cli: Cli, isolated_db: Path, column: str, table: str, value: str, said: str
+) -> None:
+    """Valid JSON of the wrong shape in the database (damaged, or forged): every reader
+    names the run and the field, and the run can be removed."""
+    _populate(isolated_db, runs=2)
+    key = "id" if table == "runs" else "run_id"
+    conn = sqlite3.connect(isolated_db)
+    conn.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = 2", (value,))
+    conn.commit()
+    conn.close()
+    readers = (("show", "2"), ("export", "2"), ("report", "2", "-o", "-"), ("compare", "1", "2"))
+    for args in readers:
+        code, _, err = cli(*args)
+        assert code == 1, (args, err)
+        assert err.startswith(f"iobench: error: run 2 in {isolated_db} cannot be read: "), err
+        assert said in err, err
+        assert "internal error" not in err
+    assert cli("rm", "2", "--yes")[0] == 0
+    assert cli("show", "1")[0] == 0
