@@ -595,15 +595,17 @@ def test_a_server_left_running_by_a_killed_controller_does_not_confuse_the_next_
 
 
 def _fio_clients(tmpdir: Path) -> list[int]:
-    """The fio client processes started from ``tmpdir`` (their job files are there)."""
+    """The fio client processes started from ``tmpdir``: they work in a private directory
+    there (iobench.fio.confine), or are still its launcher, which names it."""
     pids = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
                 cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+                cwd = str((proc / "cwd").readlink())
             except OSError:
                 continue
-            if str(tmpdir) in cmdline and "--client=" in cmdline:
+            if "--client=" in cmdline and str(tmpdir) in cwd + cmdline:
                 pids.append(int(proc.name))
     return pids
 

@@ -578,7 +578,7 @@ def rm(ctx: click.Context, run_refs: tuple[str, ...], yes: bool, as_json: bool) 
     out = stdout()
     for b in briefs:
         out.print(
-            f"removed run {b.id} ({_shown(b.suite)}, {len(b.targets)} target(s), "
+            f"removed run {b.id} ({literal(b.suite)}, {len(b.targets)} target(s), "
             f"{b.results} result(s))",
             highlight=False,
             markup=False,
@@ -608,17 +608,12 @@ def _removed_document(briefs: Sequence[Any]) -> dict[str, Any]:
 
 def _brief_line(b: Any) -> str:
     """One run as `rm` lists it: id, time, status, suite, label, targets, results."""
-    label = f"  label {_shown(b.label)}" if b.label is not None else ""
-    targets = ", ".join(_shown(t) for t in b.targets) or "none"
+    label = f"  label {literal(b.label)}" if b.label is not None else ""
+    targets = ", ".join(literal(t) for t in b.targets) or "none"
     return (
-        f"run {b.id}  {_shown(b.started_at.replace('T', ' ')[:19])}  {_shown(b.status)}  "
-        f"suite {_shown(b.suite)}{label}  targets {targets}  {b.results} result(s)"
+        f"run {b.id}  {literal(b.started_at.replace('T', ' ')[:19])}  {literal(b.status)}  "
+        f"suite {literal(b.suite)}{label}  targets {targets}  {b.results} result(s)"
     )
-
-
-def _shown(text: str) -> str:
-    """Text from the database as printed: control characters (escape sequences) escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _runs_for(store: Any, refs: Sequence[str], labels: Sequence[str]) -> list[Any]:
