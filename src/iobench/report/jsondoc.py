@@ -73,16 +73,7 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
         "finished_at": run.finished_at,
         "error": run.error,
         "host": run.host,
-        "targets": [
-            {
-                "spec": t.spec,
-                "path": t.path,
-                "kind": t.kind,
-                "size_bytes": t.size_bytes,
-                "context": t.context,
-            }
-            for t in run.targets
-        ],
+        "targets": [t.as_dict() for t in run.targets],
         "warnings": run.warnings,
         "results": [result_document(r, run, full=full) for r in run.results],
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.

@@ -76,6 +76,16 @@ class TargetRecord:
     size_bytes: int | None
     context: dict[str, Any]
 
+    def as_dict(self) -> dict[str, Any]:
+        """The target as run documents hold it (without its position: the list's order)."""
+        return {
+            "spec": self.spec,
+            "path": self.path,
+            "kind": self.kind,
+            "size_bytes": self.size_bytes,
+            "context": self.context,
+        }
+
 
 @dataclass(frozen=True)
 class ResultRecord:
@@ -779,16 +789,7 @@ def stored_document(run: RunRecord) -> dict[str, Any]:
         "host": run.host,
         "suite_def": run.suite_def,
         "warnings": run.warnings,
-        "targets": [
-            {
-                "spec": t.spec,
-                "path": t.path,
-                "kind": t.kind,
-                "size_bytes": t.size_bytes,
-                "context": t.context,
-            }
-            for t in run.targets
-        ],
+        "targets": [t.as_dict() for t in run.targets],
         "results": results,
     }
 
