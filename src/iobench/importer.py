@@ -30,7 +30,7 @@ from iobench import __version__, jsontext
 from iobench.analysis.aggregate import merge_jobs
 from iobench.errors import FioOutputError, Interrupted, UserError, error_text
 from iobench.fio.options import options_target, workload_params
-from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, parse_fio_output
+from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.restore import is_run_document, plan_run_document
@@ -344,7 +344,7 @@ def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
     if "holds no fio JSON output" not in e.message:
         return UserError(
             e.message,
-            e.hint or "fio never writes that: the file was changed or damaged after fio wrote it",
+            e.hint or NEVER_WRITTEN,
         )
     head = text.lstrip()[:60]
     if not head:
@@ -450,7 +450,7 @@ def _epoch_ms(value: object, path: str, where: str) -> float | None:
         raise UserError(
             f"{path}: {where}: {str(value)[:30]} is not a time between 1970 and 2100 (in ms "
             "since the epoch, as fio writes it)",
-            "fio never writes that; the file was changed or damaged after fio wrote it",
+            NEVER_WRITTEN,
         )
     return ms / 1000
 

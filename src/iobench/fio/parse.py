@@ -38,6 +38,7 @@ from iobench.model import (
 _REPORT_KEYS = ("jobs", "client_stats")
 _VERSION_MARK = '"fio version"'
 ALL_CLIENTS = "All clients"  # jobname of fio's client-mode aggregate entry
+NEVER_WRITTEN = "fio never writes that: the file was changed or damaged after fio wrote it"
 # The largest number iobench takes from fio (a signed 64-bit integer, as SQLite stores):
 # no count of IOs or bytes, and no latency in ns (292 years), comes near it.
 NUMBER_MAX = 2**63 - 1
@@ -84,7 +85,7 @@ def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
     if bad is not None:
         raise FioOutputError(
             f"{source}: {bad[0]}: {bad[1]}",
-            hint="fio never writes this; the file was changed or damaged after fio wrote it",
+            hint=NEVER_WRITTEN,
         )
     return _Reader(source).output(report)
 
