@@ -15,6 +15,7 @@ naming the file, the line and what is wrong, and runs and writes nothing:
 from __future__ import annotations
 
 import math
+import os
 import unicodedata
 from pathlib import Path
 
@@ -727,3 +728,38 @@ def test_sweep_and_characterize_have_the_bounds_of_a_suite(
     assert code == ExitCode.BAD_INPUT, err
     assert said in err and "internal error" not in err
     assert out == "" and list(tmp_path.iterdir()) == [] and not isolated_db.exists()
+
+
+def test_a_fifo_nobody_writes_to_is_an_empty_suite_not_a_hang(
+    cli: Cli, tmp_path: Path, target: Path, isolated_db: Path
+) -> None:
+    fifo = tmp_path / "suite.toml"
+    os.mkfifo(fifo)
+    code, out, err = cli("doctor", str(target), "--suite", str(fifo))
+    assert code == ExitCode.BAD_INPUT
+    assert err.startswith(f"iobench: error: {fifo}: is empty: a suite file is TOML"), err
+    assert out == "" and list(target.iterdir()) == [] and not isolated_db.exists()
+
+
+def test_a_suite_from_a_pipe_is_read(target: Path) -> None:
+    """`--suite <(generate-suite)`: the shell hands over /dev/fd/N, a pipe."""
+    read, write = os.pipe()
+    try:
+        os.write(write, QUICK_TEXT.encode())
+        os.close(write)
+        suite = load_suite_file(f"/dev/fd/{read}")
+    finally:
+        os.close(read)
+    assert suite.name == "piped" and [w.name for w in suite.workloads] == ["w"]
+
+
+QUICK_TEXT = """\
+name = "piped"
+description = "from a pipe"
+[[workload]]
+name = "w"
+rw = "randread"
+bs = "4k"
+iodepth = 1
+numjobs = 1
+"""

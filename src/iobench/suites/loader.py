@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -640,7 +641,11 @@ def load_suite_file(path: str | Path) -> Suite:
     """A user's suite file; ``Suite.source`` is the path as given."""
     shown = str(path)
     try:
-        with open(path, "rb") as f:  # at most 1 MiB and a byte: not all of /dev/zero
+        # O_NONBLOCK: a FIFO nobody writes to opens at once (and reads as empty) instead of
+        # waiting for ever; `--suite <(...)` still reads what the shell writes.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:  # at most 1 MiB and a byte: not all of /dev/zero
             raw = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SuiteError(shown, "no such file") from None
@@ -650,6 +655,10 @@ def load_suite_file(path: str | Path) -> Suite:
         raise SuiteError(shown, f"cannot be read: {e.strerror or e}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise SuiteError(shown, _TOO_BIG)
+    if not raw.strip():
+        raise SuiteError(
+            shown, "is empty: a suite file is TOML with a name, a description and workloads"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
