@@ -456,7 +456,6 @@ class Plan:
     promise: Promise | None
     findings: list[Finding]
     facts: list[TargetFacts]  # what the findings were made from, one per target
-    prefill: bool = False
 
     def findings_for(self, ran: set[str]) -> list[Finding]:
         """The plan's findings as if the suite had held only the workloads in ``ran``
@@ -501,7 +500,7 @@ def plan(request: RunRequest, protected: Sequence[str] = ()) -> Plan:
         for p, ctx in zip(prepared, contexts, strict=True)
     ]
     findings = findings_from_facts(prepared, facts, suite, host)
-    return Plan(suite, targets, prepared, contexts, host, promise, findings, facts, request.prefill)
+    return Plan(suite, targets, prepared, contexts, host, promise, findings, facts)
 
 
 def _volume(
