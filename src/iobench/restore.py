@@ -19,8 +19,7 @@ from typing import Any
 from iobench.errors import UserError
 from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
-from iobench.report.jsondoc import SCHEMA_VERSION
-from iobench.schemas import check_run_document
+from iobench.schemas import DOCUMENT_VERSION, check_run_document
 from iobench.store.repository import ResultRecord, TargetRecord
 
 _HINT = "give the file `iobench export RUN --format json` (or `show RUN --json`) wrote, unchanged"
@@ -87,12 +86,12 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
             "the run again",
         )
     version = doc.get("schema_version")
-    if version != SCHEMA_VERSION:
-        newer = isinstance(version, int) and version > SCHEMA_VERSION
+    if version != DOCUMENT_VERSION:
+        newer = isinstance(version, int) and version > DOCUMENT_VERSION
         raise UserError(
             f"{path} is an iobench run document of schema "
             f"{version if isinstance(version, int) else repr(str(version)[:20])}; this "
-            f"iobench reads schema {SCHEMA_VERSION}",
+            f"iobench reads schema {DOCUMENT_VERSION}",
             "upgrade iobench to import it" if newer else _HINT,
         )
     problem = check_run_document(doc)  # every field read below, typed and in range

@@ -11,44 +11,16 @@ from iobench.model import DIRECTIONS
 from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import analysis_document
 from iobench.report.specs import spec_document
+from iobench.schemas import DOCUMENT_VERSION
 from iobench.store.repository import RunRecord
-
-SCHEMA_VERSION = 1
 
 
 def result_document(r: Any, run: RunRecord, *, full: bool = False) -> dict[str, Any]:
     """One result; ``full`` (export): with the histogram bins, fio's errno and the evidence
     that fits in a document (job file, argv, return code; not fio's raw output)."""
-    metrics = r.metrics if full and r.metrics else without_bins(r.metrics) if r.metrics else {}
-    doc: dict[str, Any] = {
-        "workload": r.workload,
-        "target": r.target,
-        "repetition": r.repetition,
-        # --clients: the client as the user named it, "all" for the aggregate of the
-        # clients; null on a run on one host. ``clients``: how many clients ran this step.
-        "client": r.client,
-        "clients": r.clients,
-        "status": r.status,
-        "params": r.params,
-    }
-    for d in DIRECTIONS:
-        doc[d] = metrics.get(d)
-    doc["cpu"] = metrics.get("cpu")
-    doc["host_cpu"] = metrics.get("host_cpu")  # the whole host's CPU load while it ran
-    doc["steadystate"] = metrics.get("steadystate")  # fio's ss= window, when used
-    doc["disk_util"] = metrics.get("disk_util", [])
-    doc["fio_version"] = r.fio_version
-    doc["error"] = r.error
-    doc["started_at"] = r.started_at
-    doc["finished_at"] = r.finished_at
-    doc["samples"] = r.samples
-    if full:
-        doc["position"] = r.position
-        doc["metrics_version"] = metrics.get("metrics_version")
-        doc["fio_errno"] = metrics.get("error")
-        doc["job_file"] = r.job_file
-        doc["fio_argv"] = r.fio_argv
-        doc["fio_rc"] = r.fio_rc
+    doc: dict[str, Any] = r.document(full=full)
+    if not full:  # shown, not exported: the bins are for machines
+        doc.update(without_bins({d: doc[d] for d in DIRECTIONS}))
     return doc
 
 
@@ -57,24 +29,9 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
     ``import`` reads back: also the command line, the suite definition, the histogram bins
     and each result's evidence (docs/json-schema.md)."""
     doc = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": DOCUMENT_VERSION,
         "kind": "run",
-        "run_id": run.id,
-        "uuid": run.uuid,
-        "status": run.status,
-        "suite": run.suite,
-        "suite_source": run.suite_def.get("source"),
-        "label": run.label,
-        "origin": run.origin,
-        "source": run.source,
-        "fio_version": run.fio_version,
-        "iobench_version": run.iobench_version,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "error": run.error,
-        "host": run.host,
-        "targets": [t.as_dict() for t in run.targets],
-        "warnings": run.warnings,
+        **run.document(),
         "results": [result_document(r, run, full=full) for r in run.results],
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
         "summary": summarize_results(run),
@@ -114,7 +71,7 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
 
 def runs_document(runs: list[RunRecord]) -> dict[str, Any]:
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": DOCUMENT_VERSION,
         "kind": "runs",
         "runs": [run_summary(r) for r in runs],
     }

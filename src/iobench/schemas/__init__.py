@@ -19,6 +19,9 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
+# The documents' schema_version (docs/json-schema.md); bumped on an incompatible change.
+DOCUMENT_VERSION = 1
+
 _TIME = re.compile(
     r"^(19[7-9][0-9]|20[0-9]{2}|2100)-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
     r"(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$"
@@ -42,11 +45,6 @@ def _is_time(value: object) -> bool:
 def _validator(name: str, formats: bool = True) -> Draft202012Validator:
     text = resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
     return Draft202012Validator(json.loads(text), format_checker=_FORMATS if formats else None)
-
-
-def schema_text(name: str) -> str:
-    """The schema itself, e.g. for docs or a user's own validator."""
-    return resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
 
 
 def where(path: deque[str | int] | list[str | int]) -> str:

@@ -26,7 +26,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from iobench import jsontext
 from iobench.errors import StoreError, UserError
-from iobench.schemas import check_run_document
+from iobench.model import DIRECTIONS
+from iobench.schemas import DOCUMENT_VERSION, check_run_document
 from iobench.store.dbfile import (
     APPLICATION_ID,
     DbFile,
@@ -115,6 +116,43 @@ class ResultRecord:
     client: str | None = None
     clients: int | None = None
 
+    def document(self, *, full: bool = True) -> dict[str, Any]:
+        """The result as a run document holds it (docs/json-schema.md), from what is stored
+        and nothing computed; ``full`` (an export) adds its place, fio's errno and the
+        evidence that fits in a document (job file, argv, return code; not the raw output).
+        """
+        metrics = self.metrics or {}
+        doc: dict[str, Any] = {
+            "workload": self.workload,
+            "target": self.target,
+            "repetition": self.repetition,
+            # --clients: the client as the user named it, "all" for the aggregate of the
+            # clients; null on a run on one host. ``clients``: how many clients ran this step.
+            "client": self.client,
+            "clients": self.clients,
+            "status": self.status,
+            "params": self.params,
+        }
+        for d in DIRECTIONS:
+            doc[d] = metrics.get(d)
+        doc["cpu"] = metrics.get("cpu")
+        doc["host_cpu"] = metrics.get("host_cpu")  # the whole host's CPU load while it ran
+        doc["steadystate"] = metrics.get("steadystate")  # fio's ss= window, when used
+        doc["disk_util"] = metrics.get("disk_util", [])
+        doc["fio_version"] = self.fio_version
+        doc["error"] = self.error
+        doc["started_at"] = self.started_at
+        doc["finished_at"] = self.finished_at
+        doc["samples"] = self.samples
+        if full:
+            doc["position"] = self.position
+            doc["metrics_version"] = metrics.get("metrics_version")
+            doc["fio_errno"] = metrics.get("error")
+            doc["job_file"] = self.job_file
+            doc["fio_argv"] = self.fio_argv
+            doc["fio_rc"] = self.fio_rc
+        return doc
+
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -137,6 +175,28 @@ class RunRecord:
     result_count: int = 0
     origin: str = "run"  # "run": measured by iobench; "imported": from fio output files
     source: str | None = None  # imported runs: the file(s) they came from
+
+    def document(self) -> dict[str, Any]:
+        """The run's own fields as a run document holds them, in its order, from what is
+        stored and nothing computed (no envelope, results, summary or analysis)."""
+        return {
+            "run_id": self.id,
+            "uuid": self.uuid,
+            "status": self.status,
+            "suite": self.suite,
+            "suite_source": self.suite_def.get("source"),
+            "label": self.label,
+            "origin": self.origin,
+            "source": self.source,
+            "fio_version": self.fio_version,
+            "iobench_version": self.iobench_version,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "error": self.error,
+            "host": self.host,
+            "targets": [t.as_dict() for t in self.targets],
+            "warnings": self.warnings,
+        }
 
 
 @dataclass(frozen=True)
@@ -743,54 +803,15 @@ def _connect(address: str, path: Path) -> sqlite3.Connection:
 
 
 def stored_document(run: RunRecord) -> dict[str, Any]:
-    """A stored run in the shape of an exported run document (what the schema checks),
-    taken as it is: nothing is computed from it, so nothing in it can fail here."""
-    results = []
-    for r in run.results:
-        metrics = r.metrics if isinstance(r.metrics, dict) else {}
-        result: dict[str, Any] = {
-            "workload": r.workload,
-            "target": r.target,
-            "repetition": r.repetition,
-            "position": r.position,
-            "client": r.client,
-            "clients": r.clients,
-            "status": r.status,
-            "params": r.params,
-            "started_at": r.started_at,
-            "finished_at": r.finished_at,
-            "samples": r.samples,
-            "error": r.error,
-            "fio_version": r.fio_version,
-            "job_file": r.job_file,
-            "fio_argv": r.fio_argv,
-            "fio_rc": r.fio_rc,
-            "metrics_version": metrics.get("metrics_version"),
-            "fio_errno": metrics.get("error"),
-        }
-        for key in ("read", "write", "trim", "cpu", "host_cpu", "steadystate", "disk_util"):
-            result[key] = metrics.get(key)
-        results.append(result)
+    """A stored run as the full run document it would export, without what is computed
+    from it (summary, analysis): what :meth:`Store.get_run` checks against the schema."""
     return {
-        "schema_version": 1,
+        "schema_version": DOCUMENT_VERSION,
         "kind": "run",
-        "uuid": run.uuid,
-        "status": run.status,
-        "suite": run.suite,
-        "label": run.label,
-        "origin": run.origin,
-        "source": run.source,
-        "fio_version": run.fio_version,
-        "iobench_version": run.iobench_version,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "error": run.error,
+        **run.document(),
+        "results": [r.document(full=True) for r in run.results],
         "argv": run.argv,
-        "host": run.host,
         "suite_def": run.suite_def,
-        "warnings": run.warnings,
-        "targets": [t.as_dict() for t in run.targets],
-        "results": results,
     }
 
 
