@@ -308,21 +308,25 @@ def plan_import(text: str, path: str, *, mtime: float | None = None) -> ImportPl
     ``timestamp`` (fio 2.1 and older). Raises UserError naming the file when it is not
     usable fio JSON output.
     """
+    objects = jsontext.scan_objects(text)  # once: the scan is the cost of a large file
     try:
-        output = parse_fio_output(text, path)
+        output = parse_fio_output(text, path, objects=objects)
     except FioOutputError as e:
         raise _not_fio_output(text, path, e) from None
-    return _Planner(text, path, output, _raw_report(text), mtime).plan(
-        messages=_lines_outside_json(text)
+    return _Planner(text, path, output, _raw_report(text, objects), mtime).plan(
+        messages=_lines_outside_json(text, objects)
     )
 
 
-def _lines_outside_json(text: str) -> list[str]:
+Objects = list[tuple[int, int, dict[str, Any]]]  # what jsontext.scan_objects found
+
+
+def _lines_outside_json(text: str, objects: Objects) -> list[str]:
     """The non-blank lines of text before, between and after the JSON objects: fio's own
     messages (``fio: terminating on signal 2``, ``<server> ...`` lines in client mode)."""
     lines: list[str] = []
     pos = 0
-    for start, end, _ in [*jsontext.scan_objects(text), (len(text), len(text), {})]:
+    for start, end, _ in [*objects, (len(text), len(text), {})]:
         lines.extend(line.strip() for line in text[pos:start].splitlines() if line.strip())
         pos = end
     kept = [
@@ -417,10 +421,10 @@ def _pairs_keeping_duplicates(pairs: list[tuple[str, Any]]) -> _DupDict:
 _DUP_DECODER = jsontext.decoder(object_pairs_hook=_pairs_keeping_duplicates)
 
 
-def _raw_report(text: str) -> dict[str, Any]:
+def _raw_report(text: str, objects: Objects) -> dict[str, Any]:
     """The last fio report as plain JSON (the one parse_fio_output chose), decoded again
     so that duplicate keys (fio < 3.39 client mode ``global options``) are remembered."""
-    starts = [s for s, _, o in jsontext.scan_objects(text) if any(k in o for k in _REPORT_KEYS)]
+    starts = [s for s, _, o in objects if any(k in o for k in _REPORT_KEYS)]
     report, _ = _DUP_DECODER.raw_decode(text, starts[-1])
     assert isinstance(report, dict)
     return report

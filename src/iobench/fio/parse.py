@@ -57,7 +57,12 @@ def _first_bytes(text: str, limit: int = 120) -> str:
     return repr(head) if head else "(empty)"
 
 
-def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
+def parse_fio_output(
+    text: str,
+    source: str = "<fio output>",
+    *,
+    objects: list[tuple[int, int, dict[str, Any]]] | None = None,
+) -> FioOutput:
     """Parse fio's output (any text around the JSON is ignored) into a FioOutput.
 
     The last object holding ``jobs`` or ``client_stats`` is the final report (with
@@ -66,7 +71,8 @@ def parse_fio_output(text: str, source: str = "<fio output>") -> FioOutput:
     was cut off (fio died while writing: the last complete one is only a snapshot), or
     if a required field is missing or of the wrong type.
     """
-    objects = scan_objects(text)
+    if objects is None:  # ``objects``: scan_objects(text), when the caller has it already
+        objects = scan_objects(text)
     reports = [(end, obj) for _, end, obj in objects if any(k in obj for k in _REPORT_KEYS)]
     if not reports:
         raise FioOutputError(
