@@ -459,13 +459,6 @@ def _epoch_ms(value: object, path: str, where: str) -> float | None:
     return ms / 1000
 
 
-def _strerror(code: int) -> str:
-    try:
-        return os.strerror(code)
-    except (ValueError, OverflowError):
-        return "an unknown error"
-
-
 MAX_MESSAGES = 200  # lines of text kept from around the JSON
 MAX_MESSAGE_CHARS = 500
 
@@ -671,7 +664,7 @@ class _Planner:
             error: str | None = None
             if job.error != 0:
                 status = "failed"
-                error = f"fio reported error {job.error} ({_strerror(job.error)})"
+                error = f"fio reported error {job.error} ({os.strerror(job.error)})"  # 0..0xFFFF
                 errors.append(f"{workload} on {target}: {error}")
             elif all(job.direction(d) is None for d in DIRECTIONS):
                 self.warn(

@@ -42,12 +42,10 @@ class Bad:
 
 
 def _integer(text: str) -> int | Bad:
-    if len(text.lstrip("-")) > 20:
-        return Bad(text, "is an integer beyond 64 bits")
-    value = int(text)
-    if not _INT_MIN <= value <= _INT_MAX:
+    # Digits are counted first: int() of thousands of them is slow, or refused.
+    if len(text.lstrip("-")) > 20 or not _INT_MIN <= int(text) <= _INT_MAX:
         return Bad(text, "is an integer beyond 64 bits (signed)")
-    return value
+    return int(text)
 
 
 def _real(text: str) -> float | Bad:

@@ -45,11 +45,18 @@ def non_ascii_digit(text: str) -> str | None:
     return None
 
 
-def shown(text: str, limit: int = 40) -> str:
-    """``text`` quoted for a message, cut short when long (a hostile value can be huge)."""
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[: limit - 8]!r}... ({len(text)} characters)"
+def shown(value: object, limit: int = 40) -> str:
+    """``value`` for a message, as Python writes it (text quoted), cut short when long: a
+    hostile value can be huge."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[: limit - 8]!r}... ({len(value)} characters)"
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python writes
+        return "a number of thousands of digits"
+    return text if len(text) <= limit else f"{text[: limit - 8]}... ({len(text)} characters)"
 
 
 def _ascii_digits(text: str, examples: str) -> None:

@@ -34,6 +34,7 @@ from iobench.model import (
     LatencyStats,
     SteadyState,
 )
+from iobench.units import shown
 
 _REPORT_KEYS = ("jobs", "client_stats")
 _VERSION_MARK = '"fio version"'
@@ -119,7 +120,7 @@ class _Reader:
         if isinstance(value, Bad):
             raise self.fail(where, f"'{key}' {value.text} {value.why}")
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(where, f"'{key}' should be a number, not {_short(value)}")
+            raise self.fail(where, f"'{key}' should be a number, not {shown(value, 60)}")
         if not math.isfinite(value) or value < low:
             raise self.fail(where, f"'{key}' is {value!r}, below {low:g}: fio never reports that")
         if value > NUMBER_MAX:
@@ -138,7 +139,7 @@ class _Reader:
         if value is None:
             return None
         if value != int(value):
-            raise self.fail(where, f"'{key}' should be an integer, not {_short(raw)}")
+            raise self.fail(where, f"'{key}' should be an integer, not {shown(raw, 60)}")
         return int(value)
 
     def required_int(self, d: Mapping[str, Any], key: str, where: str) -> int:
@@ -195,7 +196,7 @@ class _Reader:
         name = entry.get("jobname")
         if not isinstance(name, str):
             raise self.fail(where, "has no 'jobname'")
-        where = f"{where} ({_short(name)})"
+        where = f"{where} ({shown(name, 60)})"
         hostname = entry.get("hostname")
         port = self.integer(entry, "port", where)
         if port is not None and port > 65535:
@@ -324,12 +325,12 @@ class _Reader:
             try:
                 p = float(key)
             except ValueError:
-                raise self.fail(where, f"percentile key {_short(key)} is not a number") from None
+                raise self.fail(where, f"percentile key {shown(key, 60)} is not a number") from None
             if not 0 < p <= 100:  # fio 2.x adds a "0.00": 0 terminator entry
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise self.fail(
-                    where, f"percentile {key[:24]} should be a latency, not {_short(value)}"
+                    where, f"percentile {key[:24]} should be a latency, not {shown(value, 60)}"
                 )
             percentiles.append((p, float(value) * scale))
         percentiles.sort()
@@ -350,7 +351,7 @@ class _Reader:
             if not (key.isascii() and key.isdigit()):  # early json+ also had FIO_IO_U_PLAT_*
                 continue
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise self.fail(where, f"bin {key} should hold a count, not {_short(count)}")
+                raise self.fail(where, f"bin {key} should hold a count, not {shown(count, 60)}")
             if len(key) > 20 or int(key) >= 2**63:
                 raise self.fail(where, f"bin {key[:24]} is not a latency fio's histogram has")
             bins[int(key)] = count
@@ -359,7 +360,7 @@ class _Reader:
     def disk(self, entry: object, where: str) -> DiskUtil:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise self.fail(where, "should be an object with a 'name'")
-        where = f"{where} ({_short(entry['name'])})"
+        where = f"{where} ({shown(entry['name'], 60)})"
         util = self.number(entry, "util", where)
         if util is None:
             raise self.fail(where, "'util' is missing")
@@ -372,12 +373,6 @@ class _Reader:
             in_queue_ms=self.required_int(entry, "in_queue", where),
             util_pct=util,
         )
-
-
-def _short(value: object) -> str:
-    """A value for a message: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _io_bytes_is_kib(d: Mapping[str, Any], io_bytes: int, bw_kib: float | None, rt: int) -> bool:
