@@ -143,9 +143,12 @@ def private_directory(c: Confinement) -> Path:
 
 
 def confined_argv(c: Confinement, directory: Path, argv: list[str]) -> list[str]:
-    """``argv`` started through the launcher, confined to ``directory``."""
-    ids = [] if c.uid is None else ["--uid", str(c.uid), "--gid", str(c.gid)]
-    return [sys.executable, "-m", "iobench.fio.confine", str(directory), *ids, "--", *argv]
+    """``argv`` started through the launcher, confined to ``directory`` as ``c`` says: the
+    launcher applies what was decided here (and said in `clients check`), not its own."""
+    options = ["--landlock", str(c.landlock_abi)]
+    if c.uid is not None:
+        options += ["--uid", str(c.uid), "--gid", str(c.gid)]
+    return [sys.executable, "-m", "iobench.fio.confine", str(directory), *options, "--", *argv]
 
 
 # -- the launcher (runs in the child, before fio) -------------------------------------------------
@@ -188,7 +191,8 @@ def _landlock(directory: int, abi: int) -> None:
 
 
 def main(args: list[str]) -> int:
-    """``DIR [--uid N --gid N] -- PROGRAM ARGS...``: confine, then execute PROGRAM."""
+    """``DIR [--landlock ABI] [--uid N --gid N] -- PROGRAM ARGS...``: confine, then execute
+    PROGRAM."""
     try:
         split = args.index("--")
         directory, options, argv = args[0], args[1:split], args[split + 1 :]
@@ -196,14 +200,14 @@ def main(args: list[str]) -> int:
         if not argv:
             raise ValueError("no program")
     except (ValueError, IndexError):
-        print("usage: python -m iobench.fio.confine DIR [--uid N --gid N] -- PROGRAM ...",
-              file=sys.stderr)  # fmt: skip
+        print("usage: python -m iobench.fio.confine DIR [--landlock ABI] [--uid N --gid N] "
+              "-- PROGRAM ...", file=sys.stderr)  # fmt: skip
         return 2
     try:
         # Opened before the user changes: its parents need not be open to nobody.
         here = os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
-        abi = landlock_abi()
+        abi = int(ids.get("--landlock", "0"))
         if abi:
             _landlock(here, abi)
         if "--uid" in ids:
