@@ -840,23 +840,26 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _live_pid(row: sqlite3.Row) -> int | None:
-    """The pid of the process of this host still running this 'running' run, if any."""
+def _own_pid(row: sqlite3.Row) -> int | None:
+    """The pid of the iobench process of this host that runs (or ran) this 'running' run;
+    None for another status, another host's run, or no usable pid."""
     pid = row["pid"]
     if row["status"] != "running" or row["hostname"] != socket.gethostname():
         return None
-    if not isinstance(pid, int) or pid <= 0 or not _pid_alive(pid):
-        return None
-    return pid
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+def _live_pid(row: sqlite3.Row) -> int | None:
+    """The pid of the process of this host still running this 'running' run, if any."""
+    pid = _own_pid(row)
+    return pid if pid is not None and _pid_alive(pid) else None
 
 
 def _dead_run_error(row: sqlite3.Row) -> str | None:
     """Why a 'running' run of this host whose process no longer exists was aborted; None
     when it was not (another host's, or still running). Reads suite_json defensively."""
-    pid = row["pid"]
-    if row["status"] != "running" or row["hostname"] != socket.gethostname():
-        return None
-    if not isinstance(pid, int) or pid <= 0 or _pid_alive(pid):
+    pid = _own_pid(row)
+    if pid is None or _pid_alive(pid):
         return None
     error = f"the iobench process (pid {pid}) ended without finishing this run"
     try:
