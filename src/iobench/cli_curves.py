@@ -25,8 +25,8 @@ from iobench.cli_support import (
 )
 from iobench.errors import UserError
 from iobench.model import READ_MODES, Suite, Workload
-from iobench.suites import apply_overrides
-from iobench.suites.options import MAX_RUNTIME_S, WHY_RUNTIME
+from iobench.suites import check_overrides
+from iobench.suites.options import MAX_RUNTIME_S, WHY_RUNTIME, say_seconds
 from iobench.units import format_size_short, parse_duration, parse_size
 
 CURVE_MODES = ("randread", "read", "randwrite", "write")
@@ -154,8 +154,7 @@ def sweep(
     runtime_s = parse_opt(runtime, parse_duration, "--runtime")
     ramp_s = parse_opt(ramp, parse_duration, "--ramp")
     area = parse_opt(size, parse_size, "--size")
-    # The bounds of a suite's runtime, ramp and size, with the same messages.
-    apply_overrides(_SHAPE, runtime_s=runtime_s, ramp_s=ramp_s, size=area)
+    check_overrides(runtime_s=runtime_s, ramp_s=ramp_s, size=area)  # a suite's bounds
     if area < max(sizes):
         raise UserError(f"--size {size} is smaller than the largest block size")
     p99 = _p99(p99_under)
@@ -215,15 +214,6 @@ def _execute(
         **extra,
     )
     return execute_request(ctx, request)
-
-
-# A suite of one smallest workload: what the options' bounds are checked against.
-_SHAPE = Suite(
-    name="bounds",
-    description="the bounds of --runtime, --ramp and --size",
-    workloads=(Workload(name="w", rw="read", bs=1, iodepth=1, numjobs=1),),
-    source="cli",
-)
 
 
 def _render(record: Any) -> None:
@@ -293,9 +283,12 @@ def characterize(
     budget = parse_opt(max_time, parse_duration, "--max-time")
     point = parse_opt(point_time, parse_duration, "--point-time")
     area = parse_opt(size, parse_size, "--size")
-    apply_overrides(_SHAPE, size=area)  # the bounds of a suite's size
+    check_overrides(size=area)  # a suite's bounds
     if budget > MAX_RUNTIME_S:
-        raise UserError(f"--max-time must be at most 7d ({WHY_RUNTIME}), not {max_time}")
+        raise UserError(
+            f"--max-time must be at most {say_seconds(MAX_RUNTIME_S)} ({WHY_RUNTIME}), "
+            f"not {max_time}"
+        )
     if point < 3:
         raise UserError("--point-time must be at least 3s (fio needs a 2 s steady window)")
     if budget < 4 * point:

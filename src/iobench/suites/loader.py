@@ -690,20 +690,10 @@ def apply_overrides(
     """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload.
 
     The values come from the CLI's --runtime, --size and --ramp, which its errors name.
-    They have the bounds of a suite file's runtime, size and ramp.
+    They have the bounds of a suite file's runtime, size and ramp (:func:`check_overrides`).
     """
-    if runtime_s is not None:
-        runtime_s = _override_seconds(runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME)
-    if ramp_s is not None:
-        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP)
+    runtime_s, ramp_s, size = check_overrides(runtime_s=runtime_s, ramp_s=ramp_s, size=size)
     if size is not None:
-        if isinstance(size, bool) or size <= 0:
-            raise UserError(f"--size must be at least 1 byte, not {size}")
-        if size > MAX_SIZE:
-            given = format_size_short(size) if size < 1 << 64 else show_value(size)
-            raise UserError(
-                f"--size must be at most {format_size_short(MAX_SIZE)} ({WHY_SIZE}), not {given}"
-            )
         small = [w.name for w in suite.workloads if w.bs > size]
         if small:
             raise UserError(
@@ -724,6 +714,26 @@ def apply_overrides(
     return dataclasses.replace(
         suite, workloads=tuple(override(w) for w in suite.workloads), indicative=indicative
     )
+
+
+def check_overrides(
+    *, runtime_s: float | None = None, ramp_s: float | None = None, size: int | None = None
+) -> tuple[float | None, float | None, int | None]:
+    """--runtime, --ramp and --size checked against the bounds of a suite file's runtime,
+    ramp and size (UserError naming the option); the same values, durations as floats."""
+    if runtime_s is not None:
+        runtime_s = _override_seconds(runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME)
+    if ramp_s is not None:
+        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP)
+    if size is not None:
+        if isinstance(size, bool) or size <= 0:
+            raise UserError(f"--size must be at least 1 byte, not {size}")
+        if size > MAX_SIZE:
+            given = format_size_short(size) if size < 1 << 64 else show_value(size)
+            raise UserError(
+                f"--size must be at most {format_size_short(MAX_SIZE)} ({WHY_SIZE}), not {given}"
+            )
+    return runtime_s, ramp_s, size
 
 
 def _override_seconds(value: float, option: str, most: float, why: str) -> float:
