@@ -286,7 +286,10 @@ def _write_through(
     try:
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino, st.st_rdev) != (seen.st_dev, seen.st_ino, seen.st_rdev):
-            raise UserError(f"cannot write {name}: it changed while iobench opened it")
+            raise UserError(
+                f"cannot write {name}: it changed while iobench opened it",
+                "run the command again; if it recurs, something else is replacing that file",
+            )
         if stat.S_ISREG(st.st_mode):
             os.ftruncate(fd, 0)
         _write_all(fd, data)

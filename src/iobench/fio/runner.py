@@ -241,6 +241,10 @@ def run_fio(
 
 
 MAX_OUTPUT_BYTES = 256 << 20  # far beyond any fio report or interval log
+_ODD = (
+    "fio (or, with --clients, a fio server) left something else than its report in "
+    "iobench's private directory: run again, and if it recurs, check the fio server"
+)
 
 
 def read_private(path: Path) -> str:
@@ -251,14 +255,15 @@ def read_private(path: Path) -> str:
     except FileNotFoundError:
         return ""
     except OSError as e:
-        raise FioOutputError(f"cannot read fio's output {path}: {e.strerror or e}") from e
+        raise FioOutputError(f"cannot read fio's output {path}: {e.strerror or e}", _ODD) from e
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FioOutputError(f"fio's output {path} is not a regular file")
+            raise FioOutputError(f"fio's output {path} is not a regular file", _ODD)
         data = f.read(MAX_OUTPUT_BYTES + 1)
     if len(data) > MAX_OUTPUT_BYTES:
         raise FioOutputError(
-            f"fio's output {path} is larger than {MAX_OUTPUT_BYTES >> 20} MiB: not a report"
+            f"fio's output {path} is larger than {MAX_OUTPUT_BYTES >> 20} MiB: not a report",
+            _ODD,
         )
     return data.decode(errors="replace")
 
