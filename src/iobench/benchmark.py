@@ -460,9 +460,7 @@ class Plan:
     def findings_for(self, ran: set[str]) -> list[Finding]:
         """The plan's findings as if the suite had held only the workloads in ``ran``
         (an interrupted run speaks only of what ran; nothing when nothing ran)."""
-        suite = dataclasses.replace(
-            self.suite, workloads=tuple(w for w in self.suite.workloads if w.name in ran)
-        )
+        suite = self.suite.only(ran)
         if not suite.workloads:
             return []
         return findings_from_facts(self.prepared, self.facts, suite, self.host)

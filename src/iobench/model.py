@@ -6,7 +6,8 @@ All values carry their unit in the name: bytes, bytes/s (``bw_bytes``), nanoseco
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -92,6 +93,13 @@ class Suite:
     # True when the suite's numbers are a first look only (short runs, small file).
     indicative: bool = False
     expectations: tuple[Expectation, ...] = ()
+
+    def only(self, names: Iterable[str]) -> Suite:
+        """The suite with only the workloads named (an interrupted run's, say), in order."""
+        keep = set(names)
+        return dataclasses.replace(
+            self, workloads=tuple(w for w in self.workloads if w.name in keep)
+        )
 
 
 TargetKind = Literal["directory", "file", "block"]

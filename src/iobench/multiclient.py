@@ -14,7 +14,6 @@ afterwards (docs/clients.md).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import shutil
 import threading
 import time
@@ -229,11 +228,13 @@ def execute_clients(
 def _plan_findings(suite: Suite, target: str, ran: set[str]) -> list[Finding]:
     """The method findings that need no facts about the clients' machines, about the
     workloads in ``ran``."""
-    workloads = tuple(w for w in suite.workloads if w.name in ran)
-    if not workloads:
+    ran_suite = suite.only(ran)
+    if not ran_suite.workloads:
         return []
-    facts = TargetFacts(target, target, "directory", max(w.size for w in workloads), None, None)
-    return method_findings(dataclasses.replace(suite, workloads=workloads), facts, None)
+    size = max(w.size for w in ran_suite.workloads)
+    return method_findings(
+        ran_suite, TargetFacts(target, target, "directory", size, None, None), None
+    )
 
 
 def _plan(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[tuple[int, Step]]:
