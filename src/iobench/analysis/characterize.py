@@ -234,6 +234,8 @@ def characterization_document(c: Characterization, p99_under_ns: float | None) -
         if limits
         else dict.fromkeys(("iops", "bw_bytes", "crossover_bs"), "nothing was measured"),
         "reason_codes": limits["reason_codes"] if limits else {},
+        # The cgroup throttle a limit equals, if any: the throttle's figure, not the storage's.
+        "throttles": limits["throttles"] if limits else {"iops": None, "bw_bytes": None},
         "table": limits["table"] if limits else [],
         "checks": [
             {"bs": x.bs, "iops": x.iops, "model_iops": x.model_iops, "deviation": x.deviation}

@@ -496,6 +496,8 @@ class Limits:
     # The same as codes: "one-block-size", "other-limit-binds" (test smaller / larger
     # blocks), "host-bound", "still-rising", "needs-both".
     codes: dict[str, str] = field(default_factory=dict)
+    # "iops" / "bw_bytes" -> the cgroup throttle the limit equals (analysis.throttles)
+    throttles: dict[str, str] = field(default_factory=dict)
 
     def document(self) -> dict[str, Any]:
         return {
@@ -508,6 +510,7 @@ class Limits:
             },
             "reasons": {k: self.reasons.get(k) for k in ("iops", "bw_bytes", "crossover_bs")},
             "reason_codes": {k: self.codes.get(k) for k in ("iops", "bw_bytes", "crossover_bs")},
+            "throttles": {k: self.throttles.get(k) for k in ("iops", "bw_bytes")},
             "table": [
                 {
                     "bs": b.bs,

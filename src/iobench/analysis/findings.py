@@ -63,6 +63,8 @@ class TargetFacts:
     unwritten_how: str | None = None  # holes | zeros
     prefill: bool = False  # --prefill: the area is written before the workloads
     expectations: tuple[Expectation, ...] = field(default=())
+    throttles: str | None = None  # the cgroup IO throttles on its devices, as text
+    throttled: frozenset[str] = frozenset()  # the directions they cap: read, write
 
 
 def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) -> list[Finding]:
@@ -179,13 +181,40 @@ def _demanding(e: Expectation) -> bool:
 def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
     """Findings about what the target is: RAM, a compressor, a spinning disk, unwritten."""
     found: list[Finding] = []
-    if t.ram_backed:
+    directions = {d for w in suite.workloads for d in directions_of(w) if d != "trim"}
+    capped = bool(directions) and directions <= t.throttled  # every figure meets a throttle
+    if t.throttles:
+        found.append(
+            Finding(
+                "throttled",
+                "info",
+                f"iobench and its fio run under cgroup IO throttles on {t.spec}'s devices: "
+                f"{t.throttles}. No figure can exceed them, and a figure at one of them is "
+                "the throttle's, not the storage's"
+                + (
+                    f". Under the throttles, {t.spec} is in RAM ({t.ram_backed}): an "
+                    "emulated capped volume, whose figures below the caps measure memory "
+                    "and the CPU"
+                    if t.ram_backed and capped
+                    else ""
+                ),
+                "to measure the storage itself, run outside that cgroup; to measure what "
+                "the container or service gets, keep it",
+                target=t.spec,
+            )
+        )
+    if t.ram_backed and not capped:
         found.append(
             Finding(
                 "ram-backed",
                 "warning",
                 f"{t.spec} is in RAM ({t.ram_backed}): the numbers measure memory and the "
-                "CPU, not storage",
+                "CPU, not storage"
+                + (
+                    f" (the throttles cap only its {' and '.join(sorted(t.throttled))}s)"
+                    if t.throttled
+                    else ""
+                ),
                 "test the disk or volume you mean to use, not a RAM-backed path",
                 target=t.spec,
             )

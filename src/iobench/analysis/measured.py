@@ -28,6 +28,7 @@ from typing import Any
 
 from iobench.analysis.findings import Finding
 from iobench.analysis.results import headline
+from iobench.analysis.throttles import at_throttle
 from iobench.expect import metric_value
 from iobench.model import DIRECTIONS
 from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
@@ -190,7 +191,7 @@ def measured_findings(run: RunRecord) -> list[Finding]:
     found: list[Finding] = []
     for t, workload, rs in _groups(run):
         where = {"workload": workload, "target": rs[0].target}
-        for check in (_cache, _ceiling, _samples, _cpu, _merging):
+        for check in (_cache, _ceiling, _samples, _cpu, _merging, _throttle):
             hits = [f for r in rs if (f := check(t, r, run)) is not None]
             if hits:
                 f = hits[0]
@@ -377,10 +378,11 @@ def _merging(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
     rw = str(r.params.get("rw", ""))
     if rw.startswith("rand"):
         return None
-    ios = merges = 0
-    for u in (r.metrics or {}).get("disk_util") or []:
-        ios += int(u.get("read_ios") or 0) + int(u.get("write_ios") or 0)
-        merges += int(u.get("read_merges") or 0) + int(u.get("write_merges") or 0)
+    top = first_device(r.metrics)
+    if top is None:
+        return None  # no block device under the target (tmpfs, NFS), or none recorded
+    ios = int(top.get("read_ios") or 0) + int(top.get("write_ios") or 0)
+    merges = int(top.get("read_merges") or 0) + int(top.get("write_merges") or 0)
     if not merges or merges / (ios + merges) < MERGE_SHARE:
         return None
     bs = _bs(r)
@@ -389,9 +391,39 @@ def _merging(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
         "io-merging",
         "info",
         f"{r.workload} on {r.target}: the block layer merged {merges / (ios + merges):.0%} of "
-        f"its {rw} IOs before the device saw them"
+        f"its {rw} IOs before {top.get('name')} saw them"
         + (f" (on average {format_bytes(seen)} instead of {format_bytes(bs)})" if seen else "")
         + ": the device did fewer, larger IOs than the block size says",
         "compare it only with runs that merged alike; for the device's small-IO rate use "
         "random IO, or the raw device with the none scheduler",
     )
+
+
+def first_device(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The disk statistics of the device the workload's IO reached first: the one iobench
+    measured as the target's (``role`` ``target``), or, in fio's own list (an import), the
+    first entry."""
+    disks = [u for u in (metrics or {}).get("disk_util") or [] if isinstance(u, dict)]
+    return next((u for u in disks if u.get("role") == "target"), disks[0] if disks else None)
+
+
+def _throttle(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    """A figure at a cgroup throttle iobench ran under: the throttle's, not the storage's."""
+    if t is None:
+        return None
+    for d in DIRECTIONS:
+        section = (r.metrics or {}).get(d) or {}
+        for metric, shown in (("iops", format_iops), ("bw_bytes", format_rate)):
+            value = section.get(metric)
+            which = at_throttle(t.context, d, metric, value)
+            if which:
+                figure = f"{shown(value)} IOPS" if metric == "iops" else shown(value)
+                return Finding(
+                    "at-throttle",
+                    "info",
+                    f"{r.workload} on {r.target}: {d} {figure} is {which}: the throttle, "
+                    "not the storage, set this figure",
+                    "to measure the storage itself, run outside that cgroup",
+                    data={"direction": d, "metric": metric, "value": value},
+                )
+    return None

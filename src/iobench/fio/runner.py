@@ -30,6 +30,7 @@ from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output
 from iobench.jsontext import scan_objects
 from iobench.model import FioOutput
+from iobench.probe.host import read_text
 
 MIN_FIO = (3, 0)
 INSTALL_HINT = (
@@ -69,6 +70,7 @@ class FioRun:
     started_at: float
     finished_at: float
     logs: dict[str, str] = field(default_factory=dict)  # interval logs: file name -> text
+    cgroup: str | None = None  # fio's /proc/PID/cgroup as it started: the throttles it ran under
 
 
 def find_fio() -> FioInfo:
@@ -174,6 +176,7 @@ def run_fio(
             start_new_session=True,
             cwd=workdir,
         )
+        cgroup = read_text(f"/proc/{proc.pid}/cgroup")
         try:
             stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress, stop).wait()
         except BaseException:
@@ -235,6 +238,7 @@ def run_fio(
         started_at=started,
         finished_at=finished,
         logs=logs,
+        cgroup=cgroup,
     )
     check_run(run)
     return run

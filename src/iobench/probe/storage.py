@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from iobench.probe.host import read_int, read_text, run_json
+from iobench.probe.throttle import process_throttles
 
 SYS_BLOCK = Path("/sys/class/block")
 SYS_DEVNO = Path("/sys/dev/block")
@@ -542,7 +543,10 @@ def _mounts_of_device(kname: str) -> list[dict[str, Any]]:
     return mounts
 
 
-def probe_target(path: str) -> dict[str, Any]:
+MAX_BACKING_DEPTH = 4  # loop over a file on a loop over a file ... (a loop cannot be its own)
+
+
+def probe_target(path: str, *, _depth: int = 0) -> dict[str, Any]:
     """Filesystem, mount and block devices under ``path`` (file, directory or device)."""
     real = os.path.realpath(path)
     result: dict[str, Any] = {
@@ -555,6 +559,8 @@ def probe_target(path: str) -> dict[str, Any]:
         "mounts": [],
         "block": block_context(None),
         "ram_backed": None,
+        "io_devices": [],
+        "throttles": None,
     }
     try:
         st = Path(real).stat()
@@ -568,8 +574,7 @@ def probe_target(path: str) -> dict[str, Any]:
         result["size_bytes"] = sectors * 512 if sectors is not None else None
         result["mounts"] = _mounts_of_device(kname) if kname else []
         result["block"] = block_context(kname, None if kname else "not in /sys/dev/block")
-        result["ram_backed"] = ram_backed_why(result)
-        return result
+        return _beneath(result, _depth)
     if stat.S_ISDIR(st.st_mode):
         result["kind"] = "directory"
     elif stat.S_ISREG(st.st_mode):
@@ -589,13 +594,65 @@ def probe_target(path: str) -> dict[str, Any]:
     kname = _source_device(fs["source"], _str_or_none(entry.get("maj:min")))
     note = None if kname else no_block_reason(fs["fstype"], fs["source"])
     result["block"] = block_context(kname, note)
-    result["ram_backed"] = ram_backed_why(result)
+    return _beneath(result, _depth)
+
+
+def _beneath(result: dict[str, Any], depth: int) -> dict[str, Any]:
+    """Add what lies under the block chain: the probed backing files of its loop devices,
+    every device that serves the target's IO, and whether it all lives in RAM."""
+    backings: dict[str, dict[str, Any]] = {}
+    if depth < MAX_BACKING_DEPTH:
+        for node in (result.get("block") or {}).get("chain") or []:
+            if node.get("backing_file"):
+                backings[str(node["kname"])] = probe_target(
+                    str(node["backing_file"]), _depth=depth + 1
+                )
+    result["io_devices"] = io_devices(result, backings)
+    result["ram_backed"] = ram_backed_why(result, backings)
+    if depth == 0:
+        result["throttles"] = process_throttles(result["io_devices"])
     return result
 
 
-def ram_backed_why(ctx: dict[str, Any]) -> str | None:
+def io_devices(
+    ctx: dict[str, Any], backings: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Every block device that serves IO to the target, top first: the device under it and
+    the chain beneath (partition -> disk, dm and md -> their members), then, for a loop
+    device, the devices under its backing file. ``role``: ``target`` (fio's IO arrives
+    there), ``beneath`` (the same stack), ``backing`` (under a loop device's file).
+    Empty when no block device is involved (tmpfs, NFS)."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, node in enumerate((ctx.get("block") or {}).get("chain") or []):
+        kname = str(node.get("kname") or "")
+        if not kname or kname in seen:
+            continue
+        seen.add(kname)
+        out.append(
+            {
+                "kname": kname,
+                "maj_min": node.get("maj_min"),
+                "type": node.get("type"),
+                "role": "target" if i == 0 else "beneath",
+                "via": None,
+            }
+        )
+        under = (backings or {}).get(kname)
+        for d in (under or {}).get("io_devices") or []:
+            if d["kname"] not in seen:
+                seen.add(d["kname"])
+                via = d.get("via") or f"{kname}'s backing file {node.get('backing_file')}"
+                out.append({**d, "role": "backing", "via": via})
+    return out
+
+
+def ram_backed_why(
+    ctx: dict[str, Any], backings: dict[str, dict[str, Any]] | None = None
+) -> str | None:
     """Why a probed target lives in RAM: tmpfs, a RAM block device, a loop device over a
-    file in RAM; None when it does not (as far as iobench can tell)."""
+    file in RAM; None when it does not (as far as iobench can tell). ``backings``: the
+    probed backing files of the chain's loop devices (probed here when not given)."""
     fs = ctx.get("filesystem") or {}
     if fs.get("ram_backed"):
         return f"{fs.get('fstype') or 'a RAM filesystem'}"
@@ -607,7 +664,8 @@ def ram_backed_why(ctx: dict[str, Any]) -> str | None:
             return f"{kname} is a RAM disk (brd)"
         backing = node.get("backing_file")
         if backing:
-            under = probe_target(str(backing)).get("ram_backed")
+            probed = (backings or {}).get(kname) or probe_target(str(backing))
+            under = probed.get("ram_backed")
             if under:
                 return f"{kname} is a loop device over {backing}, on {under}"
     return None

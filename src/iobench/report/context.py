@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from iobench.analysis.throttles import devices_line, throttle_line
 from iobench.report.literal import literal
 from iobench.units import format_bytes
 
@@ -104,6 +105,12 @@ def target_lines(target: dict[str, Any]) -> list[tuple[str, str]]:
         lines.append((f"disk {d.get('path') or d.get('kname')}", _disk_line(d)))
     if block.get("note"):
         lines.append(("note", str(block["note"])))
+    devices = devices_line(ctx)
+    if devices:
+        lines.append(("io devices", devices))
+    throttles = throttle_line(ctx)
+    if throttles:
+        lines.append(("io throttles", throttles))
     return lines
 
 

@@ -7,6 +7,7 @@ gives the same as JSON (the ``analysis`` key of a run document).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from iobench.analysis.curves import (
     points_from_results,
 )
 from iobench.analysis.orion import orion_document, orion_summary
+from iobench.analysis.throttles import with_throttles
 from iobench.report.literal import literal, markup_literal
 from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
@@ -66,7 +68,10 @@ def run_characterization(run: RunRecord) -> Characterization:
     settings = Settings.from_dict((run.suite_def.get("plan") or {}).get("settings") or {})
     points = points_from_results(run.results)
     elapsed = sum(p.seconds or 0.0 for p in points)
-    return characterize(points, settings, elapsed)
+    c = characterize(points, settings, elapsed)
+    if c.limits is None or not run.targets:
+        return c
+    return dataclasses.replace(c, limits=with_throttles(c.limits, run.targets[0].context))
 
 
 def analysis_document(run: RunRecord, p99_under_ns: float | None = None) -> dict[str, Any] | None:
@@ -112,7 +117,10 @@ def run_curves(run: RunRecord, kind: str) -> tuple[list[Curve], list[Limits]]:
     """A sweep's or orion-simple's curves, and the limits inferred across block sizes (none
     for orion-simple: one block size per access pattern)."""
     cs = curves(points_from_results(run.results))
-    return cs, [] if kind == "orion" else infer_limits(cs)
+    if kind == "orion":
+        return cs, []
+    contexts = {t.spec: t.context for t in run.targets}
+    return cs, [with_throttles(lim, contexts.get(lim.target)) for lim in infer_limits(cs)]
 
 
 def curve_groups(cs: Sequence[Curve]) -> dict[tuple[str, str, int], list[Curve]]:
@@ -131,7 +139,9 @@ def limit_rows(lim: Limits) -> list[tuple[str, str | None, str]]:
         if est is None:
             rows.append((name, None, lim.reasons.get(key, "")))
         else:
-            rows.append((name, describe(est, key), est.basis))
+            throttle = lim.throttles.get(key)
+            how = f"{est.basis}; equal to {throttle}" if throttle else est.basis
+            rows.append((name, describe(est, key), how))
     return rows
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from iobench.analysis.compare import Cell, Comparison
 from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.stats import Summary, is_unstable
+from iobench.analysis.throttles import throttle_summary
 from iobench.report.context import host_lines
 from iobench.store.repository import RunRecord
 from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
@@ -167,6 +168,7 @@ def target_summaries(run: RunRecord) -> list[tuple[str, str]]:
             f"mounted {fs['options']}" if fs.get("options") else None,
             " ".join(str(disk[k]).strip() for k in ("path", "transport", "model") if disk.get(k))
             or None,
+            throttle_summary(ctx),
         ]
         out.append((t.spec, ", ".join(p for p in parts if p) or "-"))
     return out

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.results import latency_value
+from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
@@ -231,6 +232,9 @@ def _target_detail(ctx: dict[str, Any]) -> str:
         name = d.get("path") or d.get("name")
         tran = d.get("transport")
         parts.append(f"{name}" + (f" {tran}" if tran else ""))
+    throttled = throttle_summary(ctx)
+    if throttled:
+        parts.append(throttled)
     return (", " + ", ".join(parts)) if parts else ""
 
 

@@ -1,0 +1,107 @@
+"""What the cgroup IO throttles stored with a target mean for its figures. Pure.
+
+A target's context holds the throttles iobench (and so fio) ran under on each device of
+its IO path (``throttles``, iobench.probe.throttle). A figure that reaches one of them is
+the throttle's, not the storage's: findings and limits say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from iobench.analysis.curves import Limits
+from iobench.probe.throttle import effective, limit_text, throttle_text
+
+# A figure within this band of a throttle's value was set by it: throttles let a few per
+# cent through around their window edges, and a run rarely reaches the full cap.
+AT_LOW, AT_HIGH = 0.90, 1.05
+
+_MODE_DIRECTIONS = {
+    "read": ("read",),
+    "randread": ("read",),
+    "write": ("write",),
+    "randwrite": ("write",),
+}
+
+
+def throttles_of(ctx: dict[str, Any] | None) -> dict[str, dict[str, tuple[int, str]]]:
+    """{device: {key: (value, where)}} of a stored target context (empty when none)."""
+    t = (ctx or {}).get("throttles")
+    return effective(t) if isinstance(t, dict) else {}
+
+
+def throttled_directions(ctx: dict[str, Any] | None) -> set[str]:
+    """``read``/``write`` where some throttle caps IOPS or bandwidth."""
+    return {key.split("_")[0] for limits in throttles_of(ctx).values() for key in limits}
+
+
+def at_throttle(
+    ctx: dict[str, Any] | None, direction: str, metric: str, value: float | None
+) -> str | None:
+    """How a figure (``metric`` ``iops`` or ``bw_bytes`` of ``direction``) equals a
+    throttle on the target's devices: ``the read 5,000 IOPS throttle on loop0 (cgroup v1
+    /capped)``; None when it does not."""
+    if not value:
+        return None
+    key = f"{direction}_{'iops' if metric == 'iops' else 'bps'}"
+    for device, limits in sorted(throttles_of(ctx).items()):
+        if key in limits:
+            limit, where = limits[key]
+            if AT_LOW * limit <= value <= AT_HIGH * limit:
+                return f"the {limit_text(key, limit)} throttle on {device} ({where})"
+    return None
+
+
+def mode_directions(rw: str) -> tuple[str, ...]:
+    """The single direction of a pure read or write mode; () for mixed modes and trim."""
+    return _MODE_DIRECTIONS.get(rw, ())
+
+
+def with_throttles(lim: Limits, ctx: dict[str, Any] | None) -> Limits:
+    """``lim`` with the throttles its IOPS and bandwidth limits equal, if any."""
+    found = {}
+    for d in mode_directions(lim.rw):
+        for key in ("iops", "bw_bytes"):
+            est = getattr(lim, key)
+            which = at_throttle(ctx, d, key, est.value if est else None)
+            if which:
+                found[key] = which
+    return dataclasses.replace(lim, throttles=found) if found else lim
+
+
+def throttle_summary(ctx: dict[str, Any] | None) -> str | None:
+    """``throttled: loop0: read 5,000 IOPS (cgroup v1 /capped)``; None without throttles."""
+    text = throttle_text(throttles_of(ctx))
+    return f"throttled: {text}" if text else None
+
+
+def throttle_line(ctx: dict[str, Any] | None) -> str | None:
+    """What ``info`` says about throttles: those found, or none and which cgroups were
+    looked at; None for contexts captured before iobench looked."""
+    t = (ctx or {}).get("throttles")
+    if not isinstance(t, dict):
+        return None
+    text = throttle_text(throttles_of(ctx))
+    if text:
+        return text
+    cgroups = ", ".join(
+        f"v{c.get('version')} {c.get('path')}"
+        for c in t.get("cgroups") or []
+        if isinstance(c, dict)
+    )
+    if t.get("note") and not cgroups:
+        return f"unknown: {t['note']}"
+    return "none on its devices" + (f" (iobench's cgroups: {cgroups})" if cgroups else "")
+
+
+def devices_line(ctx: dict[str, Any] | None) -> str | None:
+    """``loop0 (target), vda (backing: loop0's backing file /srv/img)``; None when no
+    block device serves the target (or the context predates the field)."""
+    devices = [d for d in (ctx or {}).get("io_devices") or [] if isinstance(d, dict)]
+    if not devices:
+        return None
+    return ", ".join(
+        f"{d.get('kname')} ({d.get('role')}" + (f": {d['via']}" if d.get("via") else "") + ")"
+        for d in devices
+    )
