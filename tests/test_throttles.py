@@ -148,12 +148,16 @@ def test_a_mount_of_a_subtree_is_followed_from_its_root(tmp_path: Path) -> None:
 def test_nothing_readable_says_why(tmp_path: Path) -> None:
     t = process_throttles(LOOP, pid=424242, proc=tmp_path)
     assert t["limits"] == [] and "cannot read" in t["note"]
-    assert throttle_line({"throttles": t}) == f"unknown: {t['note']}"
+    devices = [{"kname": "loop3"}]
+    assert throttle_line({"throttles": t, "io_devices": devices}) == f"unknown: {t['note']}"
+    assert throttle_line({"throttles": t, "io_devices": []}) is None  # tmpfs: nothing to hold
     none = throttles_of("0::/\n", "1 2 0:1 / /proc rw - proc proc rw\n", LOOP)
     assert none["note"] and "no blkio" in none["note"]
     assert throttle_line({}) is None  # a context from before iobench looked
     empty = {"cgroups": [{"version": 1, "path": "/"}], "limits": [], "note": None}
-    assert throttle_line({"throttles": empty}) == "none on its devices (iobench's cgroups: v1 /)"
+    assert throttle_line({"throttles": empty, "io_devices": devices}) == (
+        "none on its devices (iobench's cgroups: v1 /)"
+    )
 
 
 CTX = {

@@ -78,10 +78,11 @@ def throttle_summary(ctx: dict[str, Any] | None) -> str | None:
 
 def throttle_line(ctx: dict[str, Any] | None) -> str | None:
     """What ``info`` says about throttles: those found, or none and which cgroups were
-    looked at; None for contexts captured before iobench looked."""
+    looked at; None for contexts captured before iobench looked, or without a block
+    device (tmpfs, NFS: cgroup throttles hold block devices only)."""
     t = (ctx or {}).get("throttles")
-    if not isinstance(t, dict):
-        return None
+    if not isinstance(t, dict) or not (ctx or {}).get("io_devices"):
+        return None  # not looked, or no block device a throttle could hold
     text = throttle_text(throttles_of(ctx))
     if text:
         return text
