@@ -151,6 +151,8 @@ def test_markdown_and_terminal_have_the_tables(sweep_run: RunRecord) -> None:
     out = buffer.getvalue()
     assert "IOPS by block size and queue depth" in out and "best with p99 < 2 ms" in out
     assert "41.0 KiB (41.0 KiB to 41.0 KiB)" in out
+    # The best point names its figures: at 1 MiB, 200 IOPS are 200 MiB/s, once each.
+    assert "200 IOPS = 200 MiB/s" in out and "200 200 MiB/s" not in out
 
 
 def test_show_json_carries_the_analysis(sweep_run: RunRecord) -> None:

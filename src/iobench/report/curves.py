@@ -177,7 +177,7 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
                 text = format_iops(p.iops) if p else ""
                 cells.append(f"[bold]{text}[/]" if p is best else markup_literal(text))
             cells += [
-                f"{format_iops(best.iops)} {format_rate(best.bw_bytes)}",
+                f"{format_iops(best.iops)} IOPS = {format_rate(best.bw_bytes)}",
                 knee_text(c),
                 format_ns(c.latency_floor_ns),
             ]
