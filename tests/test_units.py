@@ -23,6 +23,8 @@ from iobench.units import (
     parse_rate,
     parse_size,
     plain_figure,
+    rate_is_decimal,
+    rounded_down,
 )
 
 
@@ -222,3 +224,30 @@ def test_a_long_run_of_spaces_is_refused_at_once() -> None:
     for parse in (parse_size, parse_duration, parse_count, parse_latency_ns, parse_rate):
         with pytest.raises(ValueError):
             parse("1" + " " * 100_000 + "!")
+
+
+def test_a_threshold_rounds_down_to_the_figure_it_shows() -> None:
+    # 90 % of 5000 IOPS, of 200 MiB/s and of 150 MB/s (128.7 MiB/s).
+    assert rounded_down(4500.0, 1000.0) == 4500.0 and format_iops(4500.0) == "4.50k"
+    assert rounded_down(0.9 * 200 * 2**20, 1024.0) == 180 * 2**20
+    assert rounded_down(0.9 * 150e6, 1024.0) == 128 * 2**20
+    assert rounded_down(3331.8, 1000.0) == 3330.0  # never above: 3.33k, not 3.34k
+    assert rounded_down(0.0, 1000.0) == 0.0
+
+
+@given(st.floats(min_value=1.0, max_value=1e13))
+def test_a_rounded_down_threshold_is_at_most_its_value_and_shown_exactly(value: float) -> None:
+    for base, fmt, parse in ((1000.0, format_iops, parse_count), (1024.0, format_rate, None)):
+        low = rounded_down(value, base)
+        assert value * 0.99 <= low <= value * (1 + 1e-9)
+        text = fmt(low).replace(" ", "")
+        if parse is not None and text[-1] in "0123456789kM":
+            assert parse(text) == pytest.approx(low, rel=1e-12)
+        elif parse is None:
+            assert parse_rate(text) == pytest.approx(low, rel=1e-12)
+
+
+def test_a_rate_says_whether_it_is_decimal() -> None:
+    assert [rate_is_decimal(t) for t in ("150MB/s", "75 kB/s", "200MiB/s", "1.5GiB/s", "4k")] == [
+        True, True, False, False, None
+    ]  # fmt: skip

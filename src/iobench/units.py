@@ -160,6 +160,13 @@ def parse_rate(value: str) -> float:
     return number * base ** _RATE_PREFIX[m.group(2).lower()]
 
 
+def rate_is_decimal(value: str) -> bool | None:
+    """True for a rate in decimal units (``150MB/s``, ``75 kB/s``), False for binary
+    (``200MiB/s``), None for text that is not a rate. ``B/s`` alone counts as decimal."""
+    m = _RATE_RE.fullmatch(value.strip())
+    return None if m is None else m.group(3) == ""
+
+
 _COUNT_RE = re.compile(_NUMBER + r"\s*([kKmM]?)")
 _COUNT_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6}
 _LATENCY_RE = re.compile(_NUMBER + r"\s*(ns|us|µs|ms|s)")
@@ -279,6 +286,21 @@ def _scaled(value: float, base: float, units: list[str]) -> tuple[str, str]:
 def _missing(value: float | None) -> bool:
     """None, NaN or infinite: no figure to show."""
     return value is None or not math.isfinite(value)
+
+
+def rounded_down(value: float, base: float) -> float:
+    """The largest figure of three significant digits, in the unit :func:`_scaled` picks with
+    ``base`` (1000 for counts, 1024 for rates), that is not above ``value``: a threshold that
+    is exactly what its text shows. 4500 -> 4500; 0.9 x 150 MB/s = 128.75 MiB/s -> 128 MiB/s."""
+    if not math.isfinite(value) or value <= 0:
+        return value
+    i = 0
+    while value / base ** (i + 1) >= 1:
+        i += 1
+    scaled = value / base**i
+    step = 10.0 ** (math.floor(math.log10(scaled)) - (SIGNIFICANT - 1))
+    # A hair over the floor: 180.0 computed as 179.99999999999997 is still 180.
+    return math.floor(scaled / step * (1 + 1e-12)) * step * base**i
 
 
 def format_count(n: float | None) -> str:

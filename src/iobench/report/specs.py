@@ -18,6 +18,7 @@ from iobench.specs import (
     burst_expected,
     expected,
     promise_text,
+    rate_text,
     spec_data,
     spec_names,
 )
@@ -175,8 +176,11 @@ def promised_notes(run: RunRecord, rows: list[dict[str, Any]]) -> list[str]:
     return notes
 
 
-def promised_table(promised: list[dict[str, Any]]) -> list[list[str]]:
-    """The "% of promised" rows (:func:`promised_rows`), as text."""
+def promised_table(
+    promised: list[dict[str, Any]], rate_units: str | None = None
+) -> list[list[str]]:
+    """The "% of promised" rows (:func:`promised_rows`), as text. Bandwidth is in binary
+    units; with ``rate_units`` "decimal" the promised one also in the provider's own units."""
     rows = []
     for r in promised:
         pct = "-" if r["pct"] is None else f"{r['pct']:.0f} %"
@@ -192,7 +196,7 @@ def promised_table(promised: list[dict[str, Any]]) -> list[list[str]]:
                 format_bytes(r["bs"]),
                 str(r["outstanding"]),
                 f"{format_iops(r['promised_iops'])} IOPS"
-                + (f" = {format_rate(r['promised_bw_bytes'])}" if bw else ""),
+                + (f" = {rate_text(r['promised_bw_bytes'], rate_units)}" if bw else ""),
                 "-"
                 if r["measured_iops"] is None
                 else f"{format_iops(r['measured_iops'])} IOPS"
@@ -239,7 +243,7 @@ class HeldTo:
 
 def held_to(run: RunRecord) -> HeldTo:
     rows = promised_rows(run)
-    promised = promised_table(rows)
+    promised = promised_table(rows, (run.suite_def.get("spec") or {}).get("rate_units"))
     title = promised_title(run)
     if title is None:
         promised = []
