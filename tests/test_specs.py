@@ -14,7 +14,7 @@ import pytest
 
 from conftest import Cli
 from iobench.errors import UserError
-from iobench.expect import parse_expectation
+from iobench.expect import check_run, parse_expectation
 from iobench.model import Suite, Workload
 from iobench.specs import (
     Volume,
@@ -326,6 +326,17 @@ def test_promised_measured_and_expected_share_one_unit_on_every_screen() -> None
         assert "143 IOPS = 143 MiB/s (150 MB/s)" in text, where  # the provider's own figure
         assert "144 IOPS = 144 MiB/s" in text and "big-r.total.bw>=128MiB/s" in text, where
         assert _decimal_rates_not_in_brackets(text) == [], where
+
+
+def test_a_measured_figure_is_also_in_the_units_its_expectation_was_written_in() -> None:
+    from iobench.report.specs import expectation_table
+    from test_expect import _result, _run
+
+    es = [parse_expectation("*.read.bw>=150MB/s"), parse_expectation("rr.read.bw>=140MiB/s")]
+    run = _run(es, [_result("rr", {"read": {"iops": 36.0, "bw_bytes": 143.1 * MiB}})])
+    rows = expectation_table(check_run(run))
+    assert [r[2] for r in rows] == ["143 MiB/s (150 MB/s)", "143 MiB/s"]
+    assert [r[3] for r in rows] == ["pass", "pass"]
 
 
 def test_rates_and_params_parse_or_say_why_not() -> None:

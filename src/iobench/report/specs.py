@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.results import headline
-from iobench.expect import Check, check_run, failed_checks, metric_value
+from iobench.expect import Check, check_run, failed_checks, metric_value, written_in_decimal
 from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title
 from iobench.specs import (
@@ -23,7 +23,7 @@ from iobench.specs import (
     spec_names,
 )
 from iobench.store.repository import RunRecord
-from iobench.units import format_bytes, format_iops, format_ns, format_rate
+from iobench.units import format_bytes, format_iops, format_ns, format_rate, format_rate_decimal
 
 
 def specs_document() -> dict[str, Any]:
@@ -216,7 +216,10 @@ def expectation_table(checks: list[Check]) -> list[list[str]]:
         if c.measured is None:
             result = "FAIL (not measured)"
         label = e.text if e.workload != "*" else f"{e.text} ({c.workload})"
-        rows.append([label, c.target, expectation_value(e.metric, c.measured), result, e.source])
+        measured = expectation_value(e.metric, c.measured)
+        if c.measured is not None and written_in_decimal(e):
+            measured += f" ({format_rate_decimal(c.measured)})"  # in the units of the text
+        rows.append([label, c.target, measured, result, e.source])
     return rows
 
 
