@@ -126,7 +126,7 @@ def test_progress_display_on_a_terminal_shows_live_rates() -> None:
     text = buf.getvalue()
     assert "2 steps on 1 target(s), about 5s" in text
     assert "[1/2] lay out test file on /data" in text and "done" in text
-    assert "12.3k IOPS" in text and "50 MiB/s" in text
+    assert "12.3k IOPS" in text and "50.0 MiB/s" in text
     assert "[2/2] rr on /data" in text and "interrupted" in text
 
 

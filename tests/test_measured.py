@@ -105,7 +105,7 @@ def _samples(iops: Sequence[float]) -> dict[str, Any]:
 def test_latency_no_storage_can_have_means_a_cache() -> None:
     ssd = _target(transport="nvme", rotational=False)
     (f,) = measured_findings(_run(ssd, _result(p50=1_100)))
-    assert f.id == "cache-suspected" and "under 1.1 µs" in f.message and f.workload == "w"
+    assert f.id == "cache-suspected" and "under 1.10 µs" in f.message and f.workload == "w"
     assert _ids(_run(ssd, _result(p50=90_000))) == []
     tmpfs = _target(fs={"fstype": "tmpfs", "ram_backed": True}, no_disk=True)
     assert _ids(_run(tmpfs, _result(p50=1_100))) == []  # the ram-backed warning says it
@@ -172,7 +172,7 @@ def test_ceilings_count_directions_as_the_link_carries_them() -> None:
     nfs = _target(fs={"fstype": "nfs4", "network": True, "link_bytes_per_s": 1.25e9}, no_disk=True)
     assert _ids(_run(nfs, _mixed(0.9e9, 0.9e9))) == []
     (f,) = measured_findings(_run(nfs, _mixed(1.5e9, 0.2e9)))
-    assert f.id == "over-ceiling" and "moved read 1.4 GiB/s" in f.message
+    assert f.id == "over-ceiling" and "moved read 1.40 GiB/s" in f.message
     sata = _target(transport="sata", rotational=False)
     (f,) = measured_findings(_run(sata, _mixed(400e6, 400e6)))
     assert "in all directions together" in f.message

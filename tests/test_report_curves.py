@@ -133,7 +133,7 @@ def test_html_has_the_three_curve_charts_and_the_limits(sweep_run: RunRecord) ->
     assert [t["name"] for t in limits["data"]][:2] == ["measured", "measured"]
     titles = [a["text"] for a in limits["layout"]["annotations"]]
     assert titles == ["IOPS (limit 5.00k, dashed)", "bandwidth (limit 200 MiB/s, dashed)"]
-    assert "crossover 41 KiB" in limits["layout"]["xaxis"]["title"]["text"]
+    assert "crossover 41.0 KiB" in limits["layout"]["xaxis"]["title"]["text"]
     assert len(limits["layout"]["shapes"]) == 4  # two limit lines, the crossover in each
     # The per-workload cards are left out for a sweep: its points are the curves.
     assert 'id="chart-' not in page
@@ -150,7 +150,9 @@ def test_markdown_and_terminal_have_the_tables(sweep_run: RunRecord) -> None:
     render_run(sweep_run, Console(file=buffer, width=200, emoji=False))
     out = buffer.getvalue()
     assert "IOPS by block size and queue depth" in out and "best with p99 < 2 ms" in out
-    assert "41 KiB (41 KiB to 41 KiB)" in out
+    assert "41.0 KiB (41.0 KiB to 41.0 KiB)" in out
+    # The best point names its figures: at 1 MiB, 200 IOPS are 200 MiB/s, once each.
+    assert "200 IOPS = 200 MiB/s" in out and "200 200 MiB/s" not in out
 
 
 def test_show_json_carries_the_analysis(sweep_run: RunRecord) -> None:

@@ -13,6 +13,8 @@ from iobench.units import (
     format_bytes,
     format_iops,
     format_ns,
+    format_rate,
+    format_rate_decimal,
     format_size_short,
     non_ascii_digit,
     parse_count,
@@ -20,6 +22,9 @@ from iobench.units import (
     parse_latency_ns,
     parse_rate,
     parse_size,
+    plain_figure,
+    rate_is_decimal,
+    rounded_down,
 )
 
 
@@ -62,17 +67,88 @@ def test_short_block_size_round_trips(n: int) -> None:
     assert parse_size(format_size_short(n)) == n
 
 
-def test_human_formats() -> None:
-    assert format_bytes(16 << 20) == "16 MiB"
-    assert format_bytes(1536) == "1.5 KiB"
-    assert format_bytes(None) == "-"
-    assert format_iops(64912.3) == "64.9k"
-    assert format_iops(1234.0) == "1.23k"
-    assert format_iops(2.657) == "2.66"
-    assert format_ns(850) == "850 ns"
-    assert format_ns(12_345) == "12.3 µs"
-    assert format_ns(4_560_000) == "4.56 ms"
-    assert format_ns(None) == "-"
+# One rule for every figure (docs/report.md, "Numbers and units"): three significant digits,
+# trailing zeros kept, the prefix chosen after rounding.
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(None, "-"), (math.nan, "-"), (math.inf, "-"), (0, "0"), (0.0, "0"), (1e-9, "1.00e-09"),
+     (0.0004, "4.00e-04"), (0.001234, "0.00123"), (0.5, "0.500"), (2.657, "2.66"),
+     (9.996, "10.0"), (42, "42.0"), (99.94, "99.9"), (99.95, "100"), (99.96, "100"),
+     (999.4, "999"), (999.5, "1.00k"), (999.95, "1.00k"), (1e3, "1.00k"), (1234, "1.23k"),
+     (5000, "5.00k"), (9994.9, "9.99k"), (9999.6, "10.0k"), (12_345, "12.3k"),
+     (64_912.3, "64.9k"), (93_940, "93.9k"), (99_999, "100k"), (140_000, "140k"),
+     (999_499, "999k"), (999_500, "1.00M"), (999_950, "1.00M"), (1e6, "1.00M"),
+     (1.2e6, "1.20M"), (12.35e6, "12.3M"), (1e9, "1.00G"), (-1234, "-1.23k"), (-0.5, "-0.500")],
+)  # fmt: skip
+def test_counts_show_three_significant_digits(value: float | None, shown: str) -> None:
+    assert format_iops(value) == shown
+
+
+def test_one_column_of_iops_carries_one_precision() -> None:
+    # Issue 12: "140.0k" beside "93.9k" in one column.
+    assert [format_iops(v) for v in (140_000.0, 93_900.0, 5_000.0, 342.0)] == [
+        "140k", "93.9k", "5.00k", "342"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(None, "-"), (0, "0 B"), (512, "512 B"), (1023, "1023 B"), (0.5, "0.500 B"),
+     (4096, "4 KiB"), (1536, "1.50 KiB"), (41_943, "41.0 KiB"), (16 << 20, "16 MiB"),
+     (1023.9 * 1024, "1020 KiB"), (int(23.5 * 2**30), "23.5 GiB"), (3 << 29, "1.50 GiB"),
+     (256 << 30, "256 GiB"), (1 << 50, "1 PiB"), (5 << 60, "5120 PiB"), (-4096, "-4 KiB")],
+)  # fmt: skip
+def test_sizes_are_binary_and_whole_sizes_whole(value: float | None, shown: str) -> None:
+    assert format_bytes(value) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "binary", "decimal"),
+    [(None, "-", "-"), (0, "0 B/s", "0 B/s"), (42, "42.0 B/s", "42.0 B/s"),
+     (999.5, "1000 B/s", "1.00 kB/s"), (28 * 1024, "28.0 KiB/s", "28.7 kB/s"),
+     (200 * 2**20, "200 MiB/s", "210 MB/s"), (150e6, "143 MiB/s", "150 MB/s"),
+     (0.9 * 200 * 2**20, "180 MiB/s", "189 MB/s"), (75e6, "71.5 MiB/s", "75.0 MB/s"),
+     (5.14e9, "4.79 GiB/s", "5.14 GB/s"), (4.8e9, "4.47 GiB/s", "4.80 GB/s"),
+     (999.96e6, "954 MiB/s", "1.00 GB/s"), (1023.9 * 2**30, "1020 GiB/s", "1.10 TB/s"),
+     (2**40, "1.00 TiB/s", "1.10 TB/s")],
+)  # fmt: skip
+def test_rates_binary_with_decimal_only_on_request(
+    value: float | None, binary: str, decimal: str
+) -> None:
+    assert (format_rate(value), format_rate_decimal(value)) == (binary, decimal)
+
+
+@pytest.mark.parametrize(
+    ("ns", "shown"),
+    [(None, "-"), (0, "0 ns"), (0.5, "0.500 ns"), (850, "850 ns"), (999.6, "1.00 µs"),
+     (7_200, "7.20 µs"), (7_450, "7.45 µs"), (12_345, "12.3 µs"), (4_560_000, "4.56 ms"),
+     (5e6, "5.00 ms"), (999_950_000, "1.00 s"), (1.2e9, "1.20 s"), (3.6e12, "3600 s")],
+)  # fmt: skip
+def test_latencies_three_significant_digits(ns: float | None, shown: str) -> None:
+    assert format_ns(ns) == shown
+
+
+@given(st.floats(min_value=1e-3, max_value=1e14))
+def test_a_shown_count_reads_back_within_its_last_digit(value: float) -> None:
+    text = format_iops(value)
+    number = text.rstrip("kMGT")
+    power = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}.get(text[-1], 1.0)
+    assert len(number.replace(".", "").lstrip("0")) == 3  # three significant digits
+    assert float(number) < 1000 or text.endswith("T")  # 1.00M, never 1000k
+    assert float(number) * power == pytest.approx(value, rel=5e-3)
+    if text[-1] in "kM" or text[-1].isdigit():
+        assert parse_count(text) == float(number) * power  # what --expect reads back
+
+
+@given(st.floats(min_value=1.0, max_value=1e14))
+def test_a_shown_rate_reads_back_as_the_same_rate(value: float) -> None:
+    for text in (format_rate(value), format_rate_decimal(value)):
+        assert parse_rate(text.replace(" ", "")) == pytest.approx(value, rel=5e-3)
+
+
+def test_plain_figure_drops_only_trailing_zeros() -> None:
+    shown = [plain_figure(t) for t in ("2.00 ms", "1.50k", "10.0k", "100 ms", "1.05k", "-")]
+    assert shown == ["2 ms", "1.5k", "10k", "100 ms", "1.05k", "-"]
 
 
 def test_counts_take_k_and_m_as_powers_of_ten() -> None:
@@ -148,3 +224,30 @@ def test_a_long_run_of_spaces_is_refused_at_once() -> None:
     for parse in (parse_size, parse_duration, parse_count, parse_latency_ns, parse_rate):
         with pytest.raises(ValueError):
             parse("1" + " " * 100_000 + "!")
+
+
+def test_a_threshold_rounds_down_to_the_figure_it_shows() -> None:
+    # 90 % of 5000 IOPS, of 200 MiB/s and of 150 MB/s (128.7 MiB/s).
+    assert rounded_down(4500.0, 1000.0) == 4500.0 and format_iops(4500.0) == "4.50k"
+    assert rounded_down(0.9 * 200 * 2**20, 1024.0) == 180 * 2**20
+    assert rounded_down(0.9 * 150e6, 1024.0) == 128 * 2**20
+    assert rounded_down(3331.8, 1000.0) == 3330.0  # never above: 3.33k, not 3.34k
+    assert rounded_down(0.0, 1000.0) == 0.0
+
+
+@given(st.floats(min_value=1.0, max_value=1e13))
+def test_a_rounded_down_threshold_is_at_most_its_value_and_shown_exactly(value: float) -> None:
+    for base, fmt, parse in ((1000.0, format_iops, parse_count), (1024.0, format_rate, None)):
+        low = rounded_down(value, base)
+        assert value * 0.99 <= low <= value * (1 + 1e-9)
+        text = fmt(low).replace(" ", "")
+        if parse is not None and text[-1] in "0123456789kM":
+            assert parse(text) == pytest.approx(low, rel=1e-12)
+        elif parse is None:
+            assert parse_rate(text) == pytest.approx(low, rel=1e-12)
+
+
+def test_a_rate_says_whether_it_is_decimal() -> None:
+    assert [rate_is_decimal(t) for t in ("150MB/s", "75 kB/s", "200MiB/s", "1.5GiB/s", "4k")] == [
+        True, True, False, False, None
+    ]  # fmt: skip

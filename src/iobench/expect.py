@@ -30,7 +30,7 @@ from iobench.analysis.results import headline
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS, PERCENTILES, Expectation, Suite, Workload, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
-from iobench.units import parse_count, parse_latency_ns, parse_rate
+from iobench.units import parse_count, parse_latency_ns, parse_rate, rate_is_decimal
 
 OPS = (">=", "<=", ">", "<")
 LATENCY_METRICS = ("mean", "min", "max", *(percentile_key(p) for p in PERCENTILES))
@@ -111,6 +111,16 @@ def parse_expectation(text: str, where: str = "--expect", source: str = "--expec
     value = _value(metric, m.group("value"), f"{where} {text!r}")
     normal = f"{workload}.{direction}.{metric}{m.group('op')}{m.group('value').replace(' ', '')}"
     return Expectation(normal, workload, direction, metric, m.group("op"), value, source)
+
+
+def written_in_decimal(e: Expectation) -> bool:
+    """True for a bandwidth expectation whose value was written in decimal units
+    (``*.write.bw>=150MB/s``): the measured figure beside it is then shown in those units
+    too, in brackets after the binary one (docs/report.md, "Numbers and units")."""
+    if e.metric != "bw":
+        return False
+    value = e.text.split(e.op, 1)[-1]  # the left-hand side holds no <, > or =
+    return rate_is_decimal(value) is True
 
 
 def check_against_suite(expectations: Iterable[Expectation], suite: Suite, where: str) -> None:

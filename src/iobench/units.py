@@ -160,6 +160,13 @@ def parse_rate(value: str) -> float:
     return number * base ** _RATE_PREFIX[m.group(2).lower()]
 
 
+def rate_is_decimal(value: str) -> bool | None:
+    """True for a rate in decimal units (``150MB/s``, ``75 kB/s``), False for binary
+    (``200MiB/s``), None for text that is not a rate. ``B/s`` alone counts as decimal."""
+    m = _RATE_RE.fullmatch(value.strip())
+    return None if m is None else m.group(3) == ""
+
+
 _COUNT_RE = re.compile(_NUMBER + r"\s*([kKmM]?)")
 _COUNT_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6}
 _LATENCY_RE = re.compile(_NUMBER + r"\s*(ns|us|µs|ms|s)")
@@ -225,21 +232,108 @@ def fio_duration(seconds: float) -> str:
     return f"{max(round(seconds * 1000), 1)}ms"
 
 
+# -- formatting ------------------------------------------------------------------------------
+#
+# One rule for every figure a user reads (docs/report.md, "Numbers and units"): three
+# significant digits, trailing zeros kept so that a column's figures carry the same precision
+# (``5.00k``, ``93.9k``, ``140k``; ``7.20 µs``, ``7.45 µs``), the prefix chosen after rounding
+# (999,960 IOPS is ``1.00M``, not ``1000k``). Counts (IOPS) take k, M, G (powers of 1000, as
+# IOPS are quoted); sizes and rates take KiB, MiB, GiB (powers of 1024, as fio prints them),
+# and a size that is a whole number of its unit is written whole (``4 KiB``, ``64 MiB``);
+# latencies take ns, µs, ms, s. Decimal rates (``150 MB/s``) are written only beside a binary
+# one, where a provider's promise is quoted in its own units. None (and NaN) is ``-``.
+
+SIGNIFICANT = 3
 _IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+_SI_RATE = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"]
+_COUNT_PREFIXES = ["", "k", "M", "G", "T"]
+_TIME = ["ns", "µs", "ms", "s"]
+
+
+def significant(value: float, digits: int = SIGNIFICANT) -> str:
+    """``value`` rounded to ``digits`` significant digits, trailing zeros kept, never in
+    exponent form: 93.94 -> ``93.9``, 5 -> ``5.00``, 0.012345 -> ``0.0123``, 99.96 -> ``100``;
+    a whole part longer than ``digits`` is rounded, not cut: 12345 -> ``12300``; 0 -> ``0``.
+    Below 0.001, where zeros would hide the digits, in exponent form: ``1.00e-09``."""
+    if value == 0:
+        return "0"
+    if value < 0:
+        return "-" + significant(-value, digits)
+    if value < 1e-3:
+        return f"{value:.{digits - 1}e}"
+    exponent = math.floor(math.log10(value))
+    rounded = round(value, digits - 1 - exponent)
+    if rounded >= 10 ** (exponent + 1):  # 99.96 rounds to 100: one digit fewer after the point
+        exponent += 1
+        rounded = round(value, digits - 1 - exponent)
+    return f"{rounded:.{max(digits - 1 - exponent, 0)}f}"
+
+
+def _scaled(value: float, base: float, units: list[str]) -> tuple[str, str]:
+    """(number, unit): ``value`` in the largest of ``units`` (each ``base`` times the last)
+    in which it is at least 1, rounded first, so that 999.96k is ``1.00`` M, not ``1000`` k.
+    (With base 1024, 1000 to 1023 stay in the smaller unit: ``1020 KiB``, as fio writes.)"""
+    magnitude = abs(value)
+    for i, unit in enumerate(units):
+        scaled = magnitude / base**i
+        last = i == len(units) - 1
+        if last or (scaled < base and float(significant(scaled)) < base):
+            text = significant(scaled)
+            return ("-" if value < 0 else "") + text, unit
+    raise AssertionError("unreachable")
+
+
+def _missing(value: float | None) -> bool:
+    """None, NaN or infinite: no figure to show."""
+    return value is None or not math.isfinite(value)
+
+
+def rounded_down(value: float, base: float) -> float:
+    """The largest figure of three significant digits, in the unit :func:`_scaled` picks with
+    ``base`` (1000 for counts, 1024 for rates), that is not above ``value``: a threshold that
+    is exactly what its text shows. 4500 -> 4500; 0.9 x 150 MB/s = 128.75 MiB/s -> 128 MiB/s."""
+    if not math.isfinite(value) or value <= 0:
+        return value
+    i = 0
+    while value / base ** (i + 1) >= 1:
+        i += 1
+    scaled = value / base**i
+    step = 10.0 ** (math.floor(math.log10(scaled)) - (SIGNIFICANT - 1))
+    # A hair over the floor: 180.0 computed as 179.99999999999997 is still 180.
+    return math.floor(scaled / step * (1 + 1e-12)) * step * base**i
+
+
+def format_count(n: float | None) -> str:
+    """A count such as IOPS, three significant digits with k, M, G (powers of 1000):
+    ``0``, ``0.500``, ``42.0``, ``999``, ``1.00k``, ``93.9k``, ``140k``, ``1.20M``; None ->
+    ``-``."""
+    if _missing(n):
+        return "-"
+    assert n is not None
+    number, prefix = _scaled(float(n), 1000.0, _COUNT_PREFIXES)
+    return number + prefix
+
+
+def format_iops(iops: float | None) -> str:
+    """IOPS as every table and message shows them: :func:`format_count`."""
+    return format_count(iops)
 
 
 def format_bytes(n: float | None) -> str:
-    """``16777216`` -> ``16.0 MiB``; None -> ``-``."""
-    if n is None:
+    """``1536`` -> ``1.50 KiB``; a whole number of its unit is written whole: ``16 MiB``,
+    ``4 KiB``, ``512 B``; None -> ``-``."""
+    if _missing(n):
         return "-"
+    assert n is not None
     value = float(n)
-    for unit in _IEC:
-        if abs(value) < 1024 or unit == _IEC[-1]:
-            if unit == "B":
-                return f"{int(value)} B"
-            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+    for i, unit in enumerate(_IEC):
+        whole = value / 1024**i
+        if whole == int(whole) and (abs(whole) < 1024 or unit == _IEC[-1]):
+            return f"{int(whole)} {unit}"
+    if abs(value) < 1024:  # a fraction of a byte: an average
+        return f"{significant(value)} B"
+    number, unit = _scaled(value, 1024.0, _IEC)
+    return f"{number} {unit}"
 
 
 def format_size_short(n: int) -> str:
@@ -257,36 +351,42 @@ def format_size_short(n: int) -> str:
 
 
 def format_rate(bytes_per_s: float | None) -> str:
-    """Bandwidth in IEC units per second: ``1.23 GiB/s``."""
-    if bytes_per_s is None:
+    """Bandwidth in binary units a second, as fio prints it: ``202 MiB/s``, ``4.79 GiB/s``,
+    ``28.0 KiB/s``; None -> ``-``."""
+    if _missing(bytes_per_s):
         return "-"
-    return format_bytes(bytes_per_s) + "/s"
+    assert bytes_per_s is not None
+    number, unit = _scaled(float(bytes_per_s), 1024.0, _IEC)
+    return f"{number} {unit}/s"
 
 
-def format_iops(iops: float | None) -> str:
-    """``12345.6`` -> ``12.3k``; small values keep a decimal."""
-    if iops is None:
+def format_rate_decimal(bytes_per_s: float | None) -> str:
+    """Bandwidth in decimal units a second, as fio prints it in brackets: ``150 MB/s``,
+    ``75.0 MB/s``, ``4.80 GB/s``. Only ever shown beside :func:`format_rate`."""
+    if _missing(bytes_per_s):
         return "-"
-    if iops >= 1e6:
-        return f"{iops / 1e6:.2f}M"
-    if iops >= 1e4:
-        return f"{iops / 1e3:.1f}k"
-    if iops >= 1e3:
-        return f"{iops / 1e3:.2f}k"
-    if iops >= 10:
-        return f"{iops:.0f}"
-    return f"{iops:.2f}"
+    assert bytes_per_s is not None
+    number, unit = _scaled(float(bytes_per_s), 1000.0, _SI_RATE)
+    return f"{number} {unit}"
 
 
 def format_ns(ns: float | None) -> str:
-    """A latency: ``850 ns``, ``12.3 µs``, ``4.56 ms``, ``1.20 s``."""
-    if ns is None:
+    """A latency: ``850 ns``, ``12.3 µs``, ``7.20 µs``, ``4.56 ms``, ``1.20 s``; beyond
+    1,000 s still in seconds (``3600 s``); None -> ``-``."""
+    if _missing(ns):
         return "-"
-    for unit, factor in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= factor:
-            v = ns / factor
-            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
-    return f"{ns:.0f} ns"
+    assert ns is not None
+    number, unit = _scaled(float(ns), 1000.0, _TIME)
+    return f"{number} {unit}"
+
+
+def plain_figure(text: str) -> str:
+    """A formatted figure without its trailing zeros, for axis ticks, which are round by
+    construction: ``2.00 ms`` -> ``2 ms``, ``1.50k`` -> ``1.5k``, ``10.0k`` -> ``10k``."""
+    m = re.fullmatch(r"(-?[0-9]+\.[0-9]+)(.*)", text, re.DOTALL)
+    if m is None:
+        return text
+    return m.group(1).rstrip("0").rstrip(".") + m.group(2)
 
 
 def format_duration(seconds: float) -> str:

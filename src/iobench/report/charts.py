@@ -22,7 +22,14 @@ from iobench.analysis.results import latency_field, merged_bins, sections
 from iobench.analysis.stats import Summary, summarize
 from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
-from iobench.units import format_bytes, format_iops, format_ns, format_rate, format_size_short
+from iobench.units import (
+    format_bytes,
+    format_iops,
+    format_ns,
+    format_rate,
+    format_size_short,
+    plain_figure,
+)
 
 MIB = float(1 << 20)
 # Tableau 10: distinct, colour-blind friendly enough, readable on white.
@@ -306,7 +313,8 @@ def _log_ticks(
     steps = (1, 2, 5) if hi - lo <= 3 else (1,)
     vals = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
     vals = [v for v in vals if low / 2 <= v <= high * 2]
-    return {"tickvals": vals, "ticktext": [fmt(v) for v in vals]}
+    # Ticks are round by construction: 2 ms, 10k, not 2.00 ms, 10.0k.
+    return {"tickvals": vals, "ticktext": [plain_figure(fmt(v)) for v in vals]}
 
 
 def timeline_figure(entries: Entries) -> Any | None:

@@ -33,7 +33,14 @@ from iobench.analysis.orion import orion_document, orion_summary
 from iobench.analysis.throttles import with_throttles
 from iobench.report.literal import literal, markup_literal
 from iobench.store.repository import RunRecord
-from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
+from iobench.units import (
+    format_bytes,
+    format_duration,
+    format_iops,
+    format_ns,
+    format_rate,
+    plain_figure,
+)
 
 ORION_SUITE = "orion-simple"
 LIMITS = (("iops", "IOPS"), ("bw_bytes", "bandwidth"), ("crossover_bs", "crossover"))
@@ -169,7 +176,8 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
         for col in ("best", "knee", "floor"):
             table.add_column(col, justify="right")
         if p99_under_ns is not None:
-            table.add_column(f"best with p99 < {format_ns(p99_under_ns)}", justify="right")
+            given = plain_figure(format_ns(p99_under_ns))  # as the user gave it: 2 ms
+            table.add_column(f"best with p99 < {given}", justify="right")
         for c in sorted(group, key=lambda c: c.bs):
             by_qd = {p.iodepth: p for p in c.points}
             best = c.best
@@ -179,7 +187,7 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
                 text = format_iops(p.iops) if p else ""
                 cells.append(f"[bold]{text}[/]" if p is best else markup_literal(text))
             cells += [
-                f"{format_iops(best.iops)} {format_rate(best.bw_bytes)}",
+                f"{format_iops(best.iops)} IOPS = {format_rate(best.bw_bytes)}",
                 knee_text(c),
                 format_ns(c.latency_floor_ns),
             ]

@@ -8,6 +8,7 @@ method; or, when the run would be refused, why.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ from iobench.specs import (
     burst_expected,
     expected,
     promise_text,
+    rate_text,
 )
-from iobench.units import format_bytes, format_duration, format_iops, format_rate
+from iobench.units import format_bytes, format_duration, format_iops
 
 
 def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) -> dict[str, Any]:
@@ -212,11 +214,17 @@ def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:
     ]:
         table.add_column(col)
     for w in workloads:
-        promised = f"{format_iops(w['iops'])} IOPS = {format_rate(w['bw_bytes'])}"
+        # The provider's own units in brackets only where its bandwidth figure is quoted:
+        # where the bandwidth limit binds, not a bandwidth derived from its IOPS.
+        units = spec.get("rate_units") if w["bound"] == "bandwidth" else None
+        promised = f"{format_iops(w['iops'])} IOPS = {rate_text(w['bw_bytes'], units)}"
         row = [w["workload"], format_bytes(w["bs"]), str(w["outstanding"]), promised, w["bound"]]
         if bursts:
+            burst_bw = (spec.get("burst") or {}).get("bw_bytes")
+            quoted = burst_bw is not None and math.isclose(w.get("burst_bw_bytes", 0), burst_bw)
             row.append(
-                f"{format_iops(w['burst_iops'])} IOPS = {format_rate(w['burst_bw_bytes'])}"
+                f"{format_iops(w['burst_iops'])} IOPS = "
+                f"{rate_text(w['burst_bw_bytes'], spec.get('rate_units') if quoted else None)}"
                 if "burst_iops" in w
                 else "-"
             )

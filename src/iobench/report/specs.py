@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.results import headline
-from iobench.expect import Check, check_run, failed_checks, metric_value
+from iobench.expect import Check, check_run, failed_checks, metric_value, written_in_decimal
 from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title
 from iobench.specs import (
@@ -18,11 +18,12 @@ from iobench.specs import (
     burst_expected,
     expected,
     promise_text,
+    rate_text,
     spec_data,
     spec_names,
 )
 from iobench.store.repository import RunRecord
-from iobench.units import format_bytes, format_iops, format_ns, format_rate
+from iobench.units import format_bytes, format_iops, format_ns, format_rate, format_rate_decimal
 
 
 def specs_document() -> dict[str, Any]:
@@ -175,8 +176,11 @@ def promised_notes(run: RunRecord, rows: list[dict[str, Any]]) -> list[str]:
     return notes
 
 
-def promised_table(promised: list[dict[str, Any]]) -> list[list[str]]:
-    """The "% of promised" rows (:func:`promised_rows`), as text."""
+def promised_table(
+    promised: list[dict[str, Any]], rate_units: str | None = None
+) -> list[list[str]]:
+    """The "% of promised" rows (:func:`promised_rows`), as text. Bandwidth is in binary
+    units; with ``rate_units`` "decimal" the promised one also in the provider's own units."""
     rows = []
     for r in promised:
         pct = "-" if r["pct"] is None else f"{r['pct']:.0f} %"
@@ -192,7 +196,7 @@ def promised_table(promised: list[dict[str, Any]]) -> list[list[str]]:
                 format_bytes(r["bs"]),
                 str(r["outstanding"]),
                 f"{format_iops(r['promised_iops'])} IOPS"
-                + (f" = {format_rate(r['promised_bw_bytes'])}" if bw else ""),
+                + (f" = {rate_text(r['promised_bw_bytes'], rate_units)}" if bw else ""),
                 "-"
                 if r["measured_iops"] is None
                 else f"{format_iops(r['measured_iops'])} IOPS"
@@ -212,7 +216,10 @@ def expectation_table(checks: list[Check]) -> list[list[str]]:
         if c.measured is None:
             result = "FAIL (not measured)"
         label = e.text if e.workload != "*" else f"{e.text} ({c.workload})"
-        rows.append([label, c.target, expectation_value(e.metric, c.measured), result, e.source])
+        measured = expectation_value(e.metric, c.measured)
+        if c.measured is not None and written_in_decimal(e):
+            measured += f" ({format_rate_decimal(c.measured)})"  # in the units of the text
+        rows.append([label, c.target, measured, result, e.source])
     return rows
 
 
@@ -239,7 +246,7 @@ class HeldTo:
 
 def held_to(run: RunRecord) -> HeldTo:
     rows = promised_rows(run)
-    promised = promised_table(rows)
+    promised = promised_table(rows, (run.suite_def.get("spec") or {}).get("rate_units"))
     title = promised_title(run)
     if title is None:
         promised = []
