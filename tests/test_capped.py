@@ -58,19 +58,23 @@ def test_characterize_finds_both_caps_within_its_budget(
     dev, group = capped_volume(scratch, 64 * MiB, iops, mib_s * MiB)
     doc, took = characterize(group, tmp_path / "r.db", dev)
     limits = doc["limits"]
-    assert limits["iops"]["value"] == pytest.approx(iops, rel=0.10), doc["reasons"]
-    assert limits["bw_bytes"]["value"] == pytest.approx(mib_s * MiB, rel=0.10), doc["reasons"]
-    assert limits["crossover_bs"]["value"] == pytest.approx(mib_s * MiB / iops, rel=0.15)
+    # A limit not found is null, with its reason: say it rather than fail on None["value"].
+    assert doc["reasons"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
+        doc["reasons"], limits, doc["table"]
+    )  # fmt: skip
+    why = (limits, doc["table"])
+    assert limits["iops"]["value"] == pytest.approx(iops, rel=0.10), why
+    assert limits["bw_bytes"]["value"] == pytest.approx(mib_s * MiB, rel=0.10), why
+    assert limits["crossover_bs"]["value"] == pytest.approx(mib_s * MiB / iops, rel=0.15), why
     for key in ("iops", "bw_bytes", "crossover_bs"):
-        assert limits[key]["low"] <= limits[key]["value"] <= limits[key]["high"]
-    assert doc["reasons"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}
+        assert limits[key]["low"] <= limits[key]["value"] <= limits[key]["high"], limits[key]
     assert took < 90, f"the 90 s budget: it took {took:.0f} s"
     assert doc["stop"].startswith("done")
     # Every point ended at fio's steady state, well before its 4 s ceiling.
     steady = [p["steady"] for c in doc["curves"] for p in c["points"]]
-    assert steady.count(True) >= len(steady) - 1
+    assert steady.count(True) >= len(steady) - 1, doc["curves"]
     # The block-size table agrees with the two-limit model it infers.
-    assert all(abs(row["iops"] / row["model_iops"] - 1) < 0.1 for row in doc["table"])
+    assert all(abs(row["iops"] / row["model_iops"] - 1) < 0.1 for row in doc["table"]), doc["table"]
 
 
 def test_characterize_says_when_no_cap_is_in_reach(
@@ -80,7 +84,9 @@ def test_characterize_says_when_no_cap_is_in_reach(
     CPU, the loop device's kernel thread), not a storage limit; it must say so."""
     dev, group = capped_volume(scratch, 64 * MiB, 0, 0)
     doc, _ = characterize(group, tmp_path / "r.db", dev, "--max-qd", "32")
-    assert doc["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}
+    assert doc["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
+        doc["limits"], doc["reasons"]
+    )  # fmt: skip
     codes = doc["reason_codes"]
     assert codes["iops"] in ("host-bound", "still-rising"), doc["reasons"]
     assert codes["bw_bytes"] in ("host-bound", "still-rising"), doc["reasons"]
@@ -108,8 +114,10 @@ def test_sweep_measures_the_matrix_and_finds_the_same_caps(
         (4096, [1, 4, 16]), (1 << 20, [1, 4, 16])
     ]  # fmt: skip
     (lim,) = analysis["limits"]
-    assert lim["limits"]["iops"]["value"] == pytest.approx(5000, rel=0.10)
-    assert lim["limits"]["bw_bytes"]["value"] == pytest.approx(200 * MiB, rel=0.10)
+    found = lim["limits"]
+    assert found["iops"] is not None and found["bw_bytes"] is not None, lim["reasons"]
+    assert found["iops"]["value"] == pytest.approx(5000, rel=0.10), (found, lim["table"])
+    assert found["bw_bytes"]["value"] == pytest.approx(200 * MiB, rel=0.10), (found, lim["table"])
     # The most IOPS with p99 under 10 ms: the throttle holds IOs for up to ~100 ms, so at
     # 1 MiB no point qualifies, while 4 KiB at QD1 does.
     for c in analysis["curves"]:
@@ -143,8 +151,10 @@ def test_orion_simple_summary(cli: Cli, tmp_path: Path, real_fio: str) -> None:
     doc = json.loads(out)
     orion = doc["analysis"]["orion"]
     loads = [1, 2, 4, 8, 16, 32]
-    assert orion["max_large_bw_bytes"]["outstanding"] in loads
-    assert orion["max_small_iops"]["outstanding"] in loads
+    for key in ("max_large_bw_bytes", "max_small_iops", "min_small_lat_ns"):
+        assert orion[key] is not None, (key, orion)
+    assert orion["max_large_bw_bytes"]["outstanding"] in loads, orion
+    assert orion["max_small_iops"]["outstanding"] in loads, orion
     large = [r for r in doc["results"] if r["params"]["bs"] == MiB]
     assert orion["max_large_bw_bytes"]["value"] == pytest.approx(
         max(r["read"]["bw_bytes"] for r in large)
@@ -244,15 +254,18 @@ def test_a_burst_that_runs_out_is_found_with_its_time_and_levels(
     code, out, err = iobench_changing_the_cap(group, db, argv, burst_runs_out)
     assert code == 0, err
     doc = json.loads(out)
-    (drop,) = [w for w in doc["warnings"] if w["id"] == "throughput-drop"]
+    series = doc["results"][0]["samples"]["read"]["iops"]
+    drops = [w for w in doc["warnings"] if w["id"] == "throughput-drop"]
+    assert len(drops) == 1, (doc["warnings"], series)
+    (drop,) = drops
     assert drop["workload"] == "rand-r" and drop["target"] == dev
     data = drop["data"]
-    assert data["burst_iops"] == pytest.approx(4000, rel=0.12)
-    assert data["sustained_iops"] == pytest.approx(1000, rel=0.12)
-    assert 3 <= data["at_s"] <= 5, data
+    assert data["burst_iops"] == pytest.approx(4000, rel=0.12), (data, series)
+    assert data["sustained_iops"] == pytest.approx(1000, rel=0.12), (data, series)
+    assert 3 <= data["at_s"] <= 5, (data, series)
     assert f"for the first {data['at_s']:g} s" in drop["message"]
     assert "The burst figure is" in drop["message"] and "the sustained one 1" in drop["message"]
-    assert not [w for w in doc["warnings"] if w["id"] == "unstable-samples"]
+    assert not [w for w in doc["warnings"] if w["id"] == "unstable-samples"], series
 
 
 def test_a_steady_volume_shows_no_drop_and_a_throttle_that_flaps_is_unstable(
@@ -263,8 +276,10 @@ def test_a_steady_volume_shows_no_drop_and_a_throttle_that_flaps_is_unstable(
     suite = reads_suite(tmp_path, "8s", only="rand-r")
     code, out, err = iobench_in(group, db, "run", dev, "--suite", suite, "--json")
     assert code == 0, err
-    ids = {w["id"] for w in json.loads(out)["warnings"]}
-    assert "throughput-drop" not in ids and "unstable-samples" not in ids, ids
+    doc = json.loads(out)
+    ids = {w["id"] for w in doc["warnings"]}
+    series = doc["results"][0]["samples"]["read"]["iops"]
+    assert "throughput-drop" not in ids and "unstable-samples" not in ids, (ids, series)
 
     def flaps() -> None:
         # A throttle that flaps from second to second, with no lasting step down.
@@ -275,10 +290,13 @@ def test_a_steady_volume_shows_no_drop_and_a_throttle_that_flaps_is_unstable(
     code, out, err = iobench_changing_the_cap(group, db, ["run", dev, "--suite", suite, "--json"],
                                               flaps)  # fmt: skip
     assert code == 0, err
-    warnings = json.loads(out)["warnings"]
-    assert "throughput-drop" not in {w["id"] for w in warnings}
-    (unstable,) = [w for w in warnings if w["id"] == "unstable-samples"]
-    assert unstable["workload"] == "rand-r"
+    doc = json.loads(out)
+    warnings = doc["warnings"]
+    series = doc["results"][0]["samples"]["read"]["iops"]
+    assert "throughput-drop" not in {w["id"] for w in warnings}, (warnings, series)
+    unstable = [w for w in warnings if w["id"] == "unstable-samples"]
+    assert len(unstable) == 1, (warnings, series)
+    assert unstable[0]["workload"] == "rand-r"
 
 
 def test_spec_on_a_capped_volume_shows_the_share_of_what_was_promised(
@@ -299,11 +317,11 @@ def test_spec_on_a_capped_volume_shows_the_share_of_what_was_promised(
     spec = doc["spec"]
     assert spec["spec"] == "digitalocean-volume" and spec["iops"] == 5000
     rows = {r["workload"]: r for r in spec["workloads"]}
-    assert rows["rand-r"]["bound"] == "IOPS" and rows["rand-r"]["promised_iops"] == 5000
-    assert rows["big-r"]["bound"] == "bandwidth"
-    assert rows["big-r"]["promised_bw_bytes"] == 200 * MiB
-    assert rows["rand-r"]["pct"] == pytest.approx(100, abs=10)
-    assert rows["big-r"]["pct"] == pytest.approx(100, abs=10)
+    assert rows["rand-r"]["bound"] == "IOPS" and rows["rand-r"]["promised_iops"] == 5000, rows
+    assert rows["big-r"]["bound"] == "bandwidth", rows
+    assert rows["big-r"]["promised_bw_bytes"] == 200 * MiB, rows
+    assert rows["rand-r"]["pct"] == pytest.approx(100, abs=10), rows
+    assert rows["big-r"]["pct"] == pytest.approx(100, abs=10), rows
     # DigitalOcean bursts to 7500 IOPS; at its baseline of 5000 this is no burst.
     assert not rows["rand-r"]["in_burst"] and not rows["big-r"]["in_burst"]
     checks = {c["expectation"]: c for c in doc["expectations"]}
@@ -327,8 +345,8 @@ def test_spec_on_a_capped_volume_shows_the_share_of_what_was_promised(
 
     code, row, err = gp3(4000)
     assert code == 0, err
-    assert row["pct"] == pytest.approx(125, abs=12)
+    assert row["pct"] == pytest.approx(125, abs=12), row
     code, row, err = gp3(10000)
     assert code == 4, err
-    assert row["pct"] == pytest.approx(50, abs=6)
+    assert row["pct"] == pytest.approx(50, abs=6), row
     assert "expectation(s) not met: rand-r.total.iops>=9.00k" in err

@@ -1,55 +1,22 @@
 """Findings from the measurements: each triggered by a case and not by its counterpart, on
-recorded figures; cache, CPU-bound and IO merging also on real fio runs."""
+recorded figures; cache, CPU-bound and IO merging also on real fio runs. The burst
+detector itself: tests/test_drops.py; on throttled devices: tests/test_burst.py."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from conftest import Cli
-from iobench.analysis.measured import detect_drop, measured_findings
+from iobench.analysis.measured import measured_findings
 from iobench.probe.storage import pcie_link_rate
 from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
-
-
-def test_a_step_down_is_found_with_its_time_and_levels() -> None:
-    t = list(range(1, 11))
-    drop = detect_drop(t, [4000, 4050, 3980, 4010, 1000, 990, 1020, 1000, 1010, 995])
-    assert drop is not None
-    assert (drop.at_s, drop.seconds_before, drop.seconds_after) == (4, 4, 6)
-    assert drop.before == pytest.approx(4010) and drop.after == pytest.approx(1002.5)
-    # Missing seconds are skipped, not read as zero.
-    gappy = detect_drop(t, [4000, None, 4000, 4000, 4000, 1000, None, 1000, 1000, 1000])
-    assert gappy is not None and gappy.at_s == 5
-
-
-@pytest.mark.parametrize(
-    "values",
-    [
-        [4000, 4010, 3990, 4000, 4020, 3980, 4000, 4010],  # steady
-        [4000, 4000, 4000, 4000, 3200, 3200, 3200, 3200],  # down by a fifth: not a burst
-        [4000, 1000, 4000, 1000, 4000, 1000, 4000, 1000],  # flapping, no lasting step
-        [4000, 4000, 1000, 1000, 1000],  # too short to say
-        [4000, 4000, 1000, 1000, 1000, 1000, 1000, 1000],  # 2 s before: no level
-    ],
-)
-def test_no_drop_where_there_is_no_lasting_step(values: list[float]) -> None:
-    assert detect_drop(list(range(1, len(values) + 1)), values) is None
-
-
-@pytest.mark.parametrize(
-    "values",
-    [
-        [100 - 3 * i for i in range(21)],  # a straight slide from 100 to 40
-        [4000 - 150 * i for i in range(12)],  # steeper, shorter
-    ],
-)
-def test_a_slide_is_not_reported_as_a_step(values: list[float]) -> None:
-    assert detect_drop(list(range(1, len(values) + 1)), values) is None
 
 
 def _target(**disk: Any) -> TargetRecord:
@@ -205,6 +172,63 @@ def test_burst_that_ends_and_samples_that_wander() -> None:
     assert f.id == "unstable-samples" and "varied from second to second" in f.message
     steady = _result(samples=_samples([3000, 3020, 2990, 3010, 3000, 2980, 3005, 3000]))
     assert _ids(_run(disk, steady)) == []
+
+
+# Issue 12: a cap lowered from 6000 to 1500 IOPS partway through the 7th second.
+ISSUE_12 = [5994, 6006, 6000, 6006, 6000, 6006, 3453, 1500, 1500, 1500, 1501, 1501, 1500, 1500,
+            1501]  # fmt: skip
+
+
+def test_a_burst_that_ends_mid_second_is_a_drop_not_unstable_samples() -> None:
+    disk = _target(transport="nvme", rotational=False)
+    (f,) = measured_findings(_run(disk, _result(samples=_samples(ISSUE_12))))
+    assert f.id == "throughput-drop" and f.data is not None
+    assert f.message == (
+        "w on /mnt/a: 6.00k IOPS for the first 6.43 s, then 1.50k IOPS for the last 8 s "
+        "(75% lower): a burst that ended (burst credits, a throttle, a write cache filling "
+        "up). The burst figure is 6.00k, the sustained one 1.50k"
+    )
+    assert f.data == {
+        "at_s": 6.43, "burst_iops": pytest.approx(6002), "sustained_iops": pytest.approx(1500.375),
+        "seconds_before": 6, "seconds_after": 8, "recovered_at_s": None,
+        "steps": [{"at_s": 6.43, "from_iops": pytest.approx(6002),
+                   "to_iops": pytest.approx(1500.375)}],
+    }  # fmt: skip
+
+
+def test_a_drop_that_comes_back_and_one_in_two_steps_say_so() -> None:
+    disk = _target(transport="nvme", rotational=False)
+    back = _samples([6000] * 5 + [2400] + [1500] * 5 + [4650] + [6000] * 5)
+    (f,) = measured_findings(_run(disk, _result(samples=back)))
+    assert f.id == "throughput-drop" and f.data is not None
+    assert f.message.startswith(
+        "w on /mnt/a: 6.00k IOPS for the first 5.2 s, then 1.50k IOPS for 5 s (75% lower), "
+        "back to 6.00k IOPS from 11.3 s: a burst that ended and came back ("
+    )
+    assert (f.data["at_s"], f.data["recovered_at_s"]) == (5.2, 11.3)
+    assert [(s["from_iops"], s["to_iops"]) for s in f.data["steps"]] == [(6000, 1500), (1500, 6000)]
+    two = _samples([6000] * 5 + [4200] + [3000] * 4 + [2400] + [1500] * 5)
+    (f,) = measured_findings(_run(disk, _result(samples=two)))
+    assert f.message.startswith(
+        "w on /mnt/a: 6.00k IOPS for the first 5.4 s, then 3.00k IOPS, then 1.50k IOPS from "
+        "10.6 s for the last 5 s (75% lower): a burst that ended ("
+    )
+    assert f.data is not None and f.data["recovered_at_s"] is None
+    assert [s["at_s"] for s in f.data["steps"]] == [5.4, 10.6]
+
+
+def test_a_drop_s_data_fits_the_run_document_schema() -> None:
+    """The steps are a list of objects: the schema the documents are read back with (import,
+    the store) takes them."""
+    disk = _target(transport="nvme", rotational=False)
+    back = _samples([6000] * 5 + [2400] + [1500] * 5 + [4650] + [6000] * 5)
+    (f,) = measured_findings(_run(disk, _result(samples=back)))
+    text = resources.files("iobench.schemas").joinpath("run-document.schema.json").read_text()
+    schema = json.loads(text)
+    warning = Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/warning"})
+    assert list(warning.iter_errors(json.loads(json.dumps(f.as_dict())))) == []
+    nested = {**f.as_dict(), "data": {"steps": [{"at_s": [1]}]}}
+    assert list(warning.iter_errors(nested)), "a step's figures are numbers, texts or null"
 
 
 def test_a_gp2_drop_is_explained_by_its_bucket() -> None:

@@ -5,10 +5,12 @@
 - ``over-ceiling``: throughput above what the device's link carries (SATA, a PCIe link, a
   spinning disk's media rate, a network filesystem's fastest network link); not in a VM,
   whose disks' links are emulated.
-- ``throughput-drop``: per-second IOPS that fall by 30 % or more mid-run and stay down:
-  burst credits running out, a throttle, an SSD's write cache filling. Reports the burst
-  and the sustained level and when it dropped.
-- ``unstable-samples``: per-second IOPS that vary a lot (coefficient of variation).
+- ``throughput-drop``: per-second IOPS that step down by 30 % or more mid-run, for 3 s or
+  more: burst credits running out, a throttle, an SSD's write cache filling. Reports the
+  burst and the sustained level, when it dropped (within the second) and, where seen, the
+  other steps and when it came back (iobench.analysis.drops finds it).
+- ``unstable-samples``: per-second IOPS that vary a lot (coefficient of variation), when
+  no drop explains it.
 - ``fio-cpu-bound``: fio's jobs, or the whole host, busy near a full CPU: the CPU, not the
   storage, set the number.
 - ``io-merging``: the block layer merged many IOs of a sequential workload: the device
@@ -26,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iobench.analysis.drops import Drop, detect_drop
 from iobench.analysis.findings import Finding
 from iobench.analysis.results import headline
 from iobench.analysis.throttles import at_throttle
@@ -39,65 +42,12 @@ SEEK_LATENCY_NS = 1_000_000.0  # a spinning disk's random read takes more than 1
 CEILING_MARGIN = 1.05  # throughput this far above a ceiling is beyond doubt
 SATA_BYTES_PER_S = 600e6  # SATA 6 Gb/s after 8b/10b encoding
 HDD_BYTES_PER_S = 350e6  # the fastest spinning disks' media rate is below this
-DROP_SHARE = 0.30  # a drop by this share or more of the level before it
-MIN_SEGMENT = 3  # seconds on each side of a drop
-STEADY_CV = 0.25  # each side of a drop varies less than this
-STEP_OVER_SLOPE = 0.5  # a step explains the samples at least twice as well as a line
 UNSTABLE_CV = 0.20  # per-second IOPS varying more than this are unstable
 MIN_SAMPLES = 6
 CPU_BOUND_PCT = 90.0  # fio's usr+sys per job, % of one CPU
 HOST_BOUND_PCT = 95.0  # the host's CPUs, busy % while the workload ran
 MERGE_SHARE = 0.30  # merged IOs as a share of all the IOs the workload issued
 VIRTUAL_TRANSPORTS = frozenset({"virtio", "xen", "vmbus", "hyperv"})
-
-
-@dataclass(frozen=True)
-class Drop:
-    at_s: float  # the last second at the burst level
-    before: float  # mean per-second IOPS before the drop
-    after: float  # mean per-second IOPS after it
-    seconds_before: int
-    seconds_after: int
-
-
-def detect_drop(t_s: Sequence[float], values: Sequence[float | None]) -> Drop | None:
-    """A step down in a per-second series: the split that best explains it as two steady
-    levels, when the second is at least DROP_SHARE lower and each side is steady."""
-    pts = [(t, v) for t, v in zip(t_s, values, strict=False) if v is not None]
-    if len(pts) < MIN_SAMPLES:
-        return None
-    vs = [v for _, v in pts]
-    total = _sse(vs)
-    if total == 0:
-        return None
-    best: tuple[float, int] | None = None
-    for k in range(MIN_SEGMENT, len(vs) - MIN_SEGMENT + 1):
-        sse = _sse(vs[:k]) + _sse(vs[k:])
-        if best is None or sse < best[0]:
-            best = (sse, k)
-    assert best is not None
-    sse, k = best
-    before, after = statistics.fmean(vs[:k]), statistics.fmean(vs[k:])
-    if before <= 0 or after > (1 - DROP_SHARE) * before or sse > 0.5 * total:
-        return None
-    if _cv(vs[:k]) > STEADY_CV or _cv(vs[k:]) > STEADY_CV:
-        return None
-    if sse > STEP_OVER_SLOPE * _linear_sse([t for t, _ in pts], vs):
-        return None  # a slide, which a straight line explains as well as a step
-    return Drop(pts[k - 1][0], before, after, k, len(vs) - k)
-
-
-def _sse(vs: Sequence[float]) -> float:
-    m = statistics.fmean(vs)
-    return sum((v - m) ** 2 for v in vs)
-
-
-def _linear_sse(ts: Sequence[float], vs: Sequence[float]) -> float:
-    """The squared error of the least-squares line through the points."""
-    mt, mv = statistics.fmean(ts), statistics.fmean(vs)
-    stt = sum((t - mt) ** 2 for t in ts)
-    slope = sum((t - mt) * (v - mv) for t, v in zip(ts, vs, strict=True)) / stt if stt else 0.0
-    return sum((v - mv - slope * (t - mt)) ** 2 for t, v in zip(ts, vs, strict=True))
 
 
 def _cv(vs: Sequence[float]) -> float:
@@ -289,24 +239,17 @@ def _samples(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
     t_s, values = series
     drop = detect_drop(t_s, values)
     if drop is not None:
+        # Its levels are steady: the step between them is what varied, not the storage
+        # from second to second, so no unstable-samples beside it.
         return Finding(
             "throughput-drop",
             "warning",
-            f"{r.workload} on {r.target}: {format_iops(drop.before)} IOPS for the first "
-            f"{drop.at_s:g} s, then {format_iops(drop.after)} IOPS for the last "
-            f"{drop.seconds_after} s ({1 - drop.after / drop.before:.0%} lower): a burst "
-            "that ended (burst credits, a throttle, a write cache filling up). The burst "
-            f"figure is {format_iops(drop.before)}, the sustained one "
-            f"{format_iops(drop.after)}" + burst_model_text(run, drop, _bs(r)),
+            f"{r.workload} on {r.target}: {drop_text(drop)}. The burst figure is "
+            f"{format_iops(drop.before)}, the sustained one {format_iops(drop.after)}"
+            + burst_model_text(run, drop, _bs(r)),
             "quote the sustained figure; run long enough to see the drop (and the burst "
             "budget's refill) in every test",
-            data={
-                "at_s": drop.at_s,
-                "burst_iops": drop.before,
-                "sustained_iops": drop.after,
-                "seconds_before": drop.seconds_before,
-                "seconds_after": drop.seconds_after,
-            },
+            data=drop_data(drop),
         )
     vs = [v for v in values if v is not None]
     if len(vs) >= MIN_SAMPLES and _cv(vs) > UNSTABLE_CV:
@@ -320,6 +263,49 @@ def _samples(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding
             "collection, and run longer",
         )
     return None
+
+
+def drop_text(drop: Drop) -> str:
+    """The levels and steps of a drop, in order: "6.00k IOPS for the first 6.43 s, then
+    1.50k IOPS for the last 8 s (75% lower): a burst that ended (...)"."""
+    burst = format_iops(drop.before)
+    if drop.from_s > 0:
+        parts = [f"{burst} IOPS from {drop.from_s:g} s to {drop.at_s:g} s"]
+    else:
+        parts = [f"{burst} IOPS for the first {drop.at_s:g} s"]
+    lower = f" ({1 - drop.after / drop.before:.0%} lower)"
+    said = False  # the sustained level's length and share said
+    for n, step in enumerate(drop.steps):
+        when = f" from {step.at_s:g} s" if n else ""
+        if step.at_s == drop.recovered_at_s:
+            parts.append(f"back to {format_iops(step.after)} IOPS{when}")
+            break
+        text = f"then {format_iops(step.after)} IOPS{when}"
+        if not said and step.after == drop.after:
+            last = "the last " if drop.lasts_to_end else ""
+            text += f" for {last}{drop.seconds_after} s{lower}"
+            said = True
+        parts.append(text)
+    why = (
+        "a burst that ended and came back (burst credits that ran out and refilled, a "
+        "throttle lifted, a write cache that filled up and flushed)"
+        if drop.recovered_at_s is not None
+        else "a burst that ended (burst credits, a throttle, a write cache filling up)"
+    )
+    return ", ".join(parts) + ": " + why
+
+
+def drop_data(drop: Drop) -> dict[str, Any]:
+    """The figures of a drop for ``--json`` (docs/findings.md)."""
+    return {
+        "at_s": drop.at_s,
+        "burst_iops": drop.before,
+        "sustained_iops": drop.after,
+        "seconds_before": drop.seconds_before,
+        "seconds_after": drop.seconds_after,
+        "recovered_at_s": drop.recovered_at_s,
+        "steps": [{"at_s": s.at_s, "from_iops": s.before, "to_iops": s.after} for s in drop.steps],
+    }
 
 
 def _bs(r: ResultRecord) -> int:
@@ -339,12 +325,14 @@ def burst_model_text(run: RunRecord, drop: Drop, bs: int) -> str:
         # The provider counts an IO larger than its IO unit as several.
         unit = spec.get("io_unit")
         per_io = math.ceil(bs / unit) if unit and bs else 1
-        spent = drop.at_s * max(drop.before * per_io - float(spec["iops"]), 0)
+        burst_s = round(drop.at_s - drop.from_s, 2)
+        spent = burst_s * max(drop.before * per_io - float(spec["iops"]), 0)
         parts.append(
             f" from a bucket of {burst['credits']:,.0f} I/O credits; a full bucket lasts "
             f"{burst['seconds']:,.0f} s at the burst rate (credits / (burst - baseline)). "
-            f"A drop after {drop.at_s:g} s means the bucket held about {spent:,.0f} credits "
-            "when the run started"
+            f"A drop after {burst_s:g} s at the burst rate means the bucket held about "
+            f"{spent:,.0f} credits when "
+            + ("the run started" if drop.from_s == 0 else f"that rate began ({drop.from_s:g} s)")
             + (f" (each {format_bytes(bs)} IO counts as {per_io})" if per_io > 1 else "")
         )
     elif burst.get("seconds"):
