@@ -569,7 +569,8 @@ def test_markdown_tables_keep_their_columns(runs: list[RunRecord]) -> None:
     # The comparison has a line per setup and workload direction, with ratios and verdicts.
     comparison = tables[1]
     assert len(comparison) == 2 + 5 * 3
-    assert "| 140 % |" in comparison[3] and comparison[3].endswith("| faster |")
+    assert "| 140 % |" in comparison[3]
+    assert comparison[3].endswith("| faster (t-test, 3 vs 3 repeats) |")
 
 
 def test_markdown_single_run(runs: list[RunRecord]) -> None:

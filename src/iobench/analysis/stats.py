@@ -2,7 +2,8 @@
 
 Pure functions over plain numbers. A missing value (None) is skipped, never counted as 0.
 With one repetition there is no estimate of the noise: stddev, the interval and the
-coefficient of variation are None, and :func:`differs` answers None ("noise unknown").
+coefficient of variation are None. How two figures compare is
+:mod:`iobench.analysis.verdicts`.
 """
 
 from __future__ import annotations
@@ -114,20 +115,6 @@ def summarize(values: Sequence[float | None]) -> Summary:
     half = t_critical_95(n - 1) * stddev / math.sqrt(n)
     cv = None if mean == 0 else 100 * stddev / abs(mean)
     return Summary(n, mean, stddev, mean - half, mean + half, cv)
-
-
-def differs(a: Summary, b: Summary) -> bool | None:
-    """Whether two figures differ beyond the noise of their repetitions.
-
-    The rule is deliberately simple and conservative: True when the two 95 % confidence
-    intervals do not overlap, False when they do ("within noise"), None when either side
-    has fewer than 2 repetitions (the noise is unknown). Non-overlap of two 95 % intervals
-    is stricter than a Welch t-test at 5 %, so a "difference" reported is a real one; a
-    small real difference may be reported as noise.
-    """
-    if a.ci95_low is None or a.ci95_high is None or b.ci95_low is None or b.ci95_high is None:
-        return None
-    return a.ci95_high < b.ci95_low or b.ci95_high < a.ci95_low
 
 
 def is_unstable(s: Summary) -> bool:
