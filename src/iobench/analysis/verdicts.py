@@ -157,7 +157,7 @@ class Judgement:
     diff_ci95_low: float | None = None
     diff_ci95_high: float | None = None
     several_times: bool = False
-    repeats_needed: int | None = None  # a side, to resolve the difference observed
+    repeats_needed: int | None = None  # too few repeats: a side, to resolve the difference
     value_noise: Noise | None = None
     base_noise: Noise | None = None
 
@@ -267,4 +267,4 @@ def judge(value: Side, base: Side, *, higher_is_faster: bool = True) -> Judgemen
             TOO_FEW_REPEATS, _repeat_advice(needed, why), repeats_needed=needed, **common
         )
     why = runs if basis == "repeats" else "within-run noise"
-    return Judgement(WITHIN_NOISE, why, repeats_needed=needed, **common)
+    return Judgement(WITHIN_NOISE, why, **common)
