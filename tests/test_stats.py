@@ -47,7 +47,19 @@ def test_t_critical_95_is_continuous_past_the_table() -> None:
     assert t_critical_95(1000) > t_critical_95(math.inf)
 
 
-@pytest.mark.parametrize("df", [0, -1, 2.5, math.nan])
+def test_t_critical_95_for_fractional_degrees_of_freedom() -> None:
+    """Welch's test gives fractional df: computed from Student's distribution, which gives
+    the table's values at whole df."""
+    from iobench.analysis.stats import _t975
+
+    for df in (1, 2, 3, 5, 10, 30):
+        assert _t975(df) == pytest.approx(t_critical_95(df), abs=1e-5)
+    assert t_critical_95(1.5) == pytest.approx(_t975(1.5))
+    assert t_critical_95(1) > t_critical_95(1.5) > t_critical_95(2) > t_critical_95(2.5)
+    assert t_critical_95(29.5) > t_critical_95(30) > t_critical_95(30.5) > t_critical_95(31)
+
+
+@pytest.mark.parametrize("df", [0, -1, 0.5, math.nan])
 def test_t_critical_95_refuses_impossible_degrees_of_freedom(df: float) -> None:
     with pytest.raises(ValueError, match="degrees of freedom"):
         t_critical_95(df)

@@ -6,8 +6,8 @@ Pure functions over plain numbers; the rules are in docs/compare.md ("Verdicts")
   runs' results, run-to-run noise) or, for a side with a single run, from that run's
   **per-second samples** (batch means: within-run noise, second to second, which is smaller
   than run-to-run noise and so only a lower bound of it);
-- the two means are compared with **Welch's t-test** (two-sided, 95 %, Welch-Satterthwaite
-  degrees of freedom rounded down);
+- the two means are compared with **Welch's t-test** (two-sided, 95 %, with the
+  Welch-Satterthwaite degrees of freedom, fractional);
 - a difference of **several times** (every repetition of one side 2x or more every
   repetition of the other) is a difference whatever the number of repetitions, unless the
   only noise known (within-run) is large enough to explain it;
@@ -103,7 +103,7 @@ def within_run_noise(series: Sequence[float | None]) -> Noise | None:
 @dataclass(frozen=True)
 class Welch:
     t: float  # (value - baseline) / se; +-inf when se is 0 and the means differ
-    df: int  # Welch-Satterthwaite, rounded down
+    df: float  # Welch-Satterthwaite (fractional)
     critical: float  # t(0.975, df)
     diff: float  # value mean - baseline mean
     half_width: float  # of the 95 % interval of the difference
@@ -117,12 +117,13 @@ def welch(value_mean: float, value: Noise, base_mean: float, base: Noise) -> Wel
     """Welch's t-test of two means with their standard errors (two-sided, 95 %)."""
     var = value.se**2 + base.se**2
     diff = value_mean - base_mean
+    df: float
     if var == 0:
         df = value.df + base.df
         t = 0.0 if diff == 0 else math.copysign(math.inf, diff)
     else:
-        df_exact = var**2 / (value.se**4 / value.df + base.se**4 / base.df)
-        df = max(1, math.floor(df_exact + 1e-9))
+        # Between the smaller side's df and their sum.
+        df = max(1.0, var**2 / (value.se**4 / value.df + base.se**4 / base.df))
         t = diff / math.sqrt(var)
     critical = t_critical_95(df)
     return Welch(t, df, critical, diff, critical * math.sqrt(var))
@@ -151,7 +152,7 @@ class Judgement:
     reason: str  # short, shown beside the verdict: "t-test, 3 vs 3 repeats", "run --repeat 4; …"
     basis: Basis | None = None  # the weaker of the two sides' noise; None: no test
     t: float | None = None
-    df: int | None = None
+    df: float | None = None  # Welch-Satterthwaite
     significant: bool | None = None
     # The 95 % interval of (value - baseline) / baseline mean, from the t-test.
     diff_ci95_low: float | None = None
