@@ -15,6 +15,9 @@ from typing import Any
 
 # Repetitions whose coefficient of variation exceeds this (in %) get a warning.
 UNSTABLE_CV_PCT = 5.0
+# Comparisons and their charts show a 95 % interval from this many repetitions on: with 2,
+# t(0.975, 1) = 12.7 makes it +-200 % and more, which says nothing.
+INTERVAL_SHOWN_FROM = 3
 
 # Two-sided 95 % critical values of Student's t, df = 1..30 (t_{0.975, df}).
 _T95 = (
@@ -162,6 +165,11 @@ def summarize(values: Sequence[float | None]) -> Summary:
     half = t_critical_95(n - 1) * stddev / math.sqrt(n)
     cv = None if mean == 0 else 100 * stddev / abs(mean)
     return Summary(n, mean, stddev, mean - half, mean + half, cv)
+
+
+def interval_shown(s: Summary) -> bool:
+    """Whether a comparison shows the 95 % interval of this mean (INTERVAL_SHOWN_FROM)."""
+    return s.n >= INTERVAL_SHOWN_FROM and s.ci95_low is not None
 
 
 def is_unstable(s: Summary) -> bool:

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.compare import Cell, Comparison, Row
-from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, is_unstable
+from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, interval_shown, is_unstable
 from iobench.report.literal import markup_literal
 from iobench.report.model import (
     CLAT_NOTE,
@@ -43,7 +43,7 @@ def _iops(s: Summary) -> str:
     t(0.975, 1) = 12.7 makes it too wide to read)."""
     text = format_iops(s.mean)
     half = s.ci95_half_width
-    return text if half is None or s.n < 3 else f"{text} ± {format_iops(half)}"
+    return f"{text} ± {format_iops(half)}" if half is not None and interval_shown(s) else text
 
 
 def _ratio(cell: Cell) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from iobench.analysis.compare import Cell, Comparison, Row
 from iobench.analysis.results import Figures, LatencyKind, run_figures
-from iobench.analysis.stats import Summary, is_unstable
+from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.report.context import host_lines
 from iobench.store.repository import RunRecord
 from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
@@ -294,7 +294,7 @@ def row_shape(row: Row, *, detail: bool = False) -> str:
 def format_compared(s: Summary, fmt: Callable[[float | None], str]) -> str:
     """A figure in a comparison: the mean, ``±`` its 95 % interval relative to it from 3
     repetitions on (with 2, t(0.975, 1) = 12.7 makes the interval too wide to read)."""
-    if s.n < 3:
+    if not interval_shown(s):
         return fmt(s.mean) if s.mean is not None else "-"
     return format_summary(s, fmt)
 
