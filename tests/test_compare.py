@@ -1,10 +1,13 @@
-"""Comparing runs: matching on identical parameters, ratios, noise, unmatched workloads,
-context differences, the JSON document and the terminal rendering. Runs are built directly
-(no database, no fio) with known numbers."""
+"""Comparing runs: matching on the workloads' shape (durations shown, not a reason to leave a
+workload out), ratios, verdicts, unmatched workloads, context differences, the JSON document
+and the renderings. Runs are built directly (no database, no fio) with known numbers; the
+verdict rules themselves are tested in test_verdicts.py."""
 
 from __future__ import annotations
 
 import json
+import statistics
+from collections.abc import Sequence
 from io import StringIO
 from typing import Any
 
@@ -63,7 +66,10 @@ def result(
     write: dict[str, Any] | None = None,
     status: str = "ok",
     error: str | None = None,
+    samples: Sequence[float | None] | None = None,
 ) -> ResultRecord:
+    """One result; ``samples``: its per-second IOPS (bandwidth and latency follow), in the
+    direction it did."""
     if read is None and iops is not None:
         read = direction(iops)
     metrics = None if status != "ok" else {"read": read, "write": write, "trim": None}
@@ -85,7 +91,21 @@ def result(
         started_at="2026-01-01T00:00:00Z",
         finished_at="2026-01-01T00:01:00Z",
         repetition=rep,
+        samples=None if samples is None else per_second(samples, "read" if read else "write"),
     )
+
+
+def per_second(iops: Sequence[float | None], d: str) -> dict[str, Any]:
+    """``ResultRecord.samples`` as fio/logs.py makes them, from per-second IOPS."""
+    return {
+        "interval_ms": 1000,
+        d: {
+            "t_s": [float(i + 1) for i in range(len(iops))],
+            "iops": list(iops),
+            "bw_bytes": [None if v is None else v * 4096 for v in iops],
+            "lat_mean_ns": [None if not v else 1e9 / v for v in iops],
+        },
+    }
 
 
 def context(fstype: str = "ext4", options: str = "rw,relatime", model: str = "SSD 1") -> Any:
@@ -214,11 +234,44 @@ def test_overlapping_intervals_are_within_noise_not_a_win() -> None:
     assert cell.verdict == "within noise"
 
 
-def test_a_single_repetition_leaves_the_noise_unknown() -> None:
+def test_a_single_repetition_without_samples_asks_for_repeats() -> None:
     c = compare([run(1, reps("rr", [5000])), run(2, reps("rr", [3000, 3010]))])
     cell = c.rows[0].cells[1]
     assert cell.iops_ratio == pytest.approx(3005 / 5000)
-    assert cell.verdict == "noise unknown"
+    assert (cell.verdict, cell.iops_test.reason) == (
+        "too few repeats",
+        "run --repeat 3; noise not measured",
+    )
+
+
+def test_a_single_repetition_is_judged_on_its_per_second_samples() -> None:
+    """No repetitions: each run's per-second IOPS give a within-run noise, and say so."""
+    steady = [1000.0, 1002.0, 998.0, 1001.0, 999.0]
+    base = run(1, [result("rr", 1000, samples=steady)])
+    same = run(2, [result("rr", 1001, samples=[v + 1 for v in steady])])
+    double = run(3, [result("rr", 2500, samples=[v * 2.5 for v in steady])])
+    c = compare([base, same, double])
+    _, close, far = c.rows[0].cells
+    assert (far.verdict, far.iops_test.reason, far.iops_test.basis) == (
+        "faster",
+        "2x or more beyond within-run noise",
+        "within-run",
+    )
+    assert far.iops_test.value_noise is not None
+    assert far.iops_test.value_noise.samples == 5
+    # 0.1 % apart: within even the within-run noise.
+    assert (close.verdict, close.iops_test.reason) == ("within noise", "within-run noise")
+    # The same rules for bandwidth and latency, on their own figures and samples: the
+    # latency means are the same (200 µs), whatever the per-second samples.
+    assert (far.bw_verdict, far.lat_verdict) == ("faster", "within noise")
+    doc = c.to_dict()["rows"][0]["cells"][2]
+    assert doc["iops_test"]["noise"] == {
+        "basis": "within-run",
+        "se": pytest.approx(2500 * statistics.stdev(steady) / 1000 / 5**0.5),
+        "df": 4,
+        "n": 5,
+        "samples": 5,
+    }
 
 
 def test_the_baseline_can_be_chosen() -> None:
@@ -291,8 +344,8 @@ def test_twins_within_a_run_are_matched_by_name() -> None:
     assert [(u.workload, u.reason) for u in c.unmatched] == [
         (
             "copy",
-            "its run has other workloads with the same parameters (rr), and no other run "
-            "has a workload of this name with them",
+            "its run has other workloads of the same shape (rr), and no other run has one of "
+            "this name or with identical parameters",
         )
     ]
 
@@ -315,6 +368,117 @@ def test_matching_ignores_names_and_number_spelling() -> None:
     b = run(2, [result("rand-r", 3000, p=params(runtime_s=60))])
     (row,) = compare([a, b]).rows
     assert row.workload == "randread-4k / rand-r"
+
+
+@pytest.mark.parametrize(
+    ("change", "param", "values"),
+    [
+        ({"runtime_s": 120.0}, "runtime_s", {"run 1": 60, "run 2": 120}),
+        ({"ramp_s": 0.0}, "ramp_s", {"run 1": 5, "run 2": 0}),
+        ({"size": 1 << 32}, "size", {"run 1": 1 << 30, "run 2": 1 << 32}),
+        ({"options": {"time_based": "0"}}, "options.time_based", {"run 1": None, "run 2": "0"}),
+    ],
+)
+def test_durations_that_differ_are_shown_on_the_row_not_a_reason_to_leave_it_out(
+    change: dict[str, Any], param: str, values: dict[str, Any]
+) -> None:
+    a = run(1, reps("rr", [5000, 5010, 4990]))
+    b = run(2, reps("rr", [2500, 2510, 2490], p=params(**change)))
+    c = compare([a, b])
+    assert c.unmatched == ()
+    (row,) = c.rows
+    assert [(d.param, d.values) for d in row.differs] == [(param, values)]
+    assert row.params == PARAMS, "the baseline's parameters"
+    assert row.cells[1].iops_ratio == 0.5 and row.cells[1].verdict == "slower"
+    assert c.to_dict()["rows"][0]["differs"] == [{"param": param, "values": values}]
+
+
+def test_every_duration_that_differs_is_listed_in_order() -> None:
+    a = run(1, reps("rr", [5000]), label="long")
+    b = run(2, reps("rr", [5000], p=params(runtime_s=2.0, ramp_s=1.0, size=8 << 20)))
+    c = compare([a, b], baseline_run_id=2)
+    (row,) = c.rows
+    assert [d.param for d in row.differs] == ["runtime_s", "ramp_s", "size"]
+    assert row.params["runtime_s"] == 2.0, "the baseline's parameters, run 2 here"
+    from iobench.report.model import differs_text
+
+    names = {s.key: s.name for s in c.setups}
+    assert differs_text(row, names) == (
+        "runtime 1m (long) vs 2s (run 2); ramp 5s (long) vs 1s (run 2); "
+        "size 1G (long) vs 8M (run 2)"
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"bs": 8192},
+        {"rw": "randwrite"},
+        {"iodepth": 32},
+        {"numjobs": 4},
+        {"ioengine": "io_uring"},
+        {"direct": False},
+        {"options": {"rate_iops": "500"}},
+    ],
+)
+def test_workloads_of_another_shape_do_not_match(change: dict[str, Any]) -> None:
+    a = run(1, [result("rr", 5000)])
+    b = run(2, [result("rr", 5000, p=params(**change, runtime_s=1.0))])
+    c = compare([a, b])
+    assert c.rows == ()
+    (name,) = change
+    assert [u.setup for u in c.unmatched] == ["run 1", "run 2"]
+    # The nearest workload is named by its shape alone; the runtime is no reason.
+    assert f"(nearest: {name} " in c.unmatched[0].reason
+    assert "runtime" not in c.unmatched[0].reason
+
+
+def test_a_mix_of_another_read_share_does_not_match() -> None:
+    a = run(1, [result("mix", read=direction(700), write=direction(300),
+                       p=params(rw="randrw", rwmixread=70))])  # fmt: skip
+    b = run(2, [result("mix", read=direction(500), write=direction(500),
+                       p=params(rw="randrw", rwmixread=50))])  # fmt: skip
+    c = compare([a, b])
+    assert c.rows == ()
+    assert "rwmixread 70 vs 50" in c.unmatched[0].reason
+
+
+def test_workloads_of_one_shape_within_a_run_pair_by_name_then_parameters() -> None:
+    """A run that measured one shape twice, for 5 s and for 60 s: each is matched with the
+    one of the same name elsewhere, else the one with identical parameters."""
+    short = params(runtime_s=5.0)
+    a = run(1, [result("short", 5000, p=short), result("long", 4000, position=1)])
+    b = run(2, [result("short", 2500, p=short), result("long", 2000, position=1)])
+    c = compare([a, b])
+    assert [(r.workload, r.differs) for r in c.rows] == [("short", ()), ("long", ())]
+    renamed = run(3, [result("s", 2500, p=short), result("l", 2000, position=1)])
+    c = compare([a, renamed])
+    assert [(r.workload, r.cells[1].iops_ratio, r.differs) for r in c.rows] == [
+        ("short / s", 0.5, ()),
+        ("long / l", 0.5, ()),
+    ]
+    assert c.unmatched == ()
+    # Nothing says which of the two a third workload of that shape goes with: not matched.
+    other = run(4, [result("x", 2500, p=params(runtime_s=30.0))])
+    c = compare([a, other])
+    assert c.rows == ()
+    assert [(u.workload, u.reason) for u in c.unmatched] == [
+        (
+            "short",
+            "its run has other workloads of the same shape (long), and no other run has one "
+            "of this name or with identical parameters",
+        ),
+        (
+            "long",
+            "its run has other workloads of the same shape (short), and no other run has one "
+            "of this name or with identical parameters",
+        ),
+        (
+            "x",
+            "run 1 has several workloads of this shape (short, long), none of this name or "
+            "with identical parameters",
+        ),
+    ]
 
 
 def test_a_workload_that_failed_everywhere_in_a_run_is_listed() -> None:
@@ -534,7 +698,7 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
     text = json.dumps(doc, sort_keys=True, allow_nan=False)
     assert json.loads(text) == doc
     assert json.dumps(compare(sample()).to_dict(), sort_keys=True) == text
-    assert (doc["schema_version"], doc["kind"], doc["baseline"]) == (1, "comparison", "run 1")
+    assert (doc["schema_version"], doc["kind"], doc["baseline"]) == (2, "comparison", "run 1")
     assert doc["setups"][1] == {
         "key": "run 2",
         "run_id": 2,
@@ -546,19 +710,28 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
     assert sorted(cell) == [
         "bw_bytes",
         "bw_ratio",
+        "bw_test",
         "bw_verdict",
         "failed",
         "iops",
         "iops_ratio",
+        "iops_test",
         "lat_mean_ns",
         "lat_mean_ratio",
         "lat_p99_kind",
         "lat_p99_merged_ns",
         "lat_p99_ns",
+        "lat_test",
         "lat_verdict",
         "setup",
         "verdict",
     ]
+    assert (cell["iops_test"]["verdict"], cell["iops_test"]["reason"]) == (
+        "slower",
+        "t-test, 3 vs 3 repeats",
+    )
+    assert cell["iops_test"]["basis"] == "repeats" and cell["iops_test"]["df"] == 4
+    assert doc["rows"][0]["differs"] == []
     assert cell["lat_p99_kind"] == "lat"
     assert cell["iops"]["mean"] == 3000
     assert sorted(cell["iops"]) == ["ci95_high", "ci95_low", "cv_pct", "mean", "n", "stddev"]
@@ -671,6 +844,76 @@ def test_reports_show_the_noise_marks_and_the_notes() -> None:
     assert line.iops_ratio.startswith("≈ ") and line.lat_ratio == "150 %"
     assert line.notes == ("latency slower", "1 of 3 repetitions failed")
     md = render_markdown([base, other], c)
-    assert "| within noise; latency slower; 1 of 3 repetitions failed |" in md
+    assert (
+        "| within noise (t-test, 2 vs 3 repeats); latency slower; 1 of 3 repetitions failed |"
+    ) in md
     page = render_html([base, other], c)
     assert '<br><span class="muted">1 of 3 repetitions failed</span>' in page
+
+
+def test_runtime_only_differences_render_in_every_format() -> None:
+    from iobench.report.html import render_html
+    from iobench.report.markdown import render_markdown
+
+    a = run(1, reps("rr", [5000, 5010, 4990], p=params(runtime_s=2.0)), label="two")
+    b = run(2, reps("rr", [2500, 2510, 2490], p=params(runtime_s=1.0)), label="one")
+    c = compare([a, b])
+    note = "not the same duration: runtime 2s (two) vs 1s (one)"
+    out = render([a, b])
+    assert note in out
+    assert "rr  read  (randread 4k QD1x1)" in out, "no single runtime in the heading"
+    assert "not matched" not in out
+    assert note in render_markdown([a, b], c)
+    page = render_html([a, b], c)
+    assert f'<span class="differs">{note}</span>' in page
+    assert f'<p class="muted">{note}</p>' in page, "and on the chart card"
+
+
+def test_the_same_verdicts_and_reasons_in_every_format() -> None:
+    """Terminal, JSON, Markdown and HTML say the same thing in the same words."""
+    from iobench.report.html import render_html
+    from iobench.report.markdown import render_markdown
+    from iobench.report.model import compare_lines
+
+    base = run(1, [*reps("a", [1000, 1010, 990]),
+                   *reps("b", [1000, 1100], position=1, p=params(bs=8192)),
+                   result("c", 1000, position=2, p=params(bs=16384)),
+                   *reps("d", [1000, 1010], position=3, p=params(bs=65536))],
+               label="base")  # fmt: skip
+    other = run(2, [*reps("a", [1200, 1210, 1190]),
+                    *reps("b", [1300, 1400], position=1, p=params(bs=8192)),
+                    result("c", 1300, position=2, p=params(bs=16384)),
+                    *reps("d", [300, 310], position=3, p=params(bs=65536))],
+                label="other")  # fmt: skip
+    c = compare([base, other])
+    expected = [
+        ("faster", "t-test, 3 vs 3 repeats"),
+        ("too few repeats", "run --repeat 3; t-test, 2 vs 2 repeats"),
+        ("too few repeats", "run --repeat 3; noise not measured"),
+        ("slower", "2x or more in every repeat"),
+    ]
+    assert [(r.cells[1].verdict, r.cells[1].iops_test.reason) for r in c.rows] == expected
+    doc = c.to_dict()
+    assert [
+        (r["cells"][1]["verdict"], r["cells"][1]["iops_test"]["reason"]) for r in doc["rows"]
+    ] == expected
+    out = " ".join(render([base, other]).split())
+    md = render_markdown([base, other], c)
+    page = render_html([base, other], c)
+    for verdict, reason in expected:
+        assert f"{verdict} ({reason})" in out
+        assert f"| {verdict} ({reason}) |" in md
+        assert (
+            f'verdict-{verdict.replace(" ", "-")}">{verdict}</span>\n'
+            f'<br><span class="reason">({reason})</span>'
+        ) in page
+    # The rules are stated beside the tables, in the same words.
+    assert "Welch's t-test on the repetitions (95 %)" in out
+    assert "within-run noise" in md and "within-run noise" in page
+    assert "noise unknown" not in out + md + page
+    # Intervals from 3 repetitions on: with 2, t(0.975, 1) = 12.7 makes them unreadable.
+    lines = compare_lines(c)
+    assert [x.iops for x in lines] == [
+        "1.00k ±2.5 %", "1.20k ±2.1 %", "1.05k", "1.35k", "1.00k", "1.30k", "1.00k", "305"
+    ]  # fmt: skip
+    assert "1.05k ±" not in out

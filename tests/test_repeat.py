@@ -66,7 +66,14 @@ def test_two_targets_repeated_then_compared(
         )
         assert base["verdict"] == "baseline"
         assert other["iops_ratio"] == pytest.approx(expected)
-        assert other["verdict"] in ("faster", "slower", "within noise")
+        # Three repetitions a side: Welch's t-test on them, whatever the verdict.
+        test = other["iops_test"]
+        assert (test["verdict"], test["basis"], test["df"] >= 1) == (
+            other["verdict"],
+            "repeats",
+            True,
+        )
+        assert other["verdict"] in ("faster", "slower", "within noise", "too few repeats")
 
     code, table, _ = cli("compare", str(doc["run_id"]))
     assert code == 0

@@ -408,6 +408,23 @@ def test_bars_show_the_mean_with_the_95_ci_of_the_repetitions(
     assert "95 % CI" in iops[0]["hovertext"][0]
 
 
+def test_bars_of_two_repetitions_have_no_error_bars() -> None:
+    """With 2 repetitions the 95 % interval is +-12.7 standard errors, below zero for any
+    real spread: not drawn, only given in the hover text."""
+    from iobench.report.charts import bars_figure
+    from iobench.report.html import _series
+
+    two = make_run(1, "two", 1.0, 2, spread=0.3)
+    (series,) = _series([two], None)
+    reps = [r for r in two.results if r.workload == "randread-4k-qd8"]
+    fig = bars_figure([(series, reps)])
+    assert fig is not None
+    iops = fig.to_plotly_json()["data"][0]
+    assert iops["error_y"]["visible"] is False
+    assert (iops["error_y"]["array"], iops["error_y"]["arrayminus"]) == ([None], [None])
+    assert "95 % CI" in iops["hovertext"][0] and "n=2" in iops["hovertext"][0]
+
+
 def test_latency_curves_come_from_the_histograms(page: str) -> None:
     found = _figures(page, "latency percentiles")
     # seqread-1m (plain json) has no histogram: fio's listed percentiles, drawn as markers.
@@ -569,7 +586,8 @@ def test_markdown_tables_keep_their_columns(runs: list[RunRecord]) -> None:
     # The comparison has a line per setup and workload direction, with ratios and verdicts.
     comparison = tables[1]
     assert len(comparison) == 2 + 5 * 3
-    assert "| 140 % |" in comparison[3] and comparison[3].endswith("| faster |")
+    assert "| 140 % |" in comparison[3]
+    assert comparison[3].endswith("| faster (t-test, 3 vs 3 repeats) |")
 
 
 def test_markdown_single_run(runs: list[RunRecord]) -> None:

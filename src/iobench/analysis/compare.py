@@ -1,14 +1,18 @@
-"""Comparing runs: match workloads on identical parameters, summarise their repetitions,
-and say how each setup stands against a baseline — as a difference or as noise.
+"""Comparing runs: match workloads on what defines them, summarise their repetitions,
+and say how each setup stands against a baseline — as a difference, as noise, or as a
+question that more repetitions would answer.
 
 Pure functions over stored runs (no SQL, no printing). The rules are in docs/compare.md:
 
 - a *setup* is one (run, target) pair, one column of the comparison;
 - results of one workload (its repetitions) are summarised together, per direction;
-- workloads are matched across setups only when their stored ``params`` are identical;
-  whatever cannot be matched is listed in ``unmatched`` with the reason, never dropped;
-- ratios are to the baseline's mean; a verdict of "faster"/"slower" needs the 95 %
-  confidence intervals of the IOPS not to overlap (:func:`iobench.analysis.stats.differs`).
+- workloads are matched across setups on their shape (every stored parameter but the
+  durations: runtime, ramp, size and ``time_based``); durations that differ are listed on
+  the row (``Row.differs``), not a reason to leave it out; whatever cannot be matched is
+  listed in ``unmatched`` with the reason, never dropped;
+- ratios are to the baseline's mean; verdicts come from :mod:`iobench.analysis.verdicts`
+  (Welch's t-test on the repetitions, within-run noise from the per-second samples where a
+  side has a single run, and the several-times rule).
 """
 
 from __future__ import annotations
@@ -24,18 +28,34 @@ from iobench.analysis.results import (
     figures,
     groups,
     is_ok,
+    latency_field,
     params_key,
     run_figures,
+    section,
     sections,
     setup_names,
 )
-from iobench.analysis.stats import Summary, differs, is_unstable
+from iobench.analysis.stats import Summary, is_unstable
+from iobench.analysis.verdicts import (
+    BASELINE_JUDGEMENT,
+    NO_BASELINE_JUDGEMENT,
+    Judgement,
+    Side,
+    judge,
+)
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS
 from iobench.store.repository import ResultRecord, RunRecord
 from iobench.units import format_duration, format_size_short
 
-SCHEMA_VERSION = 1
+# 2: workloads match on their shape, not their durations (rows[].differs); verdicts
+# "too few repeats" and "not measured" instead of "noise unknown"; cells[].*_test.
+SCHEMA_VERSION = 2
+
+# The parameters that say how long or over how much a workload measured, not what it is:
+# workloads that differ only in these are compared, and the differences shown on the row.
+DURATION_PARAMS = ("runtime_s", "ramp_s", "size")
+DURATION_OPTIONS = ("time_based",)
 
 # The order in which parameters are named when saying why workloads did not match.
 _PARAM_ORDER = (
@@ -52,7 +72,9 @@ _PARAM_ORDER = (
     "options",
 )
 
-Verdict = str  # "baseline" | "faster" | "slower" | "within noise" | "noise unknown" | "no baseline"
+# "baseline" | "faster" | "slower" | "within noise" | "too few repeats" | "not measured" |
+# "no baseline" (iobench.analysis.verdicts)
+Verdict = str
 
 
 @dataclass(frozen=True)
@@ -82,12 +104,25 @@ class Cell:
     iops_ratio: float | None  # mean IOPS / the baseline's mean IOPS; None for the baseline
     bw_ratio: float | None
     lat_mean_ratio: float | None  # mean latency / the baseline's (above 1: slower)
-    verdict: Verdict  # from the IOPS, see docs/compare.md
-    # The same rule for bandwidth and mean latency (a lower latency is "faster"): with a
-    # rate limit or a CPU bound, they need not agree with the IOPS.
-    bw_verdict: Verdict = "baseline"
-    lat_verdict: Verdict = "baseline"
+    # The verdict from the IOPS and why (docs/compare.md, "Verdicts"). The same rules for
+    # bandwidth and mean latency (a lower latency is "faster"): with a rate limit or a CPU
+    # bound, they need not agree with the IOPS.
+    iops_test: Judgement = BASELINE_JUDGEMENT
+    bw_test: Judgement = BASELINE_JUDGEMENT
+    lat_test: Judgement = BASELINE_JUDGEMENT
     failed: int = 0  # repetitions of this workload in this setup that failed (not in n)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.iops_test.verdict
+
+    @property
+    def bw_verdict(self) -> Verdict:
+        return self.bw_test.verdict
+
+    @property
+    def lat_verdict(self) -> Verdict:
+        return self.lat_test.verdict
 
     @property
     def p99_ns(self) -> float | None:
@@ -98,13 +133,22 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Differs:
+    """A duration parameter whose values differ between the setups of a row."""
+
+    param: str  # "runtime_s", "ramp_s", "size" or "options.time_based"
+    values: dict[str, Any]  # Setup.key -> the value (None: not known)
+
+
+@dataclass(frozen=True)
 class Row:
     """One matched workload x direction."""
 
     workload: str  # the workload's name; names that differ between setups joined with " / "
     direction: str  # read | write | trim
-    params: dict[str, Any]  # the identical params that matched
+    params: dict[str, Any]  # the baseline's params (else the first setup's)
     cells: tuple[Cell, ...]  # in setup order; a setup without this workload has no cell
+    differs: tuple[Differs, ...] = ()  # durations that differ between the cells' setups
 
 
 @dataclass(frozen=True)
@@ -147,6 +191,9 @@ class Comparison:
                     "workload": r.workload,
                     "direction": r.direction,
                     "params": copy.deepcopy(r.params),
+                    "differs": [
+                        {"param": d.param, "values": copy.deepcopy(d.values)} for d in r.differs
+                    ],
                     "cells": [_cell_dict(c) for c in r.cells],
                 }
                 for r in self.rows
@@ -180,6 +227,9 @@ def _cell_dict(c: Cell) -> dict[str, Any]:
         "lat_verdict": c.lat_verdict,
         "failed": c.failed,
         "verdict": c.verdict,
+        "iops_test": c.iops_test.as_dict(),
+        "bw_test": c.bw_test.as_dict(),
+        "lat_test": c.lat_test.as_dict(),
     }
 
 
@@ -230,7 +280,8 @@ class _Group:
     setup: int  # index into the setups
     workload: str
     params: dict[str, Any]
-    pkey: str
+    pkey: str  # params_key(params): identical parameters
+    skey: str  # shape_key(params): the same workload, whatever its durations
     position: int
     results: tuple[ResultRecord, ...]
 
@@ -249,9 +300,44 @@ def _format_param(key: str, value: Any) -> str:
     return str(value)
 
 
+def shape(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that define what a workload measures: all but the durations
+    (DURATION_PARAMS, and DURATION_OPTIONS among the fio options)."""
+    out = {k: v for k, v in params.items() if k not in DURATION_PARAMS}
+    options = out.get("options")
+    if isinstance(options, dict):
+        out["options"] = {k: v for k, v in options.items() if k not in DURATION_OPTIONS}
+    return out
+
+
+def shape_key(params: dict[str, Any]) -> str:
+    """A string equal for workloads of the same shape (see :func:`shape`)."""
+    return params_key(shape(params))
+
+
+def _durations(params: dict[str, Any]) -> dict[str, Any]:
+    """The duration parameters, options as ``options.NAME``; an unset option is None."""
+    options = params.get("options")
+    options = options if isinstance(options, dict) else {}
+    return {
+        **{k: params.get(k) for k in DURATION_PARAMS},
+        **{f"options.{k}": options.get(k) for k in DURATION_OPTIONS},
+    }
+
+
+def _differs(members: Sequence[_Group], setups: Sequence[Setup]) -> tuple[Differs, ...]:
+    """The durations whose values are not all the same (60 and 60.0 are the same)."""
+    per = [(setups[g.setup].key, _durations(g.params)) for g in members]
+    return tuple(
+        Differs(param=k, values={key: copy.deepcopy(d[k]) for key, d in per})
+        for k in per[0][1]
+        if len({params_key({"v": d[k]}) for _, d in per}) > 1
+    )
+
+
 def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """``["bs 4k vs 8k", ...]``: the parameters in which ``a`` differs from ``b``."""
-    ca, cb = canonical(a), canonical(b)
+    """``["bs 4k vs 8k", ...]``: the shape parameters in which ``a`` differs from ``b``."""
+    ca, cb = canonical(shape(a)), canonical(shape(b))
     keys = [k for k in _PARAM_ORDER if k in ca or k in cb]
     keys += sorted((set(ca) | set(cb)) - set(keys))
     return [
@@ -282,6 +368,7 @@ def _groups(run: RunRecord, setup_index: dict[tuple[int, str], int]) -> list[_Gr
             workload=g.workload,
             params=g.params,
             pkey=g.pkey,
+            skey=shape_key(g.params),
             position=g.position,
             results=g.results,
         )
@@ -387,24 +474,37 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
     )
 
 
+def _one_per_setup(members: Sequence[_Group]) -> bool:
+    per_setup = [g.setup for g in members]
+    return len(set(per_setup)) == len(per_setup)
+
+
 def _match(groups: Sequence[_Group]) -> tuple[list[list[_Group]], list[_Group]]:
-    """Sets of groups (at most one per setup, at least two setups) with identical params,
-    and the groups left over. Where one setup has several workloads with the same params,
-    those are matched by name as well."""
-    by_params: dict[str, list[_Group]] = {}
+    """Sets of groups (at most one per setup, at least two setups) of the same shape, and
+    the groups left over. Where one setup has several workloads of one shape, those are
+    matched by name, and what is left of them by identical parameters."""
+    by_shape: dict[str, list[_Group]] = {}
     for g in groups:
-        by_params.setdefault(g.pkey, []).append(g)
+        by_shape.setdefault(g.skey, []).append(g)
     matched: list[list[_Group]] = []
     leftovers: list[_Group] = []
-    for members in by_params.values():
-        per_setup = [g.setup for g in members]
-        if len(set(per_setup)) == len(per_setup):
+    for members in by_shape.values():
+        if _one_per_setup(members):
             candidates = [members]
         else:
-            by_name: dict[str, list[_Group]] = {}
-            for g in members:
-                by_name.setdefault(g.workload, []).append(g)
-            candidates = list(by_name.values())
+            candidates = []
+            rest = list(members)
+            for key in ("workload", "pkey"):
+                pool, rest = rest, []
+                by_key: dict[str, list[_Group]] = {}
+                for g in pool:
+                    by_key.setdefault(getattr(g, key), []).append(g)
+                for c in by_key.values():
+                    if len(c) >= 2 and _one_per_setup(c):
+                        candidates.append(c)
+                    else:
+                        rest.extend(c)
+            candidates.extend([g] for g in rest)
         for c in candidates:
             if len(c) >= 2:
                 matched.append(c)
@@ -437,20 +537,28 @@ def _why(
     setups: Sequence[Setup],
 ) -> str:
     others = _others(setups)
-    failed_same = [s for s, r in failed if s != g.setup and params_key(r.params) == g.pkey]
+    failed_same = [s for s, r in failed if s != g.setup and shape_key(r.params) == g.skey]
     if failed_same:
         where = ", ".join(dict.fromkeys(_where(setups[s]) for s in failed_same))
         return f"the workload with these parameters failed in {where}"
-    twins = [o for o in groups if o.setup == g.setup and o.pkey == g.pkey and o is not g]
+    twins = [o for o in groups if o.setup == g.setup and o.skey == g.skey and o is not g]
     if twins:
         return (
-            f"its run has other workloads with the same parameters "
-            f"({', '.join(o.workload for o in twins)}), and {others} has a workload "
-            "of this name with them"
+            f"its run has other workloads of the same shape "
+            f"({', '.join(o.workload for o in twins)}), and {others} has one of this name "
+            "or with identical parameters"
         )
     candidates = [o for o in groups if o.setup != g.setup]
     if not candidates:
         return f"{others} has any result"
+    alike = [o for o in candidates if o.skey == g.skey]
+    if alike:  # another setup has several of this shape: which one is not clear
+        where = ", ".join(dict.fromkeys(_where(setups[o.setup]) for o in alike))
+        return (
+            f"{where} has several workloads of this shape "
+            f"({', '.join(o.workload for o in alike)}), none of this name or with "
+            "identical parameters"
+        )
     nearest = min(
         candidates,
         key=lambda o: (len(_differences(g.params, o.params)), o.workload != g.workload, o.setup),
@@ -473,6 +581,33 @@ def _ratio(value: float | None, base: float | None) -> float | None:
     return value / base
 
 
+def _series(r: ResultRecord, direction: str, key: str) -> list[float | None] | None:
+    """One result's per-second samples of ``key`` (iops, bw_bytes, lat_mean_ns) in one
+    direction (fio/logs.py); None when they were not recorded."""
+    found = (r.samples or {}).get(direction)
+    values = found.get(key) if isinstance(found, dict) else None
+    return list(values) if isinstance(values, list) else None
+
+
+def _sides(results: Sequence[ResultRecord], direction: str) -> tuple[Side, Side, Side]:
+    """IOPS, bandwidth and mean latency of each repetition that did ``direction``, with
+    its per-second samples: what the verdicts are judged on. The values are those the
+    summaries are made of (the same latency choice)."""
+    having = [r for r in results if section(r, direction)]
+    secs = [s for s in (section(r, direction) for r in having) if s]
+    lat_means, _ = latency_field(secs, "mean")
+    out = []
+    for values, key in (
+        ([s.get("iops") for s in secs], "iops"),
+        ([s.get("bw_bytes") for s in secs], "bw_bytes"),
+        (lat_means, "lat_mean_ns"),
+    ):
+        kept = [(float(v), _series(r, direction, key)) for v, r in zip(values, having, strict=True)
+                if v is not None]  # fmt: skip
+        out.append(Side(tuple(v for v, _ in kept), tuple(s for _, s in kept)))
+    return out[0], out[1], out[2]
+
+
 def _row(
     members: Sequence[_Group],
     direction: str,
@@ -482,26 +617,29 @@ def _row(
 ) -> Row:
     members = sorted(members, key=lambda g: g.setup)
     figs = {g.setup: figures(g.results, direction) for g in members}
+    sides = {g.setup: _sides(g.results, direction) for g in members}
     base = figs.get(baseline)
+    base_sides = sides.get(baseline)
     cells = []
     for g in members:
         f = figs[g.setup]
         ratios: tuple[float | None, float | None, float | None]
-        verdicts: tuple[Verdict, Verdict, Verdict]
+        tests: tuple[Judgement, Judgement, Judgement]
         if g.setup == baseline:
-            verdicts, ratios = ("baseline",) * 3, (None, None, None)
-        elif base is None:
-            verdicts, ratios = ("no baseline",) * 3, (None, None, None)
+            tests, ratios = (BASELINE_JUDGEMENT,) * 3, (None, None, None)
+        elif base is None or base_sides is None:
+            tests, ratios = (NO_BASELINE_JUDGEMENT,) * 3, (None, None, None)
         else:
             ratios = (
                 _ratio(f.iops.mean, base.iops.mean),
                 _ratio(f.bw_bytes.mean, base.bw_bytes.mean),
                 _ratio(f.lat_mean_ns.mean, base.lat_mean_ns.mean),
             )
-            verdicts = (
-                _verdict(f.iops, base.iops),
-                _verdict(f.bw_bytes, base.bw_bytes),
-                _verdict(f.lat_mean_ns, base.lat_mean_ns, higher_is_faster=False),
+            iops, bw, lat = sides[g.setup]
+            tests = (
+                judge(iops, base_sides[0]),
+                judge(bw, base_sides[1]),
+                judge(lat, base_sides[2], higher_is_faster=False),
             )
         cells.append(
             Cell(
@@ -515,29 +653,21 @@ def _row(
                 iops_ratio=ratios[0],
                 bw_ratio=ratios[1],
                 lat_mean_ratio=ratios[2],
-                verdict=verdicts[0],
-                bw_verdict=verdicts[1],
-                lat_verdict=verdicts[2],
+                iops_test=tests[0],
+                bw_test=tests[1],
+                lat_test=tests[2],
                 failed=failed_count.get((g.setup, g.workload, g.pkey), 0),
             )
         )
     names = list(dict.fromkeys(g.workload for g in members))
+    first = next((g for g in members if g.setup == baseline), members[0])
     return Row(
         workload=" / ".join(names),
         direction=direction,
-        params=copy.deepcopy(members[0].params),
+        params=copy.deepcopy(first.params),
         cells=tuple(cells),
+        differs=_differs(members, setups),
     )
-
-
-def _verdict(value: Summary, base: Summary, *, higher_is_faster: bool = True) -> Verdict:
-    d = differs(value, base)
-    if d is None:
-        return "noise unknown"
-    if not d:
-        return "within noise"
-    assert value.mean is not None and base.mean is not None
-    return "faster" if (value.mean > base.mean) == higher_is_faster else "slower"
 
 
 # -- context ----------------------------------------------------------------------------------

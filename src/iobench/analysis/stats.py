@@ -2,7 +2,8 @@
 
 Pure functions over plain numbers. A missing value (None) is skipped, never counted as 0.
 With one repetition there is no estimate of the noise: stddev, the interval and the
-coefficient of variation are None, and :func:`differs` answers None ("noise unknown").
+coefficient of variation are None. How two figures compare is
+:mod:`iobench.analysis.verdicts`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any
 
 # Repetitions whose coefficient of variation exceeds this (in %) get a warning.
 UNSTABLE_CV_PCT = 5.0
+# Comparisons and their charts show a 95 % interval from this many repetitions on: with 2,
+# t(0.975, 1) = 12.7 makes it +-200 % and more, which says nothing.
+INTERVAL_SHOWN_FROM = 3
 
 # Two-sided 95 % critical values of Student's t, df = 1..30 (t_{0.975, df}).
 _T95 = (
@@ -75,24 +79,71 @@ class Summary:
 def t_critical_95(df: float) -> float:
     """The two-sided 95 % critical value of Student's t with ``df`` degrees of freedom.
 
-    Exact (to 6 decimals) for df 1..30 from a table; above that the Cornish-Fisher
-    expansion (Abramowitz & Stegun 26.7.5), within 1e-5 of the true value for df > 30;
-    ``math.inf`` gives the normal's 1.959964.
+    Exact (to 6 decimals) for df 1..30 from a table, and for fractional df up to 30 (Welch's
+    test has them) by inverting Student's distribution function; above that the
+    Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5), within 1e-5 of the true value
+    for df > 30; ``math.inf`` gives the normal's 1.959964.
     """
     if math.isnan(df) or df < 1:
         raise ValueError(f"degrees of freedom must be at least 1, not {df}")
     if math.isinf(df):
         return _Z975
-    if df != int(df):
-        raise ValueError(f"degrees of freedom must be a whole number, not {df}")
     if df <= len(_T95):
-        return _T95[int(df) - 1]
+        return _T95[int(df) - 1] if df == int(df) else _t975(df)
     z = _Z975
     g1 = (z**3 + z) / 4
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
     g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
     g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
     return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (Numerical Recipes, betacf)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for aa in (
+            m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m)),
+        ):
+            d = 1 + aa * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return h
+
+
+def _betai(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def _t975(df: float) -> float:
+    """t with P(|T| > t) = 0.05 for Student's t with ``df`` degrees of freedom, by bisection
+    on ``P(|T| > t) = I_{df / (df + t^2)}(df / 2, 1 / 2)``."""
+    lo, hi = 0.0, 20.0  # t(0.975, 1) = 12.7 is the largest for df >= 1
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if _betai(df / 2, 0.5, df / (df + mid * mid)) > 0.05:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def summarize(values: Sequence[float | None]) -> Summary:
@@ -116,18 +167,9 @@ def summarize(values: Sequence[float | None]) -> Summary:
     return Summary(n, mean, stddev, mean - half, mean + half, cv)
 
 
-def differs(a: Summary, b: Summary) -> bool | None:
-    """Whether two figures differ beyond the noise of their repetitions.
-
-    The rule is deliberately simple and conservative: True when the two 95 % confidence
-    intervals do not overlap, False when they do ("within noise"), None when either side
-    has fewer than 2 repetitions (the noise is unknown). Non-overlap of two 95 % intervals
-    is stricter than a Welch t-test at 5 %, so a "difference" reported is a real one; a
-    small real difference may be reported as noise.
-    """
-    if a.ci95_low is None or a.ci95_high is None or b.ci95_low is None or b.ci95_high is None:
-        return None
-    return a.ci95_high < b.ci95_low or b.ci95_high < a.ci95_low
+def interval_shown(s: Summary) -> bool:
+    """Whether a comparison shows the 95 % interval of this mean (INTERVAL_SHOWN_FROM)."""
+    return s.n >= INTERVAL_SHOWN_FROM and s.ci95_low is not None
 
 
 def is_unstable(s: Summary) -> bool:

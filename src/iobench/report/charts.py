@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from iobench.analysis.histogram import percentiles_from_bins
 from iobench.analysis.results import latency_field, merged_bins, sections
-from iobench.analysis.stats import Summary, summarize
+from iobench.analysis.stats import Summary, interval_shown, summarize
 from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
 from iobench.store.repository import ResultRecord, RunRecord
 from iobench.units import (
@@ -126,7 +126,8 @@ def _ci_text(s: Summary, fmt: Callable[[float | None], str]) -> str:
 
 
 def bars_figure(entries: Entries) -> Any | None:
-    """IOPS and bandwidth per direction, a bar per setup; error bars are the 95 % CI."""
+    """IOPS and bandwidth per direction, a bar per setup; error bars are the 95 % CI from 3
+    repetitions on (with 2 it is +-12.7 standard errors; the hover text still gives it)."""
     per: list[tuple[Series, list[str], list[Summary], list[Summary]]] = []
     for s, reps in entries:
         dirs: list[str] = []
@@ -142,7 +143,9 @@ def bars_figure(entries: Entries) -> Any | None:
             per.append((s, dirs, iops, bw))
     if not per:
         return None
-    top = max((b.ci95_high or b.mean or 0.0) for _, _, _, bws in per for b in bws)
+    top = max(
+        ((b.ci95_high if interval_shown(b) else b.mean) or 0.0) for _, _, _, bws in per for b in bws
+    )
     unit, factor = _rate_unit(top)
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("IOPS", f"bandwidth ({unit})"), horizontal_spacing=0.14
@@ -162,9 +165,15 @@ def bars_figure(entries: Entries) -> Any | None:
                     error_y={
                         "type": "data",
                         "symmetric": False,
-                        "array": [_err(x.ci95_high, x.mean, scale) for x in summaries],
-                        "arrayminus": [_err(x.mean, x.ci95_low, scale) for x in summaries],
-                        "visible": any(x.ci95_low is not None for x in summaries),
+                        "array": [
+                            _err(x.ci95_high, x.mean, scale) if interval_shown(x) else None
+                            for x in summaries
+                        ],
+                        "arrayminus": [
+                            _err(x.mean, x.ci95_low, scale) if interval_shown(x) else None
+                            for x in summaries
+                        ],
+                        "visible": any(interval_shown(x) for x in summaries),
                         "color": "#374151",
                     },
                     hovertext=[

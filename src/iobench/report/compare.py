@@ -7,9 +7,18 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.compare import Cell, Comparison, Row
-from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, is_unstable
+from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, interval_shown, is_unstable
 from iobench.report.literal import markup_literal
-from iobench.report.model import CLAT_NOTE, cell_notes, format_ratio, mark_kind, workload_shape
+from iobench.report.model import (
+    CLAT_NOTE,
+    NOISE_MARK,
+    VERDICT_RULES,
+    cell_notes,
+    differs_text,
+    format_ratio,
+    mark_kind,
+    row_shape,
+)
 from iobench.units import format_iops, format_ns, format_rate
 
 __all__ = ["format_cv", "format_ratio", "render_comparison"]
@@ -19,7 +28,8 @@ _VERDICT_STYLE = {
     "faster": "green",
     "slower": "red",
     "within noise": "dim",
-    "noise unknown": "yellow",
+    "too few repeats": "yellow",
+    "not measured": "dim",
     "no baseline": "dim",
 }
 
@@ -29,9 +39,17 @@ def format_cv(cv_pct: float | None) -> str:
 
 
 def _iops(s: Summary) -> str:
+    """The mean, and ± the half-width of its 95 % interval from 3 repetitions on (with 2,
+    t(0.975, 1) = 12.7 makes it too wide to read)."""
     text = format_iops(s.mean)
     half = s.ci95_half_width
-    return text if half is None else f"{text} ± {format_iops(half)}"
+    return f"{text} ± {format_iops(half)}" if half is not None and interval_shown(s) else text
+
+
+def _ratio(cell: Cell) -> str:
+    if cell.verdict == "baseline":
+        return ""
+    return (NOISE_MARK if cell.verdict == "within noise" else "") + format_ratio(cell.iops_ratio)
 
 
 def render_comparison(c: Comparison, console: Console) -> None:
@@ -44,11 +62,12 @@ def render_comparison(c: Comparison, console: Console) -> None:
         where = f"run {s.run_id} on {s.target}"
         text = where if s.name == s.key else f"{s.name}: {where}"
         console.print(markup_literal(f"  {text}"), highlight=False, style="dim")
+    names = {s.key: s.name for s in c.setups}
     unstable: list[tuple[Row, Cell]] = []
     for row in c.rows:
         table = Table(
             title=markup_literal(
-                f"{row.workload}  {row.direction}  ({workload_shape(row.params, detail=True)})"
+                f"{row.workload}  {row.direction}  ({row_shape(row, detail=True)})"
             ),
             title_justify="left",
             title_style="bold",
@@ -79,20 +98,29 @@ def render_comparison(c: Comparison, console: Console) -> None:
                 format_rate(cell.bw_bytes.mean),
                 format_ns(cell.lat_mean_ns.mean),
                 mark_kind(format_ns(cell.p99_ns), cell.lat_p99_kind),
-                "" if cell.verdict == "baseline" else format_ratio(cell.iops_ratio),
+                _ratio(cell),
                 (
                     f"[{style}]{markup_literal(cell.verdict)}[/]"
                     if style
                     else markup_literal(cell.verdict)
                 )
+                + (f" ({markup_literal(cell.iops_test.reason)})" if cell.iops_test.reason else "")
                 + "".join(f"; {markup_literal(note)}" for note in cell_notes(cell)),
             )
+        captions = []
+        differs = differs_text(row, names)
+        if differs:
+            captions.append(f"not the same duration: {differs}")
         if any(cell.lat_p99_kind == "clat" for cell in row.cells):
-            table.caption = CLAT_NOTE
+            captions.append(CLAT_NOTE)
+        if captions:
+            table.caption = markup_literal("\n".join(captions))
             table.caption_justify = "left"
         console.print(table)
     if not c.rows:
         console.print("[yellow]no workload could be matched[/]: see the list below")
+    else:
+        console.print(markup_literal(f"verdicts: {VERDICT_RULES}"), style="dim", highlight=False)
     if unstable:
         console.print("[bold]warnings[/]")
         for row, cell in unstable:

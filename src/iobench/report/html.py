@@ -22,7 +22,7 @@ import jinja2
 import plotly.offline  # type: ignore[import-untyped]
 from markupsafe import Markup
 
-from iobench.analysis.compare import Comparison
+from iobench.analysis.compare import Comparison, shape_key
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
@@ -54,7 +54,9 @@ from iobench.report.curves import (
 )
 from iobench.report.model import (
     CLAT_NOTE,
+    VERDICT_RULES,
     compare_lines,
+    differs_text,
     failed_lines,
     format_summary,
     p99_text,
@@ -110,8 +112,8 @@ class _Card:
 
 def _cards(series: Sequence[Series], comparison: Comparison | None) -> list[_Card]:
     """Without a comparison, one card per workload name and parameters. With one, a card
-    per matched set of workloads (its rows, whatever their direction) and one per workload
-    that was not matched: what a card shows was measured with identical parameters."""
+    per matched set of workloads (its rows, whatever their direction; their durations may
+    differ, as the card's note says) and one per workload that was not matched."""
     per_series = {s.key: (s, groups(s.run, s.target, headline_only=True)) for s in series}
     if comparison is None:
         by_key: dict[tuple[str, str], _Card] = {}
@@ -121,33 +123,41 @@ def _cards(series: Sequence[Series], comparison: Comparison | None) -> list[_Car
                 card.entries.append((s, g.results))
         return list(by_key.values())
 
-    def pick(setup: str, workload: str, pkey: str) -> Group | None:
-        """The setup's group with these parameters; by name when it has several."""
+    def pick(setup: str, workload: str, skey: str, pkey: str) -> Group | None:
+        """The setup's group of this shape; by name, then by parameters, when it has
+        several."""
         if setup not in per_series:
             return None
-        found = [g for g in per_series[setup][1] if g.pkey == pkey]
+        found = [g for g in per_series[setup][1] if shape_key(g.params) == skey]
         if len(found) > 1:
-            found = [g for g in found if g.workload == workload]
+            found = [g for g in found if g.workload in workload.split(" / ")] or found
+        if len(found) > 1:
+            found = [g for g in found if g.pkey == pkey] or found
         return found[0] if found else None
 
+    names = {s.key: s.name for s in comparison.setups}
     cards: dict[tuple[str, str], _Card] = {}
     shown: set[tuple[str, str, str]] = set()  # (setup, workload, pkey) already in a card
     for row in comparison.rows:
-        pkey = params_key(row.params)
-        card = cards.setdefault((row.workload, pkey), _Card(row.workload, row.params, [], []))
+        skey, pkey = shape_key(row.params), params_key(row.params)
+        if (row.workload, skey) not in cards:
+            differs = differs_text(row, names)
+            notes = [f"not the same duration: {differs}"] if differs else []
+            cards[(row.workload, skey)] = _Card(row.workload, row.params, [], notes)
+        card = cards[(row.workload, skey)]
         for c in row.cells:
-            got = pick(c.setup, row.workload, pkey)
-            if got is None or (c.setup, got.workload, pkey) in shown:
+            got = pick(c.setup, row.workload, skey, pkey)
+            if got is None or (c.setup, got.workload, got.pkey) in shown:
                 continue
-            shown.add((c.setup, got.workload, pkey))
+            shown.add((c.setup, got.workload, got.pkey))
             card.entries.append((per_series[c.setup][0], got.results))
     out = list(cards.values())
     for u in comparison.unmatched:
         pkey = params_key(u.params)
-        got = pick(u.setup, u.workload, pkey)
-        if got is None or got.workload != u.workload or (u.setup, u.workload, pkey) in shown:
+        got = pick(u.setup, u.workload, shape_key(u.params), pkey)
+        if got is None or got.workload != u.workload or (u.setup, u.workload, got.pkey) in shown:
             continue  # failed everywhere (nothing to draw), or already drawn
-        shown.add((u.setup, u.workload, pkey))
+        shown.add((u.setup, u.workload, got.pkey))
         entry = (per_series[u.setup][0], got.results)
         out.append(_Card(u.workload, u.params, [entry], [f"not compared: {u.reason}"]))
     order = [s.key for s in series]
@@ -407,6 +417,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         contexts=run_contexts(runs),
         unstable_cv=UNSTABLE_CV_PCT,
         clat_note=CLAT_NOTE,
+        verdict_rules=VERDICT_RULES,
         plotly_config=Markup(json.dumps(PLOTLY_CONFIG)),  # a constant without '<'
         plotly_js=plotly_js(),
     )

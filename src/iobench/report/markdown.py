@@ -28,6 +28,7 @@ from iobench.report.curves import (
 from iobench.report.literal import literal
 from iobench.report.model import (
     CLAT_NOTE,
+    VERDICT_RULES,
     compare_lines,
     failed_lines,
     format_summary,
@@ -274,10 +275,8 @@ def _comparison(comparison: Comparison) -> list[str]:
         "## Comparison",
         "",
         f"Baseline: **{md_text(names.get(comparison.baseline, comparison.baseline))}**. "
-        "Ratios are to the baseline's mean (a latency above 100 % is slower). "
-        "Faster or slower "
-        "needs the 95 % confidence intervals of the IOPS not to overlap; a ratio marked ≈ is "
-        "inside the noise of the repetitions.",
+        "Ratios are to the baseline's mean (a latency above 100 % is slower); a ratio marked "
+        f"≈ is within noise. Verdicts, from the IOPS: {md_text(VERDICT_RULES)}",
         "",
     ]
     for name, counts in verdict_counts(comparison):
@@ -302,7 +301,12 @@ def _comparison(comparison: Comparison) -> list[str]:
             ],
             [
                 [
-                    md_text(f"{x.workload} ({x.shape})") if x.span else "",
+                    md_text(
+                        f"{x.workload} ({x.shape})"
+                        + (f"; not the same duration: {x.differs}" if x.differs else "")
+                    )
+                    if x.span
+                    else "",
                     x.direction if x.span else "",
                     md_text(x.setup),
                     md_text(x.iops) + (" ⚠" if x.unstable else ""),
@@ -312,7 +316,7 @@ def _comparison(comparison: Comparison) -> list[str]:
                     md_text(x.lat_mean),
                     md_text(x.lat_ratio),
                     md_text(x.lat_p99),
-                    md_text("; ".join((x.verdict, *x.notes))),
+                    md_text("; ".join((x.verdict_text, *x.notes))),
                 ]
                 for x in lines
             ],

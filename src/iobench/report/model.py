@@ -11,9 +11,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iobench.analysis.compare import Cell, Comparison
+from iobench.analysis.compare import Cell, Comparison, Row
 from iobench.analysis.results import Figures, LatencyKind, run_figures
-from iobench.analysis.stats import Summary, is_unstable
+from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
 from iobench.report.context import host_lines
 from iobench.store.repository import RunRecord
@@ -241,12 +241,72 @@ def failed_lines(run: RunRecord) -> list[FailedLine]:
 
 # -- comparison ----------------------------------------------------------------------------
 
+# What the verdicts mean, the same words in the terminal, Markdown and HTML
+# (docs/compare.md, "Verdicts").
+VERDICT_RULES = (
+    "faster/slower: Welch's t-test on the repetitions (95 %), or 2x or more in every "
+    "repetition; within noise: the difference is inside the noise measured; too few repeats: "
+    "the difference may be real, run with the --repeat shown. Where a setup has a single run, "
+    "its noise is within-run noise (its per-second samples, in batches): second-to-second, "
+    "not run-to-run, so it can show that a difference is noise or back a 2x one, never "
+    "prove a small one. ± is the 95 % interval of the mean, shown from 3 repetitions."
+)
+
+# How each duration parameter is named when it differs between the setups of a row.
+_DIFFERS_NAMES = {
+    "runtime_s": "runtime",
+    "ramp_s": "ramp",
+    "size": "size",
+    "options.time_based": "time_based",
+}
+
+
+def _duration_text(param: str, value: Any) -> str:
+    if value is None:
+        return "unset" if param.startswith("options.") else "-"
+    if param in ("runtime_s", "ramp_s") and isinstance(value, int | float):
+        return format_duration(float(value))
+    if param == "size" and isinstance(value, int) and not isinstance(value, bool):
+        return format_size_short(value)
+    return str(value)
+
+
+def differs_text(row: Row, names: dict[str, str]) -> str:
+    """``runtime 2s (a) vs 1s (b)``: the durations that differ between a row's setups,
+    ``; ``-separated; empty when none does."""
+    parts = []
+    for d in row.differs:
+        by_value: dict[str, list[str]] = {}
+        for key, value in d.values.items():
+            by_value.setdefault(_duration_text(d.param, value), []).append(names.get(key, key))
+        shown = " vs ".join(f"{v} ({', '.join(who)})" for v, who in by_value.items())
+        parts.append(f"{_DIFFERS_NAMES.get(d.param, d.param)} {shown}")
+    return "; ".join(parts)
+
+
+def row_shape(row: Row, *, detail: bool = False) -> str:
+    """The row's workload shape; with ``detail``, its runtime only when every setup ran
+    the same (a runtime that differs is in :func:`differs_text`)."""
+    params = row.params
+    if any(d.param == "runtime_s" for d in row.differs):
+        params = {k: v for k, v in params.items() if k != "runtime_s"}
+    return workload_shape(params, detail=detail)
+
+
+def format_compared(s: Summary, fmt: Callable[[float | None], str]) -> str:
+    """A figure in a comparison: the mean, ``±`` its 95 % interval relative to it from 3
+    repetitions on (with 2, t(0.975, 1) = 12.7 makes the interval too wide to read)."""
+    if not interval_shown(s):
+        return fmt(s.mean) if s.mean is not None else "-"
+    return format_summary(s, fmt)
+
 
 @dataclasses.dataclass(frozen=True)
 class CompareLine:
     workload: str
     direction: str
     shape: str
+    differs: str  # durations that differ between the setups (differs_text); "" when none
     setup: str  # Setup.name
     iops: str
     iops_ratio: str
@@ -257,14 +317,24 @@ class CompareLine:
     lat_p99: str  # ends with CLAT_MARK when it is completion latency
     lat_p99_kind: LatencyKind | None
     verdict: str  # from the IOPS
+    reason: str  # why, or what to do: "t-test, 3 vs 3 repeats", "run --repeat 4; ..."
     notes: tuple[str, ...]  # "latency slower", "1 of 3 repetitions failed"
     unstable: bool
     span: int  # how many lines this workload has, on its first line; 0 on the others
     baseline: bool
 
+    @property
+    def verdict_text(self) -> str:
+        """``slower (2x or more in every repeat)``: the verdict and its reason."""
+        return verdict_text(self.verdict, self.reason)
 
-# A ratio whose difference is inside the noise of the repetitions is written "≈ 94 %".
+
+# A ratio whose difference is inside the noise is written "≈ 94 %".
 NOISE_MARK = "≈ "
+
+
+def verdict_text(verdict: str, reason: str) -> str:
+    return f"{verdict} ({reason})" if reason else verdict
 
 
 def _ratio_text(ratio: float | None, verdict: str) -> str:
@@ -274,7 +344,7 @@ def _ratio_text(ratio: float | None, verdict: str) -> str:
 
 
 def cell_notes(c: Cell) -> tuple[str, ...]:
-    """What the IOPS verdict does not say: a latency that differs beyond the noise when
+    """What the IOPS verdict does not say: a latency that differs (faster or slower) when
     the IOPS do not (or the other way round), and repetitions that failed."""
     notes = []
     if c.lat_verdict in ("faster", "slower") and c.lat_verdict != c.verdict:
@@ -289,22 +359,25 @@ def compare_lines(comparison: Comparison) -> list[CompareLine]:
     names = {s.key: s.name for s in comparison.setups}
     out = []
     for row in comparison.rows:
+        differs = differs_text(row, names)
         for i, c in enumerate(row.cells):
             out.append(
                 CompareLine(
                     workload=row.workload,
                     direction=row.direction,
-                    shape=workload_shape(row.params),
+                    shape=row_shape(row),
+                    differs=differs,
                     setup=names.get(c.setup, c.setup),
-                    iops=format_summary(c.iops, format_iops),
+                    iops=format_compared(c.iops, format_iops),
                     iops_ratio=_ratio_text(c.iops_ratio, c.verdict),
-                    bandwidth=format_summary(c.bw_bytes, format_rate),
+                    bandwidth=format_compared(c.bw_bytes, format_rate),
                     bw_ratio=_ratio_text(c.bw_ratio, c.bw_verdict),
-                    lat_mean=format_summary(c.lat_mean_ns, format_ns),
+                    lat_mean=format_compared(c.lat_mean_ns, format_ns),
                     lat_ratio=_ratio_text(c.lat_mean_ratio, c.lat_verdict),
                     lat_p99=mark_kind(format_ns(c.p99_ns), c.lat_p99_kind),
                     lat_p99_kind=c.lat_p99_kind,
                     verdict=c.verdict,
+                    reason=c.iops_test.reason,
                     notes=cell_notes(c),
                     unstable=is_unstable(c.iops),
                     span=len(row.cells) if i == 0 else 0,
