@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli
+from iobench.units import format_iops, format_rate
 from scratch import Cgroup, MiB, Scratch, capped_volume
 
 pytestmark = [pytest.mark.fio, pytest.mark.root]
@@ -70,6 +71,13 @@ def test_characterize_finds_both_caps_within_its_budget(
         assert limits[key]["low"] <= limits[key]["value"] <= limits[key]["high"], limits[key]
     assert took < 90, f"the 90 s budget: it took {took:.0f} s"
     assert doc["stop"].startswith("done")
+    # iobench ran inside the cgroup: both limits are the throttles', and it says so.
+    loop = Path(dev).name
+    where = f"on {loop} (cgroup v{1 if group.v1 else 2} /{group.path.name})"
+    assert doc["throttles"] == {
+        "iops": f"the read {format_iops(iops)} IOPS throttle {where}",
+        "bw_bytes": f"the read {format_rate(mib_s * MiB)} throttle {where}",
+    }, doc["throttles"]
     # Every point ended at fio's steady state, well before its 4 s ceiling.
     steady = [p["steady"] for c in doc["curves"] for p in c["points"]]
     assert steady.count(True) >= len(steady) - 1, doc["curves"]
