@@ -109,8 +109,8 @@ def test_v2_limits_apply_from_every_level_above_the_process(tmp_path: Path) -> N
         "vda": {"write_iops": (50, "cgroup v2 /kube")},
     }
     assert throttle_text(eff) == (
-        "loop3: read 1.00k IOPS, write 1 MiB/s (cgroup v2 /kube); "
-        "vda: write 50 IOPS (cgroup v2 /kube)"
+        "loop3: read 1.00k IOPS, write 1.00 MiB/s (cgroup v2 /kube); "
+        "vda: write 50.0 IOPS (cgroup v2 /kube)"
     )
 
 
