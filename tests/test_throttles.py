@@ -29,6 +29,7 @@ from iobench.benchmark import _check_fio_cgroup, _RunState
 from iobench.fio.runner import FioRun
 from iobench.model import Suite, Workload
 from iobench.probe.host import read_text
+from iobench.probe.storage import probe_target
 from iobench.probe.throttle import (
     effective,
     parse_io_max,
@@ -291,6 +292,8 @@ def test_info_doctor_run_show_and_reports_carry_a_real_throttle(
     doc: dict[str, Any] = json.loads(out)
     by_id = {w["id"]: w for w in doc["warnings"]}
     assert "ram-backed" not in by_id and by_id["throttled"]["severity"] == "info"
+    assert f"{loop} is a loop device over /dev/shm/" in by_id["throttled"]["message"]
+    assert "an emulated capped volume" in by_id["throttled"]["message"]
     (r,) = doc["results"]
     assert r["read"]["iops"] == pytest.approx(3000, rel=0.1)
     assert "the read 3.00k IOPS throttle on" in by_id["at-throttle"]["message"]
@@ -311,29 +314,30 @@ def test_info_doctor_run_show_and_reports_carry_a_real_throttle(
 
 @pytest.mark.root
 def test_fio_in_another_cgroup_than_iobench_is_reported(scratch: Scratch) -> None:
-    """fio inherits iobench's cgroups; if something moved it, its throttles differ."""
+    """fio inherits iobench's cgroups; if something moved it, its throttles differ from
+    the ones stored with the target."""
     dev, group = capped_volume(scratch, 1 * MiB, 3000, 0)
-    devices = [{"kname": Path(dev).name, "maj_min": group.majmin}]
+    ctx = probe_target(dev)  # probed here, outside the cgroup: no throttle stored
+    assert ctx["throttles"]["limits"] == []
     own = read_text("/proc/self/cgroup") or ""
-    moved = "".join(
-        line.split(":")[0] + ":blkio:/" + group.path.name + "\n"
-        if ":blkio:" in line
-        else line + "\n"
-        for line in own.splitlines()
-    )
 
-    class P:
-        target = type("T", (), {"spec": dev})()
+    def in_blkio(path: str) -> str:
+        return "".join(
+            f"{line.split(':')[0]}:blkio:{path}\n" if ":blkio:" in line else f"{line}\n"
+            for line in own.splitlines()
+        )
 
     def run(cgroup: str | None) -> FioRun:
         return FioRun([], "", 0, "", "", "", None, 0.0, 0.0, cgroup=cgroup)
 
-    state = _RunState()
-    _check_fio_cgroup(run(own), P(), devices, state)  # type: ignore[arg-type]
-    _check_fio_cgroup(run(None), P(), devices, state)  # type: ignore[arg-type]
+    state = _RunState(cgroup=own)
+    _check_fio_cgroup(run(own), dev, ctx, state)  # where iobench is
+    _check_fio_cgroup(run(None), dev, ctx, state)  # not known (a client)
+    _check_fio_cgroup(run(in_blkio("/elsewhere")), dev, ctx, state)  # moved, same throttles
     assert state.findings == []
-    _check_fio_cgroup(run(moved), P(), devices, state)  # type: ignore[arg-type]
-    _check_fio_cgroup(run(moved), P(), devices, state)  # type: ignore[arg-type]
+    moved = in_blkio(f"/{group.path.name}")
+    _check_fio_cgroup(run(moved), dev, ctx, state)
+    _check_fio_cgroup(run(moved), dev, ctx, state)
     (f,) = state.findings  # once per target
     assert f.id == "fio-cgroup" and f.target == dev
     assert f"read 3.00k IOPS (cgroup v1 /{group.path.name})" in f.message

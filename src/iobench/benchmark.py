@@ -25,8 +25,7 @@ from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.analysis.measured import measured_findings, spinning_disk
 from iobench.analysis.stats import UNSTABLE_CV_PCT
-from iobench.analysis.throttles import throttled_directions
-from iobench.analysis.throttles import throttles_of as throttles_in
+from iobench.analysis.throttles import context_throttles, throttled_directions
 from iobench.errors import FioFailed, Interrupted, IobenchError, TargetUnsafe, UserError
 from iobench.expect import directions_of
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
@@ -39,7 +38,7 @@ from iobench.probe.cpu import busy, cpu_times
 from iobench.probe.diskstats import disk_util
 from iobench.probe.diskstats import snapshot as disk_snapshot
 from iobench.probe.host import read_text
-from iobench.probe.throttle import effective, process_throttles, throttle_text, throttles_of
+from iobench.probe.throttle import effective, throttle_text, throttles_of
 from iobench.probe.written import unwritten as unwritten_area
 from iobench.specs import (
     SPEC_MIN_OUTSTANDING,
@@ -319,8 +318,8 @@ class _RunState:
     holds: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     fio_version: str | None = None
     findings: list[Finding] = field(default_factory=list)
-    # target spec -> the block devices that serve its IO (its context's io_devices)
-    devices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    contexts: dict[str, dict[str, Any]] = field(default_factory=dict)  # target spec -> context
+    cgroup: str | None = None  # iobench's /proc/self/cgroup: the cgroups fio should inherit
 
     def remove_test_files(self) -> None:
         for path in list(self.created):
@@ -372,9 +371,8 @@ def execute(
     suite, targets, prepared = planned.suite, planned.targets, planned.prepared
     contexts, host, promise = planned.contexts, planned.host, planned.promise
     state = _RunState()  # findings of the run itself; the plan's are added at the end
-    state.devices = {
-        t.spec: list(ctx.get("io_devices") or []) for t, ctx in zip(targets, contexts, strict=True)
-    }
+    state.contexts = {t.spec: ctx for t, ctx in zip(targets, contexts, strict=True)}
+    state.cgroup = read_text("/proc/self/cgroup")
 
     definition = {**suite_definition(suite), **request.extra_definition}
     if promise is not None:
@@ -576,7 +574,7 @@ def target_facts(
         unwritten_how=unwritten.how if unwritten else None,
         prefill=prefill,
         expectations=suite.expectations,
-        throttles=throttle_text(throttles_in(ctx)) or None,
+        throttles=throttle_text(context_throttles(ctx)) or None,
         throttled=frozenset(throttled_directions(ctx)),
     )
 
@@ -669,7 +667,8 @@ def _run_workload(
     assert state.workdir is not None
     job = build_jobfile(w, p.filename, p.size_of(w))
     link_target(state.workdir, p.filename)
-    devices = state.devices.get(p.target.spec, [])
+    ctx = state.contexts.get(p.target.spec) or {}
+    devices = list(ctx.get("io_devices") or [])  # the block devices that serve its IO
     disks_before = disk_snapshot(devices)
     before = cpu_times()
     try:
@@ -694,35 +693,33 @@ def _run_workload(
             record.metrics["host_cpu"] = host_cpu
         # fio's own disk_util describes the disk of the link it reaches the target by.
         record.metrics["disk_util"] = disk_util(disks_before, disk_snapshot(devices))
-    _check_fio_cgroup(run, p, devices, state)
+    _check_fio_cgroup(run, p.target.spec, ctx, state)
     store.add_result(run_id, record)
     return record
 
 
-def _check_fio_cgroup(
-    run: FioRun, p: PreparedTarget, devices: list[dict[str, Any]], state: _RunState
-) -> None:
-    """fio inherits iobench's cgroups, and so the throttles stored with the target; say so
-    when something placed it elsewhere (once per target)."""
-    own = read_text("/proc/self/cgroup")
-    if run.cgroup is None or own is None or run.cgroup == own:
+def _check_fio_cgroup(run: FioRun, spec: str, ctx: dict[str, Any], state: _RunState) -> None:
+    """fio inherits iobench's cgroups, and so the throttles stored with the target (``ctx``);
+    say so when something placed it elsewhere, with other throttles (once per target)."""
+    if run.cgroup is None or state.cgroup is None or run.cgroup == state.cgroup:
         return
-    if any(f.id == "fio-cgroup" and f.target == p.target.spec for f in state.findings):
+    if any(f.id == "fio-cgroup" and f.target == spec for f in state.findings):
         return
+    devices = ctx.get("io_devices") or []
     fio = effective(throttles_of(run.cgroup, read_text("/proc/self/mountinfo"), devices))
-    mine = effective(process_throttles(devices))
-    if fio == mine:
+    stored = context_throttles(ctx)
+    if fio == stored:
         return
     state.findings.append(
         Finding(
             "fio-cgroup",
             "warning",
-            f"fio ran in other cgroups than iobench on {p.target.spec}, with other IO "
-            f"throttles: {throttle_text(fio) or 'none'} (iobench's: "
-            f"{throttle_text(mine) or 'none'}); the target's stored throttles are iobench's",
+            f"fio ran in other cgroups than iobench on {spec}, with other IO throttles: "
+            f"{throttle_text(fio) or 'none'} (iobench's: {throttle_text(stored) or 'none'}); "
+            "the target's stored throttles are iobench's",
             "run iobench and fio in the same cgroup (do not move fio), or read the "
             "numbers against fio's throttles",
-            target=p.target.spec,
+            target=spec,
         )
     )
 

@@ -25,7 +25,7 @@ _MODE_DIRECTIONS = {
 }
 
 
-def throttles_of(ctx: dict[str, Any] | None) -> dict[str, dict[str, tuple[int, str]]]:
+def context_throttles(ctx: dict[str, Any] | None) -> dict[str, dict[str, tuple[int, str]]]:
     """{device: {key: (value, where)}} of a stored target context (empty when none)."""
     t = (ctx or {}).get("throttles")
     return effective(t) if isinstance(t, dict) else {}
@@ -33,7 +33,7 @@ def throttles_of(ctx: dict[str, Any] | None) -> dict[str, dict[str, tuple[int, s
 
 def throttled_directions(ctx: dict[str, Any] | None) -> set[str]:
     """``read``/``write`` where some throttle caps IOPS or bandwidth."""
-    return {key.split("_")[0] for limits in throttles_of(ctx).values() for key in limits}
+    return {key.split("_")[0] for limits in context_throttles(ctx).values() for key in limits}
 
 
 def at_throttle(
@@ -45,7 +45,7 @@ def at_throttle(
     if not value:
         return None
     key = f"{direction}_{'iops' if metric == 'iops' else 'bps'}"
-    for device, limits in sorted(throttles_of(ctx).items()):
+    for device, limits in sorted(context_throttles(ctx).items()):
         if key in limits:
             limit, where = limits[key]
             if AT_LOW * limit <= value <= AT_HIGH * limit:
@@ -72,7 +72,7 @@ def with_throttles(lim: Limits, ctx: dict[str, Any] | None) -> Limits:
 
 def throttle_summary(ctx: dict[str, Any] | None) -> str | None:
     """``throttled: loop0: read 5,000 IOPS (cgroup v1 /capped)``; None without throttles."""
-    text = throttle_text(throttles_of(ctx))
+    text = throttle_text(context_throttles(ctx))
     return f"throttled: {text}" if text else None
 
 
@@ -83,7 +83,7 @@ def throttle_line(ctx: dict[str, Any] | None) -> str | None:
     t = (ctx or {}).get("throttles")
     if not isinstance(t, dict) or not (ctx or {}).get("io_devices"):
         return None  # not looked, or no block device a throttle could hold
-    text = throttle_text(throttles_of(ctx))
+    text = throttle_text(context_throttles(ctx))
     if text:
         return text
     cgroups = ", ".join(

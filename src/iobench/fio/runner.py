@@ -176,7 +176,9 @@ def run_fio(
             start_new_session=True,
             cwd=workdir,
         )
-        cgroup = read_text(f"/proc/{proc.pid}/cgroup")
+        # Local runs: the cgroups fio runs in (and so its IO throttles); a client's are not
+        # the server's.
+        cgroup = read_text(f"/proc/{proc.pid}/cgroup") if client is None else None
         try:
             stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress, stop).wait()
         except BaseException:

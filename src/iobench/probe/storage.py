@@ -652,7 +652,8 @@ def ram_backed_why(
 ) -> str | None:
     """Why a probed target lives in RAM: tmpfs, a RAM block device, a loop device over a
     file in RAM; None when it does not (as far as iobench can tell). ``backings``: the
-    probed backing files of the chain's loop devices (probed here when not given)."""
+    probed backing files of the chain's loop devices (:func:`_beneath` probes them, up to
+    MAX_BACKING_DEPTH loop devices deep)."""
     fs = ctx.get("filesystem") or {}
     if fs.get("ram_backed"):
         return f"{fs.get('fstype') or 'a RAM filesystem'}"
@@ -663,9 +664,7 @@ def ram_backed_why(
         if kname.startswith("ram"):
             return f"{kname} is a RAM disk (brd)"
         backing = node.get("backing_file")
-        if backing:
-            probed = (backings or {}).get(kname) or probe_target(str(backing))
-            under = probed.get("ram_backed")
-            if under:
-                return f"{kname} is a loop device over {backing}, on {under}"
+        under = ((backings or {}).get(kname) or {}).get("ram_backed")
+        if backing and under:
+            return f"{kname} is a loop device over {backing}, on {under}"
     return None
