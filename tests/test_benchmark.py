@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from conftest import Cli
-from iobench.benchmark import RunRequest, Step, execute
+from iobench.engine import RunRequest, Step, execute
 from iobench.errors import TargetUnsafe
 from iobench.fio.runner import LiveStats, find_fio
 from iobench.model import Target

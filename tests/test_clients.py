@@ -26,12 +26,10 @@ from rich.console import Console
 
 from conftest import MINI_SUITE, Cli
 from hosts import FioHost, FioHosts, fio_hosts_fixture
-from iobench import multiclient
-from iobench.benchmark import NullObserver, Outcome
 from iobench.clients import Client, ClientCheck, parse_client, parse_clients
+from iobench.engine import NullObserver, Outcome, RunRequest, execute, remote
 from iobench.errors import UserError
 from iobench.fio.runner import find_fio
-from iobench.multiclient import ClientRunRequest, execute_clients
 from iobench.report.clients import render_checks
 from iobench.report.progress import ProgressDisplay
 from iobench.store.repository import RunRecord, Store
@@ -450,16 +448,16 @@ def run_with_a_victim(
     observer: NullObserver,
     **kw: Any,
 ) -> tuple[Outcome, RunRecord]:
-    """The mini suite on every host in ``shared`` through execute_clients, the observer
+    """The mini suite on every host in ``shared`` through the engine, the observer
     doing harm to ``victim``, which is killed afterwards whatever happened."""
-    request = ClientRunRequest(
-        target=str(shared),
+    request = RunRequest(
+        targets=(str(shared),),
         suite=load_suite(suite_file(tmp_path)),
         clients=tuple(parse_clients(",".join(names(fio_hosts)))),
     )
     try:
         with Store.open(db) as store:
-            outcome = execute_clients(request, store, find_fio(), observer, **kw)
+            outcome = execute(request, store, find_fio(), observer, **kw)
             return outcome, store.get_run(outcome.run_id)
     finally:
         victim.kill()
@@ -476,7 +474,7 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     """A server that stops answering (SIGSTOP) makes fio's client wait forever in some
     states; the controller's own timeout ends it, and the run goes on without it."""
     victim = fio_hosts.hosts[2]
-    monkeypatch.setattr(multiclient, "CLEANUP_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(remote, "CLEANUP_TIMEOUT_S", 3.0)
 
     def stop_once_running() -> None:
         # Stopped during fio's handshake, the client gives up by itself ("timeout on cmd
@@ -492,7 +490,7 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
 
     started = time.monotonic()
     outcome, run = run_with_a_victim(
-        fio_hosts, victim, shared, tmp_path, isolated_db, StopAtFirstWorkload(), margin_s=4
+        fio_hosts, victim, shared, tmp_path, isolated_db, StopAtFirstWorkload(), timeout_margin_s=4
     )
     elapsed = time.monotonic() - started
     assert outcome.status == "partial" and outcome.error is not None
@@ -517,7 +515,7 @@ def test_ctrl_c_while_the_files_are_laid_out_still_cleans_every_client(
     """Interrupted in the layout step, the run removes the files of the clients that
     answer, and says that it could not clean the one that does not."""
     victim = fio_hosts.hosts[0]
-    monkeypatch.setattr(multiclient, "CLEANUP_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(remote, "CLEANUP_TIMEOUT_S", 3.0)
 
     def interrupt_once_the_others_write() -> None:
         deadline = time.monotonic() + 15

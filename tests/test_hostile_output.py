@@ -27,8 +27,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Cli
-from iobench.benchmark import Step
 from iobench.cli_support import stderr
+from iobench.engine import Step
 from iobench.export import read_csv
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics

@@ -25,8 +25,7 @@ from iobench.analysis.throttles import (
     throttled_directions,
     with_throttles,
 )
-from iobench.benchmark import _check_fio_cgroup, _RunState
-from iobench.fio.runner import FioRun
+from iobench.engine.local import note_fio_cgroup
 from iobench.model import Suite, Workload
 from iobench.probe.host import read_text
 from iobench.probe.storage import probe_target
@@ -327,18 +326,15 @@ def test_fio_in_another_cgroup_than_iobench_is_reported(scratch: Scratch) -> Non
             for line in own.splitlines()
         )
 
-    def run(cgroup: str | None) -> FioRun:
-        return FioRun([], "", 0, "", "", "", None, 0.0, 0.0, cgroup=cgroup)
-
-    state = _RunState(cgroup=own)
-    _check_fio_cgroup(run(own), dev, ctx, state)  # where iobench is
-    _check_fio_cgroup(run(None), dev, ctx, state)  # not known (a client)
-    _check_fio_cgroup(run(in_blkio("/elsewhere")), dev, ctx, state)  # moved, same throttles
-    assert state.findings == []
+    found: list[Finding] = []
+    note_fio_cgroup(found, own, own, dev, ctx)  # where iobench is
+    note_fio_cgroup(found, None, own, dev, ctx)  # not known (a client)
+    note_fio_cgroup(found, in_blkio("/elsewhere"), own, dev, ctx)  # moved, same throttles
+    assert found == []
     moved = in_blkio(f"/{group.path.name}")
-    _check_fio_cgroup(run(moved), dev, ctx, state)
-    _check_fio_cgroup(run(moved), dev, ctx, state)
-    (f,) = state.findings  # once per target
+    note_fio_cgroup(found, moved, own, dev, ctx)
+    note_fio_cgroup(found, moved, own, dev, ctx)
+    (f,) = found  # once per target
     assert f.id == "fio-cgroup" and f.target == dev
     assert f"read 3.00k IOPS (cgroup v1 /{group.path.name})" in f.message
     assert "(iobench's: none)" in f.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import traceback
@@ -201,7 +202,7 @@ def run(
 def run_request(params: dict[str, Any]) -> Any:
     """What `run` and `doctor` were asked (their click parameters, by name), checked: a
     RunRequest. `doctor` has no --label or --repeat."""
-    from iobench.benchmark import RunRequest
+    from iobench.engine import RunRequest
     from iobench.expect import with_expectations
     from iobench.specs import parse_spec_params, spec_data
     from iobench.suites import apply_overrides, load_suite
@@ -260,13 +261,14 @@ def doctor(ctx: click.Context, /, as_json: bool, **_plan: Any) -> int:
       iobench doctor /dev/sdb --suite volume --destructive --spec aws-gp2
       iobench doctor /mnt/vol --expect 'randread-4k-qd32x4.read.iops>=20k' --json
     """
-    from iobench.benchmark import plan, protected_paths
+    from iobench.engine import protected_paths
+    from iobench.engine.preflight import preflight
     from iobench.report.doctor import doctor_document, render_doctor
 
     request = run_request(ctx.params)
     refused: IobenchError | None = None
     try:
-        planned = plan(request, protected_paths(db_path(ctx)))
+        planned = preflight(request, protected_paths(db_path(ctx)))
     except IobenchError as e:
         planned, refused = None, e
     doc = doctor_document(planned, refused, request.suite)
@@ -304,9 +306,6 @@ def specs(as_json: bool) -> None:
 def _run_on_clients(ctx: click.Context, request: Any, clients: str, scale: str | None) -> Any:
     """``run --clients``: ``request`` (a RunRequest) on the clients; (outcome, stored run)."""
     from iobench.clients import parse_clients
-    from iobench.fio.runner import find_fio
-    from iobench.multiclient import ClientRunRequest, execute_clients
-    from iobench.report.progress import ProgressDisplay
 
     if len(request.targets) != 1:
         raise UserError(
@@ -320,19 +319,10 @@ def _run_on_clients(ctx: click.Context, request: Any, clients: str, scale: str |
             "leave out --destructive",
         )
     counts = parse_list(scale, _count, "--scale") if scale else []
-    on_clients = ClientRunRequest(
-        target=request.targets[0],
-        suite=request.suite,
-        clients=tuple(parse_clients(clients)),
-        scale=tuple(counts),
-        label=request.label,
-        argv=request.argv,
-        repeat=request.repeat,
+    on_clients = dataclasses.replace(
+        request, clients=tuple(parse_clients(clients)), scale=tuple(counts)
     )
-    fio = find_fio()
-    with open_store(ctx) as store, stop_signals_as_interrupt():
-        outcome = execute_clients(on_clients, store, fio, ProgressDisplay(stderr()))
-        return outcome, store.get_run(outcome.run_id)
+    return execute_request(ctx, on_clients)
 
 
 def _count(value: str) -> int:
@@ -405,7 +395,6 @@ def suites(as_json: bool) -> None:
       iobench suites
       iobench suites --json
     """
-    from iobench.benchmark import suite_definition
     from iobench.report.terminal import render_suites
     from iobench.suites import builtin_names, load_builtin
 
@@ -415,7 +404,7 @@ def suites(as_json: bool) -> None:
             {
                 "schema_version": 1,
                 "kind": "suites",
-                "suites": [suite_definition(s) for s in loaded],
+                "suites": [s.definition() for s in loaded],
             }
         )
     else:

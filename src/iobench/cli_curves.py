@@ -202,7 +202,7 @@ def _execute(
 ) -> Any:
     """Run a sweep's or a characterization's suite as `run` runs one: the same safety
     checks, progress and store; (outcome, stored run)."""
-    from iobench.benchmark import RunRequest
+    from iobench.engine import RunRequest
 
     request = RunRequest(
         targets=(target,),
@@ -269,7 +269,7 @@ def characterize(
       iobench characterize /mnt/vol --max-time 2m --json
     """
     from iobench.analysis.characterize import (
-        CharacterizePlanner,
+        CharacterizeChooser,
         Probe,
         Settings,
         probe_workload,
@@ -307,7 +307,7 @@ def characterize(
     )
     if area < settings.large_bs:
         raise UserError(f"--size {size} is smaller than the 1 MiB block size it measures")
-    planner = CharacterizePlanner(settings, time.monotonic)
+    chooser = CharacterizeChooser(settings, time.monotonic)
     p99 = _p99(p99_under)
     # The shape every probe has (what the safety checks and the test file are made for).
     template = dataclasses.replace(
@@ -322,7 +322,7 @@ def characterize(
     )
     outcome, record = _execute(
         ctx, target, suite, label, destructive, overwrite_signatures,
-        planner=planner, extra_definition={"p99_under_ns": p99},
+        chooser=chooser, extra_definition={"p99_under_ns": p99},
     )  # fmt: skip
     if as_json:
         doc = analysis_document(record) or {}

@@ -156,15 +156,16 @@ def print_click_error(e: click.ClickException, console: Console) -> None:
 
 
 def execute_request(ctx: click.Context, request: Any) -> Any:
-    """Run a benchmark request with the progress display on stderr; (outcome, stored run)."""
-    from iobench.benchmark import execute, plan, protected_paths
+    """Run a benchmark request with the progress display on stderr; (outcome, stored run).
+    Everything is checked before the store opens: a refusal creates nothing."""
+    from iobench.engine import check, execute, protected_paths
     from iobench.fio.runner import find_fio
     from iobench.report.progress import ProgressDisplay
 
     fio = find_fio()
-    planned = plan(request, protected_paths(db_path(ctx)))  # refused: nothing is created
+    checked = check(request, fio, protected_paths(db_path(ctx)))
     with open_store(ctx) as store, stop_signals_as_interrupt():
-        outcome = execute(request, store, fio, ProgressDisplay(stderr()), planned=planned)
+        outcome = execute(request, store, fio, ProgressDisplay(stderr()), checked=checked)
         record = store.get_run(outcome.run_id)
     return outcome, record
 

@@ -16,7 +16,6 @@ host:port. Not the job file, not fio's command line, not the machine or the stor
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -26,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iobench import __version__, jsontext
+from iobench import jsontext
 from iobench.analysis.aggregate import merge_jobs
-from iobench.errors import FioOutputError, Interrupted, UserError, error_text
+from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
+from iobench.errors import FioOutputError, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.metrics import job_metrics
@@ -197,42 +197,34 @@ def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan
 
 
 def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Sequence[str]) -> int:
-    """Write one planned import as a run; returns its id."""
-    run_id = store.create_run(
+    """Write one planned import as a run; returns its id. If storing fails part-way, the
+    run is finished as failed (aborted on Ctrl-C) and the error raised."""
+    new = NewRun(
         suite=plan.suite,
         suite_def=plan.suite_def,
         label=label if label is not None else plan.label,
         argv=plan.argv or argv,
         host=plan.host,
-        iobench_version=__version__,
         targets=plan.targets,
         origin="imported",
         source=plan.source,
         started_at=plan.started_at,
     )
-    try:
+
+    def finish(end: RunEnd) -> Finish:
+        finished_at = plan.finished_at if end.failure is None else None
+        return Finish(plan.warnings, plan.fio_version, finished_at)
+
+    def stopped(e: BaseException) -> str:
+        return f"the import of {plan.source} stopped part-way: {error_text(e)}"
+
+    with recorded_run(
+        store, new, finish, reraise=True, describe=stopped, hold_signals=False
+    ) as end:
         for result in plan.results:
-            store.add_result(run_id, result)
-        store.finish_run(
-            run_id,
-            status=plan.status,
-            fio_version=plan.fio_version,
-            warnings=plan.warnings,
-            error=plan.error,
-            finished_at=plan.finished_at,
-        )
-    except BaseException as e:
-        interrupted = isinstance(e, KeyboardInterrupt | Interrupted)
-        with contextlib.suppress(Exception):  # the original error is the one to report
-            store.finish_run(
-                run_id,
-                status="aborted" if interrupted else "failed",
-                fio_version=plan.fio_version,
-                warnings=plan.warnings,
-                error=f"the import of {plan.source} stopped part-way: {error_text(e)}",
-            )
-        raise
-    return run_id
+            store.add_result(end.run_id, result)
+        end.status, end.message = plan.status, plan.error
+    return end.run_id
 
 
 MAX_FILE_BYTES = 256 << 20  # far more than any fio JSON output; refuses /dev/zero & co.

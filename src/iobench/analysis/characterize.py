@@ -268,10 +268,10 @@ def characterize(points: Sequence[Point], s: Settings, elapsed_s: float) -> Char
     )
 
 
-class CharacterizePlanner:
-    """The :class:`iobench.benchmark.Planner` of ``iobench characterize``: each next
+class CharacterizeChooser:
+    """The :class:`iobench.engine.Chooser` of ``iobench characterize``: each next
     workload from :func:`next_probe` over the results so far. ``clock`` gives seconds
-    (``time.monotonic``); the budget counts from the planner's creation, so it covers the
+    (``time.monotonic``); the budget counts from the chooser's creation, so it covers the
     test file's layout too."""
 
     def __init__(self, settings: Settings, clock: Any) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from iobench.benchmark import Plan, plan_steps, suite_definition
+from iobench.engine.preflight import Preflight
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import fio_argv
@@ -38,12 +38,14 @@ from iobench.specs import (
 from iobench.units import format_bytes, format_duration, format_iops
 
 
-def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) -> dict[str, Any]:
+def doctor_document(
+    p: Preflight | None, refused: IobenchError | None, suite: Any
+) -> dict[str, Any]:
     """The ``kind: "doctor"`` document; ``p`` is None when the run would be refused."""
     doc: dict[str, Any] = {
         "schema_version": 1,
         "kind": "doctor",
-        "suite": suite_definition(p.suite if p else suite),
+        "suite": (p.suite if p else suite).definition(),
         "refused": None
         if refused is None
         else {
@@ -55,7 +57,7 @@ def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) ->
     if p is None:
         return {**doc, "targets": [], "steps": [], "jobs": [], "expectations": [], "spec": None,
                 "warnings": []}  # fmt: skip
-    steps = plan_steps(p.prepared, p.suite)
+    steps = p.schedule()
     doc["host"] = p.host
     doc["targets"] = [
         {

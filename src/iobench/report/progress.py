@@ -20,7 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from iobench.benchmark import Step
+from iobench.engine.steps import Step
 from iobench.fio.runner import LiveStats
 from iobench.report.literal import markup_literal
 from iobench.units import format_duration, format_iops, format_rate

@@ -1,0 +1,359 @@
+"""A run on this host: hold devices, lay out test files, run each step's fio with the
+target behind a private link, store each result as it comes, and undo everything on every
+way out (docs/development.md, "How a run works")."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iobench.analysis.findings import Finding
+from iobench.analysis.throttles import context_throttles
+from iobench.engine.lifecycle import (
+    Finish,
+    NewRun,
+    RunEnd,
+    fio_evidence,
+    ran_workloads,
+    recorded_run,
+    run_findings,
+    signals_deferred,
+)
+from iobench.engine.preflight import Preflight, PreparedTarget
+from iobench.engine.request import Chooser, Outcome, RunRequest
+from iobench.engine.steps import (
+    TIMEOUT_MARGIN_S,
+    Observer,
+    Step,
+    expected_seconds,
+)
+from iobench.errors import FioFailed, Interrupted, UserError
+from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
+from iobench.fio.logs import parse_interval_logs
+from iobench.fio.runner import FioInfo, FioRun, link_target, run_fio
+from iobench.metrics import workload_metrics
+from iobench.model import Workload
+from iobench.probe.cpu import busy, cpu_times
+from iobench.probe.diskstats import disk_util
+from iobench.probe.diskstats import snapshot as disk_snapshot
+from iobench.probe.host import read_text
+from iobench.probe.throttle import effective, throttle_text, throttles_of
+from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE
+from iobench.store.repository import ResultRecord, Store, TargetRecord
+from iobench.targets import check_block_device_writable, hold_device
+
+# Writing the test file has no time limit, but fails when fio's byte count stops growing
+# for this long (a hung mount, a dead disk).
+STALL_S = 300.0
+
+
+def execute_local(
+    request: RunRequest,
+    preflight: Preflight,
+    store: Store,
+    fio: FioInfo,
+    obs: Observer,
+    *,
+    timeout_margin_s: float = TIMEOUT_MARGIN_S,
+    stall_s: float = STALL_S,
+) -> Outcome:
+    """Run the request on this host as its preflight prepared it."""
+    local = LocalRun(request, preflight, store, fio, obs, timeout_margin_s, stall_s)
+    with recorded_run(store, local.new_run(), local.finish) as end:
+        local.run(end.run_id)
+        end.status = "complete"
+    return Outcome(end.run_id, end.status, end.error)
+
+
+@dataclass
+class LocalRun:
+    """A run on this host, with what it has created so far so that every way out can
+    undo it."""
+
+    request: RunRequest
+    preflight: Preflight
+    store: Store
+    fio: FioInfo
+    obs: Observer
+    timeout_margin_s: float
+    stall_s: float
+    workdir: Path | None = None
+    created: list[str] = field(default_factory=list)
+    holds: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    fio_version: str | None = None
+    findings: list[Finding] = field(default_factory=list)  # found while running
+    cgroup: str | None = None  # iobench's /proc/self/cgroup: the cgroups fio should inherit
+
+    def new_run(self) -> NewRun:
+        """The run row: the suite as it runs, with a spec's promise and a chooser's brief."""
+        pre, request = self.preflight, self.request
+        if request.chooser is not None and len(pre.targets) != 1:
+            raise UserError("an adaptive run takes exactly one target")
+        definition = {**pre.suite.definition(), **request.extra_definition}
+        if pre.promise is not None:
+            definition["spec"] = {
+                **pre.promise.as_dict(),
+                "tolerance": SPEC_TOLERANCE,
+                "min_outstanding": SPEC_MIN_OUTSTANDING,
+            }
+        if request.chooser is not None:
+            definition["plan"] = request.chooser.definition()
+        targets = [
+            TargetRecord(i, t.spec, t.path, t.kind, t.size_bytes, ctx)
+            for i, (t, ctx) in enumerate(zip(pre.targets, pre.contexts, strict=True))
+        ]
+        self.cgroup = read_text("/proc/self/cgroup")
+        return NewRun(pre.suite.name, definition, request.label, request.argv, pre.host, targets)
+
+    def run(self, run_id: int) -> None:
+        """Every step: devices held and test files laid out first, then the workloads."""
+        pre, chooser = self.preflight, self.request.chooser
+        self.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
+        specs = [p.target.spec for p in pre.prepared]
+        schedule = pre.schedule(0 if chooser else self.request.repeat)
+        self.obs.planned(schedule, chooser.budget_s if chooser else None)
+        steps = iter(schedule)
+        for p in pre.prepared:
+            self._prepare_on_disk(p, steps)
+        if chooser is not None:
+            self._run_chosen(run_id, pre.prepared[0], chooser)
+        for step in steps:
+            assert step.workload is not None
+            index = specs.index(step.target)
+            w = step.workload
+            position = index * len(pre.suite.workloads) + pre.suite.workloads.index(w)
+            self._run_workload(run_id, pre.prepared[index], w, position, step)
+
+    def finish(self, end: RunEnd) -> Finish:
+        """Undo everything, then the findings: the preflight's (for what ran, when the run
+        did not get through), the measurements', and those found while running."""
+        with contextlib.suppress(Exception):
+            self.obs.close()
+        self._clean_up()
+        findings = list(self.preflight.findings)
+        with contextlib.suppress(Exception):  # also for the repetitions of a cut-short run
+            stored = self.store.get_run(end.run_id)
+            ran = ran_workloads(stored, end)
+            if ran is not None:  # speak only of the workloads that ran
+                if self.request.chooser is not None:
+                    findings = findings if ran else []
+                else:
+                    findings = self.preflight.findings_for(ran)
+            findings.extend(run_findings(stored))
+        self.findings[:0] = findings
+        return Finish([f.as_dict() for f in self.findings], self.fio_version or self.fio.version)
+
+    def _clean_up(self) -> None:
+        """Undo everything; each step on its own so one failure does not skip the rest."""
+        for step in (self.holds.close, self._remove_test_files):
+            try:
+                step()
+            except Exception as e:  # cleanup must go on
+                self.findings.append(
+                    Finding("cleanup-failed", "warning", f"cleanup failed: {e}", "see --traceback")
+                )
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _remove_test_files(self) -> None:
+        for path in list(self.created):
+            try:
+                Path(path).unlink(missing_ok=True)
+            except OSError as e:
+                self.findings.append(
+                    Finding(
+                        "test-file-left",
+                        "warning",
+                        f"could not remove the test file {path}: {e.strerror}",
+                        "remove it by hand",
+                    )
+                )
+            self.created.remove(path)
+
+    def _prepare_on_disk(self, p: PreparedTarget, steps: Iterator[Step]) -> None:
+        """Before the first workload: hold a device that will be written, lay out a test
+        file."""
+        assert self.workdir is not None
+        request = self.request
+        if p.target.kind == "block" and not p.readonly:
+            # Checked again now (the first check may be a while ago), then held: nobody may
+            # mount, swapon or assemble the device while fio writes to it.
+            check_block_device_writable(
+                p.target,
+                destructive=request.destructive,
+                overwrite_signatures=request.overwrite_signatures,
+            )
+            self.holds.enter_context(hold_device(p.target))
+        if p.layout_bytes:
+            step = next(steps)
+            if p.created:
+                with signals_deferred():
+                    create_test_file(p.filename, p.layout_bytes)
+                    self.created.append(p.filename)
+            direct = all(w.direct for w in request.suite.workloads)
+            job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
+            link_target(self.workdir, p.filename)
+            self._run_step(step, job, timeout_s=None, stall_s=self.stall_s)
+
+    def _run_chosen(self, run_id: int, p: PreparedTarget, chooser: Chooser) -> None:
+        """Ask the chooser for workloads until it has none; each result goes back to it."""
+        done: list[ResultRecord] = []
+        while (w := chooser.next_workload(tuple(done))) is not None:
+            # The safety checks and the test file were made for the suite's workloads.
+            if (p.created and w.size > p.layout_bytes) or (w.writes and p.readonly):
+                raise ValueError(f"the chooser chose {w.name}, which the checks did not allow")
+            step = Step(len(done), p.target.spec, w.name, expected_seconds(w), w)
+            done.append(self._run_workload(run_id, p, w, len(done), step))
+
+    def _run_workload(
+        self, run_id: int, p: PreparedTarget, w: Workload, position: int, step: Step
+    ) -> ResultRecord:
+        """Run one workload once on one target and store the result (or the failure)."""
+        assert self.workdir is not None
+        job = build_jobfile(w, p.filename, p.size_of(w))
+        link_target(self.workdir, p.filename)
+        ctx = self.preflight.context_of(p.target.spec)
+        devices = list(ctx.get("io_devices") or [])  # the block devices that serve its IO
+        disks_before = disk_snapshot(devices)
+        before = cpu_times()
+        timeout_s = step.expected_s * 1.5 + self.timeout_margin_s
+        try:
+            run = self._run_step(step, job, readonly=p.readonly, timeout_s=timeout_s)
+        except FioFailed as e:
+            self.store.add_result(run_id, result_record(p, w, position, job, step, failure=e))
+            raise
+        assert run.output is not None
+        self.fio_version = self.fio_version or run.output.fio_version
+        record = result_record(p, w, position, job, step, run=run)
+        host_cpu = busy(before, cpu_times())
+        if record.metrics is not None:
+            if host_cpu is not None:
+                record.metrics["host_cpu"] = host_cpu
+            # fio's own disk_util describes the disk of the link it reaches the target by.
+            record.metrics["disk_util"] = disk_util(disks_before, disk_snapshot(devices))
+        note_fio_cgroup(self.findings, run.cgroup, self.cgroup, p.target.spec, ctx)
+        self.store.add_result(run_id, record)
+        return record
+
+    def _run_step(
+        self,
+        step: Step,
+        job: str,
+        *,
+        timeout_s: float | None,
+        stall_s: float | None = None,
+        readonly: bool = False,
+    ) -> FioRun:
+        assert self.workdir is not None
+        obs = self.obs
+        obs.started(step)
+        outcome = "failed"
+        try:
+            run = run_fio(
+                self.fio,
+                job,
+                self.workdir,
+                timeout_s=timeout_s,
+                stall_s=stall_s,
+                on_progress=lambda stats: obs.progress(step, stats),
+                name=f"step{step.index}",
+                readonly=readonly,
+            )
+            outcome = "done"
+            return run
+        except (KeyboardInterrupt, Interrupted):
+            outcome = "interrupted"
+            raise
+        finally:
+            obs.finished(step, outcome)
+
+
+def note_fio_cgroup(
+    findings: list[Finding],
+    fio_cgroup: str | None,
+    own_cgroup: str | None,
+    spec: str,
+    ctx: dict[str, Any],
+) -> None:
+    """fio inherits iobench's cgroups, and so the throttles stored with the target (``ctx``);
+    ``fio-cgroup`` (once per target) when something placed it elsewhere, with other
+    throttles."""
+    if fio_cgroup is None or own_cgroup is None or fio_cgroup == own_cgroup:
+        return
+    if any(f.id == "fio-cgroup" and f.target == spec for f in findings):
+        return
+    devices = ctx.get("io_devices") or []
+    fio = effective(throttles_of(fio_cgroup, read_text("/proc/self/mountinfo"), devices))
+    stored = context_throttles(ctx)
+    if fio == stored:
+        return
+    findings.append(
+        Finding(
+            "fio-cgroup",
+            "warning",
+            f"fio ran in other cgroups than iobench on {spec}, with other IO throttles: "
+            f"{throttle_text(fio) or 'none'} (iobench's: {throttle_text(stored) or 'none'}); "
+            "the target's stored throttles are iobench's",
+            "run iobench and fio in the same cgroup (do not move fio), or read the "
+            "numbers against fio's throttles",
+            target=spec,
+        )
+    )
+
+
+def result_record(
+    p: PreparedTarget,
+    w: Workload,
+    position: int,
+    job: str,
+    step: Step,
+    *,
+    run: FioRun | None = None,
+    failure: FioFailed | None = None,
+) -> ResultRecord:
+    """The stored row of one workload on one target: its result or its failure."""
+    output = run.output if run else None
+    return ResultRecord(
+        target=p.target.spec,
+        workload=w.name,
+        position=position,
+        status="ok" if failure is None else "failed",
+        params=dict(w.params, size=p.size_of(w)),
+        metrics=workload_metrics(output) if output else None,
+        job_file=job,
+        fio_version=output.fio_version if output else None,
+        error=failure.message if failure else None,
+        repetition=step.repetition,
+        samples=parse_interval_logs(run.logs) if run else None,
+        **fio_evidence(run, failure),
+    )
+
+
+def create_test_file(path: str, size: int) -> None:
+    """Create the test file at its full (sparse) size, refusing to touch anything there.
+
+    At full size, fio's layout job writes over it in place; a shorter file would make fio
+    unlink and re-create it, replacing the link fio reaches it through.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError as e:
+        raise UserError(f"{path} already exists; iobench will not overwrite it") from e
+    except OSError as e:
+        raise UserError(
+            f"cannot create the test file {path}: {e.strerror}",
+            "choose a directory you may write to, or run as root",
+        ) from e
+    try:
+        os.ftruncate(fd, size)
+    except OSError as e:
+        os.close(fd)
+        Path(path).unlink(missing_ok=True)
+        raise UserError(f"cannot size the test file {path}: {e.strerror}") from e
+    os.close(fd)

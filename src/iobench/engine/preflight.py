@@ -1,0 +1,312 @@
+"""Before a run on this host: every target resolved, checked and prepared, host and
+targets probed, a provider spec resolved, and the method's findings, without writing
+anything. ``iobench doctor`` shows this; ``run`` does it before it opens the database."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iobench.analysis.findings import Finding, TargetFacts, method_findings
+from iobench.analysis.measured import spinning_disk
+from iobench.analysis.throttles import context_throttles, throttled_directions
+from iobench.engine.request import RunRequest
+from iobench.engine.steps import Step, local_schedule
+from iobench.errors import TargetUnsafe, UserError
+from iobench.expect import directions_of
+from iobench.model import Suite, Target, Workload
+from iobench.probe import probe_host, probe_target
+from iobench.probe.throttle import throttle_text
+from iobench.probe.written import unwritten as unwritten_area
+from iobench.specs import Promise, Volume, spec_expectations
+from iobench.specs import resolve as resolve_spec
+from iobench.targets import (
+    check_access,
+    check_block_device_writable,
+    check_file_writable,
+    check_free_space,
+    check_real_storage,
+    resolve_target,
+)
+from iobench.units import format_bytes
+
+
+@dataclass(frozen=True)
+class PreparedTarget:
+    target: Target
+    filename: str  # the file or device fio reads and writes
+    created: bool  # iobench creates (and removes) this file
+    layout_bytes: int  # how much to write before the workloads (0: none)
+    size_limit: int | None  # the file's or device's size (None: a test file of our own)
+    readonly: bool
+
+    def size_of(self, w: Workload) -> int:
+        """The test area of a workload on this target."""
+        return w.size if self.size_limit is None else min(w.size, self.size_limit)
+
+
+def prepare_target(
+    target: Target, suite: Suite, request: RunRequest, protected: Sequence[str] = ()
+) -> PreparedTarget:
+    """Decide file name and sizes for a target and apply every safety rule. Writes nothing.
+
+    ``protected`` are files that must never be written (the results database).
+    """
+    writes = any(w.writes for w in suite.workloads) or request.prefill
+    check_real_storage(target)
+    check_access(target, writes=writes)
+    if target.kind == "directory":
+        name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
+        layout = max(w.size for w in suite.workloads)
+        return PreparedTarget(target, str(Path(target.path) / name), True, layout, None, False)
+    if target.kind == "block":
+        if writes:
+            check_block_device_writable(
+                target,
+                destructive=request.destructive,
+                overwrite_signatures=request.overwrite_signatures,
+            )
+    elif writes:
+        if not request.destructive:
+            writers = ", ".join(w.name for w in suite.workloads if w.writes) or "--prefill"
+            raise TargetUnsafe(
+                f"{target.spec} is an existing file and the {suite.name} suite writes to it "
+                f"({writers}): its contents would be overwritten",
+                "pass --destructive if it is a scratch file, or give a directory and iobench "
+                "creates (and removes) its own test file there",
+            )
+        check_file_writable(target, protected)
+    if target.size_bytes is None:
+        raise UserError(
+            f"cannot tell the size of {target.spec}",
+            "check that it is readable (run as root for devices)",
+        )
+    limit = target.size_bytes
+    if limit == 0:
+        raise UserError(
+            f"{target.spec} is empty (0 bytes): there is nothing to read or write",
+            "give a directory, a file with data in it, or a device",
+        )
+    # --prefill writes the whole test area once, like a test file's layout.
+    layout = min(max(w.size for w in suite.workloads), limit) if request.prefill else 0
+    return PreparedTarget(target, target.path, False, layout, limit, not writes)
+
+
+def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:
+    """``size-capped``: the workloads whose test area the file's or device's size caps."""
+    capped = [w.name for w in suite.workloads if limit is not None and w.size > limit]
+    if not capped or limit is None:
+        return []
+    return [
+        Finding(
+            "size-capped",
+            "info",
+            f"the test area is capped at the size of {target.spec} "
+            f"({format_bytes(limit)}) for {_names(capped)}",
+            "use --size to choose a smaller area explicitly",
+            target=target.spec,
+        )
+    ]
+
+
+def _names(names: Sequence[str], most: int = 4) -> str:
+    """``a, b, c and 17 more``."""
+    if len(names) <= most + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])} and {len(names) - most} more"
+
+
+def check_space(prepared: Sequence[PreparedTarget]) -> None:
+    """Free space for every test file, summed per filesystem (two targets may share one)."""
+    by_fs: dict[int, list[PreparedTarget]] = {}
+    for p in prepared:
+        if p.created:
+            by_fs.setdefault(Path(p.target.path).stat().st_dev, []).append(p)
+    for group in by_fs.values():
+        check_free_space(group[0].target, sum(p.layout_bytes for p in group))
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """Everything decided before a run on this host starts: what ``iobench doctor`` shows."""
+
+    suite: Suite  # with the spec's expectations added
+    targets: list[Target]
+    prepared: list[PreparedTarget]
+    contexts: list[dict[str, Any]]
+    host: dict[str, Any]
+    promise: Promise | None
+    findings: list[Finding]
+    facts: list[TargetFacts]  # what the findings were made from, one per target
+
+    def schedule(self, repeat: int = 1) -> list[Step]:
+        """The steps: test files laid out (or areas prefilled), then ``repeat`` rounds of
+        every workload on every target."""
+        layouts = [
+            (p.target.spec, "lay out test file" if p.created else "prefill the test area",
+             p.layout_bytes)
+            for p in self.prepared
+            if p.layout_bytes
+        ]  # fmt: skip
+        specs = [p.target.spec for p in self.prepared]
+        return local_schedule(layouts, self.suite, specs, repeat)
+
+    def context_of(self, spec: str) -> dict[str, Any]:
+        """The probed context of the target named ``spec`` (empty when unknown)."""
+        for t, ctx in zip(self.targets, self.contexts, strict=True):
+            if t.spec == spec:
+                return ctx
+        return {}
+
+    def findings_for(self, ran: set[str]) -> list[Finding]:
+        """The plan's findings as if the suite had held only the workloads in ``ran``
+        (an interrupted run speaks only of what ran; nothing when nothing ran)."""
+        suite = self.suite.only(ran)
+        if not suite.workloads:
+            return []
+        return findings_from_facts(self.prepared, self.facts, suite, self.host)
+
+
+def protected_paths(db: Path) -> list[str]:
+    """The results database's files: never a target."""
+    return [str(db), f"{db}-wal", f"{db}-shm"]
+
+
+def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
+    """Resolve and check every target, probe host and targets, resolve the spec, and find
+    what is wrong with the method. Writes nothing; raises before anything could run."""
+    suite = request.suite
+    targets = [resolve_target(spec) for spec in request.targets]
+    seen: dict[str, str] = {}
+    for t in targets:
+        if t.path in seen:
+            raise UserError(f"{t.spec} and {seen[t.path]} are the same target ({t.path})")
+        seen[t.path] = t.spec
+    prepared = [prepare_target(t, suite, request, protected) for t in targets]
+    check_space(prepared)
+    host = probe_host()
+    contexts = [probe_target(t.path) for t in targets]
+    promise = None
+    if request.spec:
+        promise = resolve_spec(
+            request.spec, request.spec_params, _volume(prepared, contexts, host, request)
+        )
+        suite = dataclasses.replace(
+            suite, expectations=(*suite.expectations, *spec_expectations(promise, suite))
+        )
+    facts = [
+        target_facts(p, ctx, suite, host, prefill=request.prefill)
+        for p, ctx in zip(prepared, contexts, strict=True)
+    ]
+    findings = findings_from_facts(prepared, facts, suite, host)
+    return Preflight(suite, targets, prepared, contexts, host, promise, findings, facts)
+
+
+def _volume(
+    prepared: Sequence[PreparedTarget],
+    contexts: Sequence[dict[str, Any]],
+    host: dict[str, Any],
+    request: RunRequest,
+) -> Volume:
+    """The volume a spec is resolved for: the device under the target(s)."""
+    sizes = {device_under(p.target, ctx)[0] for p, ctx in zip(prepared, contexts, strict=True)}
+    if len(sizes) > 1 and "size" not in request.spec_params:
+        raise UserError(
+            f"--spec {request.spec}: the targets are on devices of different sizes, and a "
+            "spec describes one volume",
+            "run one target at a time, or give the size: --spec-param size=500G",
+        )
+    # The VM's vCPUs, not this process's affinity: providers cap by the instance's size.
+    online = (host.get("cpu") or {}).get("online")
+    return Volume(sizes.pop() if sizes else None, int(online) if online else None)
+
+
+def findings_from_facts(
+    prepared: Sequence[PreparedTarget],
+    facts: Sequence[TargetFacts],
+    suite: Suite,
+    host: dict[str, Any],
+) -> list[Finding]:
+    """The plan's findings about the method (pure: from facts gathered once)."""
+    findings: list[Finding] = []
+    for p, target in zip(prepared, facts, strict=True):
+        findings.extend(size_notes(p.target, suite, p.size_limit))
+        findings.extend(
+            f for f in method_findings(suite, target, host_cpu_count(host)) if f not in findings
+        )
+    return findings
+
+
+def target_facts(
+    p: PreparedTarget,
+    ctx: dict[str, Any],
+    suite: Suite,
+    host: dict[str, Any],
+    *,
+    prefill: bool = False,
+) -> TargetFacts:
+    """What the findings need to know about one prepared target (reads a few blocks of
+    an existing file or device to see whether its test area was ever written)."""
+    dev_bytes, dev_name = device_under(p.target, ctx)
+    area = max(p.size_of(w) for w in suite.workloads)
+    unwritten = None
+    if not p.created and not prefill and "read" in directions_of(suite.workloads[0]):
+        unwritten = unwritten_area(p.filename, p.target.kind, area)
+    return TargetFacts(
+        spec=p.target.spec,
+        path=p.target.path,
+        kind=p.target.kind,
+        test_bytes=area,
+        device_bytes=dev_bytes,
+        device_name=dev_name,
+        ram_backed=ctx.get("ram_backed"),
+        compressing=compressing_why(ctx),
+        rotational=spinning_disk(ctx, host),
+        unwritten_share=unwritten.share if unwritten else None,
+        unwritten_how=unwritten.how if unwritten else None,
+        prefill=prefill,
+        expectations=suite.expectations,
+        throttles=throttle_text(context_throttles(ctx)) or None,
+        throttled=frozenset(throttled_directions(ctx)),
+    )
+
+
+def compressing_why(ctx: dict[str, Any]) -> str | None:
+    """How the target's filesystem compresses or deduplicates what is written."""
+    fs = ctx.get("filesystem") or {}
+    fstype = fs.get("fstype")
+    opts = fs.get("options_parsed") or {}
+    if fstype == "btrfs":
+        for key in ("compress-force", "compress"):
+            value = opts.get(key)
+            if value and value not in ("no", "none"):
+                shown = key if value is True else f"{key}={value}"
+                return f"is btrfs mounted with {shown}"
+    if fstype == "zfs":
+        return "is ZFS (compression, lz4 by default, and dedup are dataset properties)"
+    if fstype == "bcachefs" and any(k.endswith("compression") for k in opts):
+        return "is bcachefs with compression on"
+    return None
+
+
+def device_under(target: Target, context: dict[str, Any]) -> tuple[int | None, str | None]:
+    """Size and name of the device that holds the target, from its probed context."""
+    if target.kind == "block":
+        return target.size_bytes, target.path
+    disks = (context.get("block") or {}).get("disks") or []
+    if disks:
+        disk = disks[0]
+        return disk.get("size_bytes"), disk.get("path") or disk.get("name")
+    return None, None
+
+
+def host_cpu_count(host: dict[str, Any]) -> int | None:
+    """CPUs this process may use (affinity), else the online count, from the host probe."""
+    cpu = host.get("cpu") or {}
+    count = cpu.get("usable") or cpu.get("online")
+    return int(count) if count else None

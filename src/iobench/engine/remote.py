@@ -1,0 +1,444 @@
+"""A run on many clients at once: fio's client/server mode, iobench as the controller.
+
+Each client is a fio server (``fio --server``) that sees the target directory (a shared
+filesystem, or a local one on each). For each client iobench writes its own test file
+there (``iobench-<run>-c<N>.dat``: no client touches another's), and every workload runs on
+all clients together: one ``fio --client`` process per client, started at once, each with a
+hard timeout, so a client that dies or hangs fails alone and the others' results are kept
+(the run is then ``partial``). Per step, every client's result is stored under the name the
+user gave it, with their aggregate (``client: "all"``): IOPS and bandwidth summed,
+latency merged from the histogram bins. Test files are removed through fio on every client
+afterwards (docs/clients.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from iobench.analysis.aggregate import merge_jobs
+from iobench.analysis.clients import ClientShare, aggregate_samples, step_findings, step_summary
+from iobench.analysis.findings import Finding, TargetFacts, method_findings
+from iobench.clients import Client, check_clients, check_remote_path, require_clients
+from iobench.engine.lifecycle import (
+    Finish,
+    NewRun,
+    RunEnd,
+    fio_evidence,
+    ran_workloads,
+    recorded_run,
+    run_findings,
+)
+from iobench.engine.request import Outcome, RunRequest
+from iobench.engine.steps import (
+    LAYOUT_BYTES_PER_S,
+    TIMEOUT_MARGIN_S,
+    Observer,
+    Step,
+    clients_schedule,
+)
+from iobench.errors import FioFailed, Interrupted, UserError, error_text
+from iobench.fio.confine import Confinement, confinement, private_directory
+from iobench.fio.jobfile import (
+    build_cleanup_jobfile,
+    build_jobfile,
+    build_layout_jobfile,
+    section_name,
+)
+from iobench.fio.logs import parse_interval_logs
+from iobench.fio.runner import FioInfo, FioRun, run_fio
+from iobench.metrics import job_metrics
+from iobench.model import JobResult, Suite
+from iobench.probe import probe_host
+from iobench.store.repository import ResultRecord, Store, TargetRecord
+
+CLEANUP_TIMEOUT_S = 30.0
+
+T = TypeVar("T")
+
+
+def client_counts(scale: Sequence[int], n: int) -> tuple[int, ...]:
+    """The client counts to run (``--scale``), checked against the number of clients."""
+    if not scale:
+        return (n,)
+    bad = [k for k in scale if not 1 <= k <= n]
+    if bad:
+        raise UserError(
+            f"--scale {','.join(map(str, scale))}: {bad[0]} clients are asked for, but "
+            f"--clients names {n}",
+            f"use counts from 1 to {n}",
+        )
+    if len(set(scale)) != len(scale):
+        raise UserError(
+            f"--scale {','.join(map(str, scale))} names a count twice", "give each count once"
+        )
+    return tuple(sorted(scale))
+
+
+@dataclass(frozen=True)
+class ClientsPreflight:
+    """Everything decided before a run on clients starts; nothing starts unless every
+    client passed its check."""
+
+    target: str  # the directory on every client
+    suite: Suite
+    clients: tuple[Client, ...]
+    scale: tuple[int, ...]
+    confined: Confinement  # how every fio client runs (iobench.fio.confine)
+    host: dict[str, Any]  # this host's, with the clients' checks
+    findings: tuple[Finding, ...]  # the clients' clocks
+
+
+def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
+    """Check the target path, the client counts and every client (connect, a probe job,
+    its clock); raises before anything runs."""
+    (target,) = request.targets
+    check_remote_path(target)
+    scale = client_counts(request.scale, len(request.clients))
+    confined = confinement()
+    checks = check_clients(request.clients, fio, confined)
+    require_clients(checks)
+    host = probe_host()
+    host["clients"] = [c.as_dict() for c in checks]
+    host["fio_client"] = confined.as_dict()
+    clocks = tuple(
+        Finding(
+            "client-clock",
+            "warning",
+            f"client {c.client.name}'s clock is {c.clock_offset_ms[0] / 1000:+.1f} s to "
+            f"{c.clock_offset_ms[1] / 1000:+.1f} s off this machine's, so the start skew and "
+            "finish spread, which compare the clients' clocks, are not to be trusted",
+            "synchronise the clients' clocks (NTP, chrony), then run again",
+        )
+        for c in checks
+        if c.clock_off and c.clock_offset_ms is not None
+    )
+    return ClientsPreflight(target, request.suite, request.clients, scale, confined, host, clocks)
+
+
+def execute_clients(
+    request: RunRequest,
+    preflight: ClientsPreflight,
+    store: Store,
+    fio: FioInfo,
+    obs: Observer,
+    *,
+    margin_s: float = TIMEOUT_MARGIN_S,
+) -> Outcome:
+    """Run the request on its clients; ``partial`` when some clients failed."""
+    on_clients = ClientsRun(request, preflight, store, fio, obs, margin_s)
+    with recorded_run(store, on_clients.new_run(), on_clients.finish, hold_signals=False) as end:
+        on_clients.run(end)
+    return Outcome(end.run_id, end.status, end.error)
+
+
+@dataclass
+class ClientsRun:
+    """A run on clients, with what it has created so far so every way out can undo it."""
+
+    request: RunRequest
+    preflight: ClientsPreflight
+    store: Store
+    fio: FioInfo
+    obs: Observer
+    margin_s: float
+    files: dict[str, str] = field(default_factory=dict)  # client -> its test file there
+    tags: dict[str, str] = field(default_factory=dict)  # client -> c1, c2 ... (sections, files)
+    layout_started: bool = False  # from then on, every client may hold a test file
+    dead: dict[str, str] = field(default_factory=dict)  # client name -> why it left the run
+    findings: list[Finding] = field(default_factory=list)  # found while running
+    fio_version: str | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def new_run(self) -> NewRun:
+        """The run row, and each client's test file name (a tag of its own per run)."""
+        pre = self.preflight
+        directory = pre.target.rstrip("/") or "/"
+        tag = uuid.uuid4().hex[:8]
+        self.tags = {c.name: f"c{i + 1}" for i, c in enumerate(pre.clients)}
+        self.files = {
+            c.name: f"{directory.rstrip('/')}/iobench-{tag}-{self.tags[c.name]}.dat"
+            for c in pre.clients
+        }
+        self.findings += pre.findings
+        names = [c.name for c in pre.clients]
+        definition = {
+            **pre.suite.definition(),
+            "clients": {"names": names, "scale": list(pre.scale), "files": self.files},
+        }
+        context = {
+            "note": "a directory on each client; its filesystem and disks are not probed "
+            "from the controller",
+            "clients": names,
+        }
+        target = TargetRecord(0, pre.target, pre.target, "clients", None, context)
+        r = self.request
+        return NewRun(pre.suite.name, definition, r.label, r.argv, pre.host, [target])
+
+    def run(self, end: RunEnd) -> None:
+        """The layout on every client, then each step on its client count."""
+        pre = self.preflight
+        steps = clients_schedule(pre.suite, pre.scale, self.request.repeat, len(pre.clients))
+        self.obs.planned(steps)
+        self._layout(steps[0])
+        for step in steps[1:]:
+            assert step.clients is not None
+            self._run_step(end.run_id, step, pre.clients[: step.clients])
+        end.status = "complete"
+        if self.dead:
+            end.status = "partial"
+            end.error = FioFailed(
+                f"{len(self.dead)} of {len(pre.clients)} client(s) failed; the others' "
+                "results are kept: "
+                + "; ".join(f"{name} {why}" for name, why in self.dead.items()),
+                "check those clients (their fio server, mount, `dmesg`), then run again",
+            )
+
+    def finish(self, end: RunEnd) -> Finish:
+        """Remove the test files, then the findings: the method's (for what ran), those
+        found while running, the measurements', each step's and the failed clients'."""
+        with contextlib.suppress(Exception):
+            self.obs.close()
+        self._clean_up()
+        pre = self.preflight
+        ran = {w.name for w in pre.suite.workloads}
+        with contextlib.suppress(Exception):
+            stored = self.store.get_run(end.run_id)
+            cut_short = ran_workloads(stored, end)
+            if cut_short is not None:  # speak only of the workloads that ran
+                ran = cut_short
+            self.findings.extend(run_findings(stored))
+            self.findings.extend(step_findings(stored.results))
+        self.findings[:0] = method_findings_for(pre.suite, pre.target, ran)
+        self.findings.extend(
+            Finding(
+                "client-failed",
+                "warning",
+                f"client {name} {why}; the other clients' results are kept and the run is partial",
+                "check that client (its fio server, its mount, `dmesg`), then run again",
+            )
+            for name, why in self.dead.items()
+        )
+        return Finish([f.as_dict() for f in self.findings], self.fio_version or self.fio.version)
+
+    def _parallel(
+        self, clients: Sequence[Client], work: Callable[[Client], T]
+    ) -> dict[str, T | BaseException]:
+        """``work`` for every client at once; its result or exception per client. Ctrl-C
+        stops every fio (through ``self.stop``) before it propagates."""
+        with ThreadPoolExecutor(max_workers=max(1, len(clients))) as pool:
+            futures: dict[str, Future[T]] = {c.name: pool.submit(work, c) for c in clients}
+            try:
+                while not all(f.done() for f in futures.values()):
+                    time.sleep(0.1)
+            except BaseException:
+                self.stop.set()
+                raise
+        out: dict[str, T | BaseException] = {}
+        for name, f in futures.items():
+            exc = f.exception()
+            out[name] = exc if exc is not None else f.result()
+        return out
+
+    def _observed(
+        self, step: Step, clients: Sequence[Client], work: Callable[[Client], T]
+    ) -> dict[str, T | BaseException]:
+        """:meth:`_parallel` as one step of the progress display."""
+        self.obs.started(step)
+        outcome = "failed"
+        try:
+            done = self._parallel(clients, work)
+            outcome = "done"
+            return done
+        except BaseException:
+            outcome = "interrupted"
+            raise
+        finally:
+            self.obs.finished(step, outcome)
+
+    def _fio_on(
+        self, c: Client, job: str, name: str, timeout_s: float | None, readonly: bool = False
+    ) -> FioRun:
+        own = private_directory(self.preflight.confined)
+        try:
+            return run_fio(
+                self.fio,
+                job,
+                own,
+                timeout_s=timeout_s,
+                name=name,
+                client=c.address,
+                confined=self.preflight.confined,
+                stop=self.stop,
+                readonly=readonly,
+            )
+        finally:
+            shutil.rmtree(own, ignore_errors=True)
+
+    def _layout(self, step: Step) -> None:
+        """Write every client's test file once (reads of unwritten files measure holes)."""
+        suite, clients = self.preflight.suite, self.preflight.clients
+        size = max(w.size for w in suite.workloads)
+        direct = all(w.direct for w in suite.workloads)
+        timeout = 120.0 + 3 * size / LAYOUT_BYTES_PER_S
+        self.layout_started = True
+
+        def lay_out(c: Client) -> FioRun:
+            job = build_layout_jobfile(self.files[c.name], size, direct=direct, remote=True)
+            return self._fio_on(c, job, "layout", timeout)
+
+        done = self._observed(step, clients, lay_out)
+        for c in clients:
+            got = done[c.name]
+            if isinstance(got, BaseException):
+                self.dead[c.name] = f"laying out its test file failed: {error_text(got)}"
+        if len(self.dead) == len(clients):
+            raise FioFailed(
+                "no client could lay out its test file: "
+                + "; ".join(f"{n}: {why}" for n, why in self.dead.items()),
+                "check that the target directory exists and is writable on the clients, with "
+                "room for --size",
+            )
+
+    def _run_step(self, run_id: int, step: Step, clients: Sequence[Client]) -> None:
+        """One workload on ``clients`` at once; every client's result and their aggregate
+        stored. Clients that failed before are left out (and counted as failed)."""
+        w = step.workload
+        assert w is not None
+        live = [c for c in clients if c.name not in self.dead]
+        jobs = {
+            c.name: build_jobfile(w, self.files[c.name], w.size, client=self.tags[c.name])
+            for c in live
+        }
+        timeout = step.expected_s * 1.5 + self.margin_s
+        done = self._observed(
+            step,
+            live,
+            lambda c: self._fio_on(
+                c, jobs[c.name], f"step{step.index}", timeout, readonly=not w.writes
+            ),
+        )
+        shares: list[ClientShare] = []
+        entries: list[JobResult] = []
+        failed = [c.name for c in clients if c.name in self.dead]
+        for c in live:
+            got = done[c.name]
+            entry = None if isinstance(got, BaseException) else _entry(got, section_name(
+                w.name, self.tags[c.name]))  # fmt: skip
+            if isinstance(got, BaseException) or entry is None:
+                why = (
+                    error_text(got)
+                    if isinstance(got, BaseException)
+                    else "its result is missing from fio's report"
+                )
+                self.dead[c.name] = f"failed in {step.name}: {why}"
+                failed.append(c.name)
+                self._store(run_id, step, c.name, jobs[c.name], got, None, None, why)
+                continue
+            self.fio_version = self.fio_version or (got.output.fio_version if got.output else None)
+            metrics = job_metrics(entry, ())
+            samples = parse_interval_logs(got.logs, epoch=True)
+            shares.append(ClientShare(c.name, metrics, samples))
+            entries.append(entry)
+            self._store(run_id, step, c.name, jobs[c.name], got, metrics, samples)
+        if not entries:
+            raise FioFailed(
+                f"{w.name}: every client failed: "
+                + "; ".join(f"{n}: {self.dead.get(n, 'failed')}" for n in failed),
+                "see the messages; `iobench clients check` tests the clients",
+            )
+        merged = job_metrics(merge_jobs(entries, sum_rates=True), ())
+        merged["clients"] = step_summary(shares, failed)
+        self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares))
+
+    def _store(
+        self,
+        run_id: int,
+        step: Step,
+        client: str,
+        job: str,
+        got: Any,
+        metrics: dict[str, Any] | None,
+        samples: dict[str, Any] | None,
+        error: str | None = None,
+    ) -> None:
+        """One client's result (or the aggregate's, with ``got`` None); failed when
+        ``error``. ``got`` is the client's FioRun, or the exception its fio ended with."""
+        w = step.workload
+        assert w is not None and step.clients is not None
+        run = got if isinstance(got, FioRun) else None
+        record = ResultRecord(
+            target=self.preflight.target,
+            workload=w.name,
+            position=self.preflight.suite.workloads.index(w),
+            status="failed" if error else "ok",
+            params=w.params,
+            metrics=None if error else metrics,
+            job_file=job,
+            fio_version=run.output.fio_version if run and run.output and not error else None,
+            error=f"client {client}: {error}" if error else None,
+            repetition=step.repetition,
+            samples=None if error else samples,
+            client=client,
+            clients=step.clients,
+            **fio_evidence(run, got if isinstance(got, BaseException) else None),
+        )
+        self.store.add_result(run_id, record)
+
+    def _clean_up(self) -> None:
+        """Remove the test file on every client once the layout began (also when it was
+        interrupted, half written); what cannot be removed is said."""
+        if not self.layout_started:
+            return
+        self.stop.clear()
+        clients = self.preflight.clients
+
+        def remove(c: Client) -> FioRun:
+            job = build_cleanup_jobfile(self.files[c.name])
+            return self._fio_on(c, job, "cleanup", CLEANUP_TIMEOUT_S)
+
+        try:
+            done: dict[str, Any] = self._parallel(clients, remove)
+        except BaseException:  # Ctrl-C during cleanup: say what may be left
+            done = {c.name: Interrupted("interrupted") for c in clients}
+        for c in clients:
+            got = done.get(c.name)
+            if isinstance(got, BaseException):
+                self.findings.append(
+                    Finding(
+                        "test-file-left",
+                        "warning",
+                        f"could not remove the test file {self.files[c.name]} on client "
+                        f"{c.name}: {error_text(got)}",
+                        "remove it there by hand",
+                        target=self.preflight.target,
+                    )
+                )
+
+
+def method_findings_for(suite: Suite, target: str, ran: set[str]) -> list[Finding]:
+    """The method findings that need no facts about the clients' machines, about the
+    workloads in ``ran``."""
+    ran_suite = suite.only(ran)
+    if not ran_suite.workloads:
+        return []
+    size = max(w.size for w in ran_suite.workloads)
+    return method_findings(
+        ran_suite, TargetFacts(target, target, "directory", size, None, None), None
+    )
+
+
+def _entry(run: FioRun, section: str) -> JobResult | None:
+    if run.output is None:
+        return None
+    for job in run.output.jobs:
+        if job.jobname == section:
+            return job
+    return None

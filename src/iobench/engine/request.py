@@ -1,0 +1,62 @@
+"""What a run is asked to do: one request for every way of running it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from iobench.errors import IobenchError
+from iobench.model import Suite, Workload
+
+if TYPE_CHECKING:
+    from iobench.clients import Client
+    from iobench.store.repository import ResultRecord
+
+
+class Chooser(Protocol):
+    """Chooses each next workload from the results so far (``iobench characterize``).
+
+    The request's suite then holds the workloads the chooser may choose from in shape (for
+    the safety checks and the test file's size); every workload it returns must read or
+    write like them and be no larger.
+    """
+
+    budget_s: float  # the most the chosen workloads may take, for the progress display
+
+    def next_workload(self, done: Sequence[ResultRecord]) -> Workload | None: ...
+
+    def definition(self) -> dict[str, Any]:
+        """What the chooser was asked, stored with the run (``suite_def["plan"]``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A suite on targets, on this host or (``clients`` given) on fio servers."""
+
+    targets: tuple[str, ...]
+    suite: Suite
+    label: str | None = None
+    destructive: bool = False
+    overwrite_signatures: bool = False
+    argv: tuple[str, ...] = ()
+    repeat: int = 1  # run every workload this many times
+    chooser: Chooser | None = None  # adaptive: the chooser picks the workloads
+    extra_definition: dict[str, Any] = field(default_factory=dict)  # e.g. a sweep's axes
+    prefill: bool = False  # write the test area of a device or file before the workloads
+    spec: str | None = None  # a provider spec to hold the volume to (iobench.specs)
+    spec_params: dict[str, str] = field(default_factory=dict)
+    # --clients: the fio servers that each run every workload on the one target directory,
+    # with these client counts (``()``: all of them).
+    clients: tuple[Client, ...] = ()
+    scale: tuple[int, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """A stored run's id, how it ended, and the error that ended it (if any)."""
+
+    run_id: int
+    status: str
+    error: IobenchError | None = None

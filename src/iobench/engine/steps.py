@@ -1,0 +1,120 @@
+"""The steps of a run: what each fio invocation is, how long it should take, the order
+they run in (one schedule per way of running), and the observer told about them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from iobench.model import Suite, Workload
+
+if TYPE_CHECKING:
+    from iobench.fio.runner import LiveStats
+
+# Assumed speed when estimating how long writing a test file (or a size-bound job) takes.
+LAYOUT_BYTES_PER_S = 100 * 2**20
+# Seconds of margin on top of ramp + runtime before a step is declared hung. For a fio
+# client, fio itself gives up on a server that stops answering after about 43 s (FIO.md
+# §2.4), and that is worth waiting for.
+TIMEOUT_MARGIN_S = 60.0
+
+
+@dataclass(frozen=True)
+class Step:
+    """One fio invocation of a run: a layout or a workload, on a target or on clients.
+
+    Observers are told ``finished`` with the outcome ``done``, ``failed`` or ``interrupted``.
+    """
+
+    index: int
+    target: str  # the target's spec, or "<k> clients"
+    name: str
+    expected_s: float
+    workload: Workload | None  # None for the layout step
+    repetition: int = 1
+    clients: int | None = None  # --clients: how many clients run this step together
+
+
+class Observer(Protocol):
+    """What the progress display is told. All methods must return quickly.
+
+    ``planned`` gets the steps known up front; an adaptive run (``budget_s`` set) adds
+    steps as it goes, within that many seconds.
+    """
+
+    def planned(self, steps: Sequence[Step], budget_s: float | None = None) -> None: ...
+    def started(self, step: Step) -> None: ...
+    def progress(self, step: Step, stats: LiveStats) -> None: ...
+    def finished(self, step: Step, outcome: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class NullObserver:
+    def planned(self, steps: Sequence[Step], budget_s: float | None = None) -> None:
+        pass
+
+    def started(self, step: Step) -> None:
+        pass
+
+    def progress(self, step: Step, stats: LiveStats) -> None:
+        pass
+
+    def finished(self, step: Step, outcome: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def time_based(w: Workload) -> bool:
+    return dict(w.options).get("time_based", "1") != "0"
+
+
+def expected_seconds(w: Workload) -> float:
+    """How long a workload should take: ramp + runtime, or size-bound for non-time-based."""
+    run = w.runtime_s
+    if not time_based(w):
+        run = min(run, 1.0 + w.numjobs * w.size / LAYOUT_BYTES_PER_S)
+    return w.ramp_s + run + 0.5
+
+
+def layout_seconds(size: int) -> float:
+    """How long writing ``size`` bytes of test file should take."""
+    return 1.0 + size / LAYOUT_BYTES_PER_S
+
+
+def repetition_name(w: Workload, rep: int, repeat: int) -> str:
+    """``name``, or ``name (2/3)`` when every workload runs ``repeat`` times."""
+    return w.name if repeat == 1 else f"{w.name} ({rep}/{repeat})"
+
+
+def local_schedule(
+    layouts: Sequence[tuple[str, str, int]], suite: Suite, targets: Sequence[str], repeat: int = 1
+) -> list[Step]:
+    """Layouts first (``(target, step name, bytes)``), then every repetition: each
+    workload on every target in turn, so drift over time hits all targets alike."""
+    steps = [
+        Step(i, target, name, layout_seconds(size), None)
+        for i, (target, name, size) in enumerate(layouts)
+    ]
+    for rep in range(1, repeat + 1):
+        for w in suite.workloads:
+            for target in targets:
+                name = repetition_name(w, rep, repeat)
+                steps.append(Step(len(steps), target, name, expected_seconds(w), w, rep))
+    return steps
+
+
+def clients_schedule(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[Step]:
+    """The layout on all ``n`` clients, then for each client count, each repetition, each
+    workload. A step's target is "<k> clients"."""
+    layout_s = layout_seconds(max(w.size for w in suite.workloads))
+    steps = [Step(0, f"{n} clients", "lay out the test files", layout_s, None, clients=n)]
+    for k in scale:
+        for rep in range(1, repeat + 1):
+            for w in suite.workloads:
+                name = repetition_name(w, rep, repeat)
+                step = Step(len(steps), f"{k} clients", name, expected_seconds(w), w, rep, k)
+                steps.append(step)
+    return steps
