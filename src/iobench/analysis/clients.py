@@ -57,7 +57,7 @@ def late_after_ms(runtime_ms: float) -> float:
     return max(LATE_MS, LATE_SHARE * runtime_ms)
 
 
-def step_summary(shares: Sequence[ClientShare], failed: Sequence[str]) -> dict[str, Any]:
+def step_timing(shares: Sequence[ClientShare], failed: Sequence[str]) -> dict[str, Any]:
     """Start skew, finishing spread and stragglers of one step (stored with its aggregate)."""
     starts = {s.client: s.start_ms for s in shares if s.start_ms is not None}
     finish = {s.client: starts[s.client] + s.runtime_ms for s in shares if s.client in starts}

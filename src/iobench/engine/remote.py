@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from iobench.analysis.aggregate import merge_jobs
-from iobench.analysis.clients import ClientShare, aggregate_samples, step_findings, step_summary
+from iobench.analysis.clients import ClientShare, aggregate_samples, step_findings, step_timing
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.clients import Client, check_clients, check_remote_path, require_clients
 from iobench.engine.lifecycle import (
@@ -355,7 +355,7 @@ class ClientsRun:
                 "see the messages; `iobench clients check` tests the clients",
             )
         merged = job_metrics(merge_jobs(entries, sum_rates=True), ())
-        merged["clients"] = step_summary(shares, failed)
+        merged["clients"] = step_timing(shares, failed)
         self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares))
 
     def _store(

@@ -93,7 +93,7 @@ def client_figures(g: Group) -> Iterator[tuple[str, str, Figures]]:
             yield who, d, f
 
 
-def step_summary(members: Sequence[Group]) -> dict[str, Any]:
+def stored_timing(members: Sequence[Group]) -> dict[str, Any]:
     """The aggregate's summary of a step: start skew, finish spread, stragglers, failed."""
     for g in members:
         if g.client == "all":
@@ -141,7 +141,7 @@ def render_client_run(run: RunRecord, console: Console) -> None:
         for r in failed:
             table.add_row(markup_literal(r.client), "", "", "[red]failed[/]", "", "", "")
         console.print(table)
-        _render_summary(step_summary(members), console)
+        _render_summary(stored_timing(members), console)
     render_scaling(run, console)
 
 

@@ -42,7 +42,7 @@ from iobench.report.clients import (
     client_steps,
     is_client_run,
     scaling_table,
-    step_summary,
+    stored_timing,
 )
 from iobench.report.context import host_lines, target_lines
 from iobench.report.curves import (
@@ -317,7 +317,7 @@ def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
                      format_ns(f.lat_mean_ns.mean), p99_text(f))
                     for who, d, f in client_figures(g)
                 )  # fmt: skip
-            s = step_summary(members)
+            s = stored_timing(members)
             if s.get("start_skew_ms") is not None:
                 spread = s.get("finish_spread_ms")
                 step.notes.append(
