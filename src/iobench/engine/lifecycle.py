@@ -8,7 +8,7 @@ import contextlib
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iobench import __version__
 from iobench.analysis.compare import unstable
@@ -17,6 +17,9 @@ from iobench.analysis.measured import measured_findings
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.errors import Interrupted, IobenchError
 from iobench.store.repository import RunRecord, Store, TargetRecord, iso_from_epoch, now_iso
+
+if TYPE_CHECKING:
+    from iobench.fio.runner import FioRun
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 INTERRUPTED = "interrupted; the workloads that finished are kept"
@@ -182,10 +185,9 @@ def run_findings(run: RunRecord) -> list[Finding]:
     return found
 
 
-def fio_evidence(run: Any, failure: BaseException | None) -> dict[str, Any]:
-    """What fio left of a step (``run``: a FioRun or None), for its stored row: argv, exit
-    code, output and times; from ``failure`` (a FioFailed carries argv, returncode and
-    stderr) when there is no run."""
+def fio_evidence(run: FioRun | None, failure: BaseException | None) -> dict[str, Any]:
+    """What fio left of a step, for its stored row: argv, exit code, output and times; from
+    ``failure`` (a FioFailed carries argv, returncode and stderr) when there is no run."""
     return {
         "fio_argv": run.argv if run else getattr(failure, "argv", []),
         "fio_rc": run.returncode if run else getattr(failure, "returncode", None),

@@ -364,7 +364,7 @@ class ClientsRun:
         step: Step,
         client: str,
         job: str,
-        got: Any,
+        got: FioRun | BaseException | None,
         metrics: dict[str, Any] | None,
         samples: dict[str, Any] | None,
         error: str | None = None,
