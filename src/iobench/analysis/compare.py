@@ -393,16 +393,7 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
             "a comparison needs at least two runs, or one run with several targets",
             "name two or more runs, e.g. `iobench compare 3 7`, or use --label twice",
         )
-    if baseline_run_id is None:
-        baseline = 0
-    else:
-        if baseline_run_id not in ids:
-            raise UserError(
-                f"the baseline run {baseline_run_id} is not one of the runs compared "
-                f"({', '.join(str(i) for i in ids)})",
-                "give one of the compared runs as --baseline",
-            )
-        baseline = next(i for i, s in enumerate(setups) if s.run_id == baseline_run_id)
+    baseline = _baseline_index(setups, ids, baseline_run_id)
     setup_index = {(s.run_id, s.target): i for i, s in enumerate(setups)}
     groups = [g for run in runs for g in _groups(run, setup_index)]
     failed = [(setup_index[(run.id, r.target)], r) for run in runs for r in run.results]
@@ -412,9 +403,51 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
         key = (s, r.workload, params_key(r.params))
         failed_count[key] = failed_count.get(key, 0) + 1
 
+    matched_sets, leftovers = _match(groups)
+    rows, unmatched = _matched_rows(matched_sets, setups, baseline, failed_count)
+    for g in leftovers:
+        unmatched.append(
+            ((g.setup, g.position), _unmatched(g, setups, _why(g, groups, failed, setups)))
+        )
+    unmatched += _failed_everywhere(failed, groups, setups)
+    rows.sort(key=lambda item: item[0])
+    unmatched.sort(key=lambda item: item[0])
+    return Comparison(
+        setups=tuple(setups),
+        baseline=setups[baseline].key,
+        rows=tuple(r for _, r in rows),
+        unmatched=tuple(u for _, u in unmatched),
+        context=_context(runs, setups),
+    )
+
+
+def _baseline_index(
+    setups: Sequence[Setup], ids: Sequence[int], baseline_run_id: int | None
+) -> int:
+    """The index in ``setups`` of the baseline: the first target of run ``baseline_run_id``,
+    else the first setup. Raises UserError when that run is not among those compared."""
+    if baseline_run_id is None:
+        return 0
+    if baseline_run_id not in ids:
+        raise UserError(
+            f"the baseline run {baseline_run_id} is not one of the runs compared "
+            f"({', '.join(str(i) for i in ids)})",
+            "give one of the compared runs as --baseline",
+        )
+    return next(i for i, s in enumerate(setups) if s.run_id == baseline_run_id)
+
+
+def _matched_rows(
+    matched_sets: Sequence[Sequence[_Group]],
+    setups: Sequence[Setup],
+    baseline: int,
+    failed_count: dict[tuple[int, str, str], int],
+) -> tuple[list[tuple[tuple[int, int, int], Row]], list[tuple[tuple[int, int], Unmatched]]]:
+    """One row per matched workload and direction that two or more setups measured, keyed
+    for sorting; a direction only one setup measured, or a match with no IO measured at all,
+    is listed as unmatched with the reason."""
     rows: list[tuple[tuple[int, int, int], Row]] = []
     unmatched: list[tuple[tuple[int, int], Unmatched]] = []
-    matched_sets, leftovers = _match(groups)
     for members in matched_sets:
         order = min((g.setup, g.position) for g in members)
         if not any(sections(g.results, d) for g in members for d in DIRECTIONS):
@@ -434,12 +467,18 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
                         _unmatched(g, setups, f"{others} measured its {d} direction"),
                     )
                 )
-    for g in leftovers:
-        unmatched.append(
-            ((g.setup, g.position), _unmatched(g, setups, _why(g, groups, failed, setups)))
-        )
-    # A workload that failed in every repetition has no group: list it too. (One that
-    # failed in some repetitions is compared on the others; its cell counts the failures.)
+    return rows, unmatched
+
+
+def _failed_everywhere(
+    failed: Sequence[tuple[int, ResultRecord]],
+    groups: Sequence[_Group],
+    setups: Sequence[Setup],
+) -> list[tuple[tuple[int, int], Unmatched]]:
+    """The workloads that failed in every repetition, so have no group, as unmatched with the
+    first line of their error. (One that failed in some repetitions is compared on the
+    others; its cell counts the failures.)"""
+    out: list[tuple[tuple[int, int], Unmatched]] = []
     have_group = {(g.setup, g.workload, g.pkey) for g in groups}
     seen: set[tuple[int, str, str]] = set()
     for s, r in failed:
@@ -452,7 +491,7 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
         else:
             lines = (r.error or "").strip().splitlines()
             reason = "failed: " + (lines[0] if lines else "no error message stored")
-        unmatched.append(
+        out.append(
             (
                 (s, r.position),
                 Unmatched(
@@ -463,15 +502,7 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
                 ),
             )
         )
-    rows.sort(key=lambda item: item[0])
-    unmatched.sort(key=lambda item: item[0])
-    return Comparison(
-        setups=tuple(setups),
-        baseline=setups[baseline].key,
-        rows=tuple(r for _, r in rows),
-        unmatched=tuple(u for _, u in unmatched),
-        context=_context(runs, setups),
-    )
+    return out
 
 
 def _one_per_setup(members: Sequence[_Group]) -> bool:

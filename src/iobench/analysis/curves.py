@@ -596,55 +596,75 @@ def _limits(target: str, rw: str, sizes: Sequence[BlockSize]) -> Limits:
         no("iops", "one-block-size", why)
         no("bw_bytes", "one-block-size", why)
     else:
-        # The smallest block size on the IOPS plateau, the largest on the bandwidth one: a
-        # block size at the crossover is on both, and noise must not decide which it
-        # stands for.
-        most_iops = max(b.iops for b in sizes)
-        most_bw = max(b.bw_bytes for b in sizes)
-        top_iops = min(
-            (b for b in sizes if b.iops >= BINDING_FRACTION * most_iops), key=lambda b: b.bs
-        )
-        top_bw = max(
-            (b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw), key=lambda b: b.bs
-        )
-        if top_iops.bw_bytes >= BINDING_FRACTION * most_bw:
-            no(
-                "iops",
-                "other-limit-binds",
-                f"the bandwidth limit already binds at {format_size_short(top_iops.bs)}, the "
-                f"block size with the most IOPS ({format_iops(top_iops.iops)}): the IOPS "
-                "limit is higher; test smaller blocks",
-            )
-        elif found := _not_reached(top_iops, "IOPS"):
-            no("iops", *found)
-        else:
-            plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
-            iops = _estimate(plateau, bw=False, what="IOPS")
-        if top_bw.iops >= BINDING_FRACTION * most_iops:
-            no(
-                "bw_bytes",
-                "other-limit-binds",
-                f"the IOPS limit still binds at {format_size_short(top_bw.bs)}, the block "
-                f"size with the most bandwidth ({format_rate(top_bw.bw_bytes)}): the "
-                "bandwidth limit is higher; test larger blocks",
-            )
-        elif found := _not_reached(top_bw, "bandwidth"):
-            no("bw_bytes", *found)
-        else:
-            plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
-            bw = _estimate(plateau, bw=True, what="bandwidth")
+        iops, missing = _iops_limit(sizes)
+        if missing:
+            no("iops", *missing)
+        bw, missing = _bw_limit(sizes)
+        if missing:
+            no("bw_bytes", *missing)
+    crossover = _crossover(iops, bw)
+    if crossover is None:
+        no("crossover_bs", "needs-both", "it needs both limits")
+    table = _binding_table(sizes, iops, bw)
+    return Limits(target, rw, iops, bw, crossover, reasons, table, codes)
 
-    crossover: Estimate | None = None
+
+def _iops_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str, str] | None]:
+    """The IOPS limit from two or more block sizes, or (code, why) none was found."""
+    most_iops = max(b.iops for b in sizes)
+    most_bw = max(b.bw_bytes for b in sizes)
+    # The smallest block size on the IOPS plateau (the largest on the bandwidth one, in
+    # _bw_limit): a block size at the crossover is on both, and noise must not decide which
+    # it stands for.
+    top_iops = min((b for b in sizes if b.iops >= BINDING_FRACTION * most_iops), key=lambda b: b.bs)
+    if top_iops.bw_bytes >= BINDING_FRACTION * most_bw:
+        return None, (
+            "other-limit-binds",
+            f"the bandwidth limit already binds at {format_size_short(top_iops.bs)}, the "
+            f"block size with the most IOPS ({format_iops(top_iops.iops)}): the IOPS "
+            "limit is higher; test smaller blocks",
+        )
+    if found := _not_reached(top_iops, "IOPS"):
+        return None, found
+    plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
+    return _estimate(plateau, bw=False, what="IOPS"), None
+
+
+def _bw_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str, str] | None]:
+    """The bandwidth limit from two or more block sizes, or (code, why) none was found."""
+    most_iops = max(b.iops for b in sizes)
+    most_bw = max(b.bw_bytes for b in sizes)
+    # The largest block size on the bandwidth plateau (see _iops_limit).
+    top_bw = max((b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw), key=lambda b: b.bs)
+    if top_bw.iops >= BINDING_FRACTION * most_iops:
+        return None, (
+            "other-limit-binds",
+            f"the IOPS limit still binds at {format_size_short(top_bw.bs)}, the block "
+            f"size with the most bandwidth ({format_rate(top_bw.bw_bytes)}): the "
+            "bandwidth limit is higher; test larger blocks",
+        )
+    if found := _not_reached(top_bw, "bandwidth"):
+        return None, found
+    plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
+    return _estimate(plateau, bw=True, what="bandwidth"), None
+
+
+def _crossover(iops: Estimate | None, bw: Estimate | None) -> Estimate | None:
+    """The block size where the two limits meet; None unless both are known."""
     if iops and bw:
-        crossover = Estimate(
+        return Estimate(
             bw.value / iops.value,
             bw.low / iops.high,
             bw.high / iops.low,
             "bandwidth limit / IOPS limit",
         )
-    else:
-        no("crossover_bs", "needs-both", "it needs both limits")
+    return None
 
+
+def _binding_table(
+    sizes: Sequence[BlockSize], iops: Estimate | None, bw: Estimate | None
+) -> tuple[Binding, ...]:
+    """Per block size: what it delivered, which limit binds, and the two-limit model's IOPS."""
     table = []
     for b in sizes:
         on_iops = iops is not None and b.iops >= BINDING_FRACTION * iops.value
@@ -660,7 +680,7 @@ def _limits(target: str, rw: str, sizes: Sequence[BlockSize]) -> Limits:
         )
         model = min(iops.value, bw.value / b.bs) if iops and bw else None
         table.append(Binding(b.bs, b.iops, b.bw_bytes, binds, model))
-    return Limits(target, rw, iops, bw, crossover, reasons, tuple(table), codes)
+    return tuple(table)
 
 
 def describe(e: Estimate | None, kind: str) -> str:

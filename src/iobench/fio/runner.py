@@ -154,6 +154,65 @@ def run_fio(
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
     job_path.write_text(job_file)
+    argv, command = _command(fio, job_path, out_path, workdir, client, readonly, confined)
+    ended = _execute(
+        command,
+        workdir,
+        name,
+        out_path,
+        local=client is None,
+        timeout_s=timeout_s,
+        stall_s=stall_s,
+        on_progress=on_progress,
+        stop=stop,
+    )
+    raw = read_private(out_path)
+    logs = _take_logs(workdir)
+    for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
+        path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
+    if client is None:
+        _check_target_link(workdir, argv, ended)
+    if ended.stopped is not None:
+        raise FioFailed(
+            ended.stopped,
+            _stopped_hint(client),
+            argv=argv,
+            returncode=ended.returncode,
+            stderr=ended.stderr,
+        )
+    output: FioOutput | None
+    try:
+        output = parse_fio_output(raw, source=str(out_path))
+    except FioOutputError:
+        output = None
+    run = FioRun(
+        argv=argv,
+        job_file=job_file,
+        returncode=ended.returncode,
+        stdout=ended.stdout,
+        stderr=ended.stderr,
+        raw_output=raw,
+        output=output,
+        started_at=ended.started_at,
+        finished_at=ended.finished_at,
+        logs=logs,
+        cgroup=ended.cgroup,
+    )
+    check_run(run)
+    return run
+
+
+def _command(
+    fio: FioInfo,
+    job_path: Path,
+    out_path: Path,
+    workdir: Path,
+    client: str | None,
+    readonly: bool,
+    confined: Confinement | None,
+) -> tuple[list[str], list[str]]:
+    """(fio's argv as stored, the command that starts it): the same unless a client runs
+    confined."""
     # Names relative to fio's working directory: a confined client may not see the way there.
     argv = fio_argv(
         fio.path, Path(job_path.name), Path(out_path.name), client=client, readonly=readonly
@@ -163,6 +222,37 @@ def run_fio(
         if confined is None:
             raise ValueError("fio's client runs only confined")
         command = confined_argv(confined, workdir, argv)
+    return argv, command
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How one fio process ended, before its output is read."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    started_at: float
+    finished_at: float
+    cgroup: str | None  # fio's /proc/PID/cgroup as it started (local runs only)
+    stopped: str | None  # why iobench stopped it; None when it exited by itself
+
+
+def _execute(
+    command: list[str],
+    workdir: Path,
+    name: str,
+    out_path: Path,
+    *,
+    local: bool,
+    timeout_s: float | None,
+    stall_s: float | None,
+    on_progress: Callable[[LiveStats], None] | None,
+    stop: threading.Event | None,
+) -> _Ended:
+    """Start fio without a shell, stdin closed, in a new session (its own process group),
+    wait for it under the limits, and reap its group. Any exception while waiting (Ctrl-C,
+    a signal handler's) stops the whole group before it propagates."""
     started = time.time()
     with (
         (workdir / f"{name}.stdout").open("w+") as out_f,
@@ -178,7 +268,7 @@ def run_fio(
         )
         # Local runs: the cgroups fio runs in (and so its IO throttles); a client's are not
         # the server's.
-        cgroup = read_text(f"/proc/{proc.pid}/cgroup") if client is None else None
+        cgroup = read_text(f"/proc/{proc.pid}/cgroup") if local else None
         try:
             stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress, stop).wait()
         except BaseException:
@@ -189,16 +279,30 @@ def run_fio(
         out_f.seek(0)
         err_f.seek(0)
         stdout, stderr = out_f.read(), err_f.read()
-    finished = time.time()
-    raw = read_private(out_path)
+    return _Ended(
+        returncode=proc.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        started_at=started,
+        finished_at=time.time(),
+        cgroup=cgroup,
+        stopped=stopped,
+    )
+
+
+def _take_logs(workdir: Path) -> dict[str, str]:
+    """fio's interval logs in ``workdir`` (file name -> text), removed once read."""
     logs: dict[str, str] = {}
     for log in workdir.glob(f"{LOG_PREFIX}_*.log*"):
         logs[log.name] = read_private(log)
         log.unlink()
-    for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
-        path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
+    return logs
+
+
+def _check_target_link(workdir: Path, argv: list[str], ended: _Ended) -> None:
+    """Raise FioFailed when fio replaced the link to the target with a file of its own."""
     link = workdir / TARGET_LINK
-    if client is None and link.exists() and not link.is_symlink():
+    if link.exists() and not link.is_symlink():
         # fio re-creates a file it finds too small; it would have measured the work dir.
         link.unlink()
         raise FioFailed(
@@ -206,44 +310,22 @@ def run_fio(
             "test the target (the test area was larger than the file)",
             "this is a bug in iobench's sizing; please report it",
             argv=argv,
-            returncode=proc.returncode,
-            stderr=stderr,
+            returncode=ended.returncode,
+            stderr=ended.stderr,
         )
-    if stopped is not None:
-        hint = (
+
+
+def _stopped_hint(client: str | None) -> str:
+    """What to check when iobench had to stop fio (timeout, stall)."""
+    if client:
+        return (
             f"the fio server {client} or the storage under it may be hanging: check that "
             "host, its `dmesg` and the mount; then retry"
-            if client
-            else "the target may be hanging (a stalled network mount or a failing disk): "
-            "check `dmesg` and the mount; then retry"
         )
-        raise FioFailed(
-            stopped,
-            hint,
-            argv=argv,
-            returncode=proc.returncode,
-            stderr=stderr,
-        )
-    output: FioOutput | None
-    try:
-        output = parse_fio_output(raw, source=str(out_path))
-    except FioOutputError:
-        output = None
-    run = FioRun(
-        argv=argv,
-        job_file=job_file,
-        returncode=proc.returncode,
-        stdout=stdout,
-        stderr=stderr,
-        raw_output=raw,
-        output=output,
-        started_at=started,
-        finished_at=finished,
-        logs=logs,
-        cgroup=cgroup,
+    return (
+        "the target may be hanging (a stalled network mount or a failing disk): "
+        "check `dmesg` and the mount; then retry"
     )
-    check_run(run)
-    return run
 
 
 MAX_OUTPUT_BYTES = 256 << 20  # far beyond any fio report or interval log

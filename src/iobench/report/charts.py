@@ -516,6 +516,33 @@ def limits_figure(lim: Any) -> Any | None:
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("IOPS", "bandwidth"), horizontal_spacing=0.12
     )
+    _add_measured(fig, lim, sizes)
+    if lim.iops and lim.bw_bytes:
+        _add_model(fig, lim, sizes)
+    for col, est in ((1, lim.iops), (2, lim.bw_bytes)):
+        if est is not None:
+            fig.add_hline(
+                y=est.value,
+                line={"color": PALETTE[2], "dash": "dash", "width": 1.5},
+                row=1,
+                col=col,
+            )
+    x_title = "block size"
+    if lim.crossover_bs is not None:
+        x_title += f" (crossover {format_bytes(round(lim.crossover_bs.value))}, dotted)"
+        for col in (1, 2):
+            fig.add_vline(
+                x=lim.crossover_bs.value,
+                line={"color": PALETTE[1], "dash": "dot", "width": 1.5},
+                row=1,
+                col=col,
+            )
+    _limits_axes(fig, lim, sizes, x_title)
+    return fig
+
+
+def _add_measured(fig: Any, lim: Any, sizes: Sequence[int]) -> None:
+    """What each block size delivered: IOPS on the left, bandwidth on the right."""
     colour = PALETTE[0]
     for col, values, fmt in (
         (1, [b.iops for b in lim.table], format_iops),
@@ -538,47 +565,37 @@ def limits_figure(lim: Any) -> Any | None:
             row=1,
             col=col,
         )
-    if lim.iops and lim.bw_bytes:
-        grid = sorted({*sizes, *(2**k for k in range(9, 27) if min(sizes) <= 2**k <= max(sizes))})
-        model = [min(lim.iops.value, lim.bw_bytes.value / bs) for bs in grid]
-        for col, ys, fmt in (
-            (1, model, format_iops),
-            (2, [m * bs for m, bs in zip(model, grid, strict=True)], format_rate),
-        ):
-            fig.add_trace(
-                go.Scatter(
-                    x=grid,
-                    y=ys,
-                    mode="lines",
-                    name="model min(IOPS limit, bandwidth limit / bs)",
-                    line={"color": "#6b7280", "dash": "dot", "width": 1.5},
-                    hovertext=[
-                        f"model at {format_size_short(b)}: {fmt(y)}"
-                        for b, y in zip(grid, ys, strict=True)
-                    ],
-                    hoverinfo="text",
-                ),
-                row=1,
-                col=col,
-            )
-    for col, est in ((1, lim.iops), (2, lim.bw_bytes)):
-        if est is not None:
-            fig.add_hline(
-                y=est.value,
-                line={"color": PALETTE[2], "dash": "dash", "width": 1.5},
-                row=1,
-                col=col,
-            )
-    x_title = "block size"
-    if lim.crossover_bs is not None:
-        x_title += f" (crossover {format_bytes(round(lim.crossover_bs.value))}, dotted)"
-        for col in (1, 2):
-            fig.add_vline(
-                x=lim.crossover_bs.value,
-                line={"color": PALETTE[1], "dash": "dot", "width": 1.5},
-                row=1,
-                col=col,
-            )
+
+
+def _add_model(fig: Any, lim: Any, sizes: Sequence[int]) -> None:
+    """The two-limit model ``min(iops_limit, bw_limit / bs)`` over the measured block sizes
+    and the powers of two between them, dotted."""
+    grid = sorted({*sizes, *(2**k for k in range(9, 27) if min(sizes) <= 2**k <= max(sizes))})
+    model = [min(lim.iops.value, lim.bw_bytes.value / bs) for bs in grid]
+    for col, ys, fmt in (
+        (1, model, format_iops),
+        (2, [m * bs for m, bs in zip(model, grid, strict=True)], format_rate),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=ys,
+                mode="lines",
+                name="model min(IOPS limit, bandwidth limit / bs)",
+                line={"color": "#6b7280", "dash": "dot", "width": 1.5},
+                hovertext=[
+                    f"model at {format_size_short(b)}: {fmt(y)}"
+                    for b, y in zip(grid, ys, strict=True)
+                ],
+                hoverinfo="text",
+            ),
+            row=1,
+            col=col,
+        )
+
+
+def _limits_axes(fig: Any, lim: Any, sizes: Sequence[int], x_title: str) -> None:
+    """Subplot titles naming the limits, the layout, and log axes with readable ticks."""
     titles = (
         "IOPS" + (f" (limit {format_iops(lim.iops.value)}, dashed)" if lim.iops else ""),
         "bandwidth"
@@ -596,7 +613,6 @@ def limits_figure(lim: Any) -> Any | None:
     ticks = _log_ticks(min(bw), max(bw), lambda v: format_rate(None if v is None else v * MIB))
     ticks["tickvals"] = [v * MIB for v in ticks["tickvals"]]  # round MiB/s figures
     fig.update_yaxes(type="log", row=1, col=2, **ticks)
-    return fig
 
 
 def scaling_figure(points_by: Mapping[tuple[str, str], Sequence[Any]]) -> Any | None:

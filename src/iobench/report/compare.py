@@ -62,65 +62,13 @@ def render_comparison(c: Comparison, console: Console) -> None:
         where = f"run {s.run_id} on {s.target}"
         text = where if s.name == s.key else f"{s.name}: {where}"
         console.print(markup_literal(f"  {text}"), highlight=False, style="dim")
-    names = {s.key: s.name for s in c.setups}
-    unstable: list[tuple[Row, Cell]] = []
     for row in c.rows:
-        table = Table(
-            title=markup_literal(
-                f"{row.workload}  {row.direction}  ({row_shape(row, detail=True)})"
-            ),
-            title_justify="left",
-            title_style="bold",
-        )
-        for col, justify in (
-            ("setup", "left"),
-            ("n", "right"),
-            ("IOPS (95 % CI)", "right"),
-            ("CV", "right"),
-            ("bandwidth", "right"),
-            ("lat mean", "right"),
-            ("p99", "right"),
-            (f"vs {base.name}", "right"),
-            ("verdict", "left"),
-        ):
-            table.add_column(markup_literal(col), justify=justify)  # type: ignore[arg-type]
-        for cell in row.cells:
-            cv = format_cv(cell.iops.cv_pct)
-            if is_unstable(cell.iops):
-                cv = f"[yellow]{cv} ![/]"
-                unstable.append((row, cell))
-            style = _VERDICT_STYLE.get(cell.verdict, "")
-            table.add_row(
-                markup_literal(c.setup(cell.setup).name),
-                str(cell.iops.n),
-                _iops(cell.iops),
-                cv,
-                format_rate(cell.bw_bytes.mean),
-                format_ns(cell.lat_mean_ns.mean),
-                mark_kind(format_ns(cell.p99_ns), cell.lat_p99_kind),
-                _ratio(cell),
-                (
-                    f"[{style}]{markup_literal(cell.verdict)}[/]"
-                    if style
-                    else markup_literal(cell.verdict)
-                )
-                + (f" ({markup_literal(cell.iops_test.reason)})" if cell.iops_test.reason else "")
-                + "".join(f"; {markup_literal(note)}" for note in cell_notes(cell)),
-            )
-        captions = []
-        differs = differs_text(row, names)
-        if differs:
-            captions.append(f"not the same duration: {differs}")
-        if any(cell.lat_p99_kind == "clat" for cell in row.cells):
-            captions.append(CLAT_NOTE)
-        if captions:
-            table.caption = markup_literal("\n".join(captions))
-            table.caption_justify = "left"
-        console.print(table)
+        console.print(_row_table(c, row))
     if not c.rows:
         console.print("[yellow]no workload could be matched[/]: see the list below")
     else:
         console.print(markup_literal(f"verdicts: {VERDICT_RULES}"), style="dim", highlight=False)
+    unstable = [(row, cell) for row in c.rows for cell in row.cells if is_unstable(cell.iops)]
     if unstable:
         console.print("[bold]warnings[/]")
         for row, cell in unstable:
@@ -140,13 +88,76 @@ def render_comparison(c: Comparison, console: Console) -> None:
                 highlight=False,
             )
     if c.context:
-        table = Table(title="context that differs", title_justify="left", title_style="bold")
-        table.add_column("")
-        for s in c.setups:
-            table.add_column(markup_literal(s.name))
-        for d in c.context:
-            table.add_row(
-                markup_literal(d.field),
-                *(markup_literal(d.values.get(s.key) or "unknown") for s in c.setups),
-            )
-        console.print(table)
+        console.print(_context_table(c))
+
+
+def _row_table(c: Comparison, row: Row) -> Table:
+    """One matched workload and direction: a line per setup, the verdict against the
+    baseline, and a caption for durations that differ or p99s that are clat."""
+    base = c.setup(c.baseline)
+    table = Table(
+        title=markup_literal(f"{row.workload}  {row.direction}  ({row_shape(row, detail=True)})"),
+        title_justify="left",
+        title_style="bold",
+    )
+    for col, justify in (
+        ("setup", "left"),
+        ("n", "right"),
+        ("IOPS (95 % CI)", "right"),
+        ("CV", "right"),
+        ("bandwidth", "right"),
+        ("lat mean", "right"),
+        ("p99", "right"),
+        (f"vs {base.name}", "right"),
+        ("verdict", "left"),
+    ):
+        table.add_column(markup_literal(col), justify=justify)  # type: ignore[arg-type]
+    for cell in row.cells:
+        cv = format_cv(cell.iops.cv_pct)
+        if is_unstable(cell.iops):
+            cv = f"[yellow]{cv} ![/]"
+        table.add_row(
+            markup_literal(c.setup(cell.setup).name),
+            str(cell.iops.n),
+            _iops(cell.iops),
+            cv,
+            format_rate(cell.bw_bytes.mean),
+            format_ns(cell.lat_mean_ns.mean),
+            mark_kind(format_ns(cell.p99_ns), cell.lat_p99_kind),
+            _ratio(cell),
+            _verdict(cell),
+        )
+    captions = []
+    differs = differs_text(row, {s.key: s.name for s in c.setups})
+    if differs:
+        captions.append(f"not the same duration: {differs}")
+    if any(cell.lat_p99_kind == "clat" for cell in row.cells):
+        captions.append(CLAT_NOTE)
+    if captions:
+        table.caption = markup_literal("\n".join(captions))
+        table.caption_justify = "left"
+    return table
+
+
+def _verdict(cell: Cell) -> str:
+    """The verdict in its colour, with the test's reason and the cell's notes."""
+    style = _VERDICT_STYLE.get(cell.verdict, "")
+    return (
+        (f"[{style}]{markup_literal(cell.verdict)}[/]" if style else markup_literal(cell.verdict))
+        + (f" ({markup_literal(cell.iops_test.reason)})" if cell.iops_test.reason else "")
+        + "".join(f"; {markup_literal(note)}" for note in cell_notes(cell))
+    )
+
+
+def _context_table(c: Comparison) -> Table:
+    """What differs between the setups' contexts (device, fio version, ...)."""
+    table = Table(title="context that differs", title_justify="left", title_style="bold")
+    table.add_column("")
+    for s in c.setups:
+        table.add_column(markup_literal(s.name))
+    for d in c.context:
+        table.add_row(
+            markup_literal(d.field),
+            *(markup_literal(d.values.get(s.key) or "unknown") for s in c.setups),
+        )
+    return table

@@ -59,7 +59,25 @@ def doctor_document(
                 "warnings": []}  # fmt: skip
     steps = p.schedule()
     doc["host"] = p.host
-    doc["targets"] = [
+    doc["targets"] = _targets(p)
+    doc["steps"] = [
+        {"target": s.target, "name": s.name, "expected_s": round(s.expected_s, 1)} for s in steps
+    ]
+    doc["expected_s"] = round(sum(s.expected_s for s in steps), 1)
+    doc["jobs"] = _jobs(p)
+    readonly = all(pt.readonly for pt in p.prepared)
+    doc["fio_argv"] = fio_argv("fio", Path("stepN.fio"), Path("stepN.json"), readonly=readonly)
+    doc["expectations"] = [
+        {"expectation": e.text, "source": e.source} for e in p.suite.expectations
+    ]
+    doc["spec"] = _spec(p)
+    doc["warnings"] = [f.as_dict() for f in p.findings]
+    return doc
+
+
+def _targets(p: Plan) -> list[dict[str, Any]]:
+    """Each target as the run would use it: its test file, its layout, its context."""
+    return [
         {
             "spec": pt.target.spec,
             "path": pt.target.path,
@@ -74,10 +92,11 @@ def doctor_document(
         }
         for pt, ctx in zip(p.prepared, p.contexts, strict=True)
     ]
-    doc["steps"] = [
-        {"target": s.target, "name": s.name, "expected_s": round(s.expected_s, 1)} for s in steps
-    ]
-    doc["expected_s"] = round(sum(s.expected_s for s in steps), 1)
+
+
+def _jobs(p: Plan) -> list[dict[str, Any]]:
+    """The exact fio job file of every step, per target: the layout (when the test file
+    must be laid out first), then each workload."""
     jobs = []
     for pt in p.prepared:
         direct = all(w.direct for w in p.suite.workloads)
@@ -97,33 +116,30 @@ def doctor_document(
                     "job_file": build_jobfile(w, pt.filename, pt.size_of(w)),
                 }
             )
-    doc["jobs"] = jobs
-    readonly = all(pt.readonly for pt in p.prepared)
-    doc["fio_argv"] = fio_argv("fio", Path("stepN.fio"), Path("stepN.json"), readonly=readonly)
-    doc["expectations"] = [
-        {"expectation": e.text, "source": e.source} for e in p.suite.expectations
-    ]
-    doc["spec"] = None
-    if p.promise is not None:
-        doc["spec"] = {
-            **p.promise.as_dict(),
-            "tolerance": SPEC_TOLERANCE,
-            "min_outstanding": SPEC_MIN_OUTSTANDING,
-            "workloads": [
-                {
-                    "workload": w.name,
-                    "bs": w.bs,
-                    "outstanding": w.iodepth * w.numjobs,
-                    "iops": (e := expected(p.promise, w.bs)).iops,
-                    "bw_bytes": e.bw_bytes,
-                    "bound": e.bound,
-                    **_burst_figures(p.promise, w.bs),
-                }
-                for w in p.suite.workloads
-            ],
-        }
-    doc["warnings"] = [f.as_dict() for f in p.findings]
-    return doc
+    return jobs
+
+
+def _spec(p: Plan) -> dict[str, Any] | None:
+    """A provider spec's promise, and what it promises each workload; None without one."""
+    if p.promise is None:
+        return None
+    return {
+        **p.promise.as_dict(),
+        "tolerance": SPEC_TOLERANCE,
+        "min_outstanding": SPEC_MIN_OUTSTANDING,
+        "workloads": [
+            {
+                "workload": w.name,
+                "bs": w.bs,
+                "outstanding": w.iodepth * w.numjobs,
+                "iops": (e := expected(p.promise, w.bs)).iops,
+                "bw_bytes": e.bw_bytes,
+                "bound": e.bound,
+                **_burst_figures(p.promise, w.bs),
+            }
+            for w in p.suite.workloads
+        ],
+    }
 
 
 def _burst_figures(promise: Any, bs: int) -> dict[str, Any]:

@@ -75,7 +75,28 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
     out = ["# iobench report: " + ", ".join(md_text(run_title(r)) for r in runs), ""]
 
     out += ["## Runs", ""]
-    out += _table(
+    out += _runs_table(runs)
+    out.append("")
+
+    if comparison is not None:
+        out += _comparison(comparison)
+
+    out += [
+        "## Results",
+        "",
+        "Means over the repetitions (n); ± is the half-width of the 95 % confidence interval "
+        "relative to the mean; p99 comes from the repetitions' merged latency histogram. "
+        f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of variation).",
+        "",
+    ]
+    for run in runs:
+        out += _run_results(run)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _runs_table(runs: Sequence[RunRecord]) -> list[str]:
+    """One line per run: its label, suite, status, fio, host, targets and start."""
+    return _table(
         ["run", "label", "suite", "status", "fio", "host", "targets", "started (UTC)", "results"],
         [
             [
@@ -93,65 +114,56 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
         ],
         {0, 8},
     )
+
+
+def _run_results(run: RunRecord) -> list[str]:
+    """One run's section: host and targets, errors and failures, the results table, then its
+    curves, clients, promises and expectations, and warnings."""
+    out = [f"### {md_text(run_title(run))}", ""]
+    out.append(f"- host: {md_text(host_summary(run))}")
+    out += [f"- target {md_text(t)}: {md_text(text)}" for t, text in target_summaries(run)]
     out.append("")
-
-    if comparison is not None:
-        out += _comparison(comparison)
-
-    out += [
-        "## Results",
-        "",
-        "Means over the repetitions (n); ± is the half-width of the 95 % confidence interval "
-        "relative to the mean; p99 comes from the repetitions' merged latency histogram. "
-        f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of variation).",
-        "",
+    if run.error:
+        out += [f"The run ended with an error: {md_text(run.error)}", ""]
+    failed = [
+        f"- failed: {md_text(f.workload)} on {md_text(f.target)}"
+        + (f", repetition {f.repetition}" if f.repetition > 1 else "")
+        + f": {md_text(f.error)}"
+        for f in failed_lines(run)
     ]
-    for run in runs:
-        out += [f"### {md_text(run_title(run))}", ""]
-        out.append(f"- host: {md_text(host_summary(run))}")
-        out += [f"- target {md_text(t)}: {md_text(text)}" for t, text in target_summaries(run)]
-        out.append("")
-        if run.error:
-            out += [f"The run ended with an error: {md_text(run.error)}", ""]
-        failed = [
-            f"- failed: {md_text(f.workload)} on {md_text(f.target)}"
-            + (f", repetition {f.repetition}" if f.repetition > 1 else "")
-            + f": {md_text(f.error)}"
-            for f in failed_lines(run)
-        ]
-        if failed:
-            out += [*failed, ""]
-        lines = result_lines(run)
-        if not lines:
-            out += ["No workload finished.", ""]
-            out += _warnings(run)
-            continue
-        out += _table(
-            ["target", "workload", "shape", "dir", "n", "IOPS", "bandwidth", "lat mean", "p99"],
-            [
-                [
-                    md_text(x.target),
-                    md_text(x.workload),
-                    md_text(x.shape),
-                    x.direction,
-                    str(x.n),
-                    md_text(x.iops) + (" ⚠" if x.unstable else ""),
-                    md_text(x.bandwidth),
-                    md_text(x.lat_mean),
-                    md_text(x.lat_p99),
-                ]
-                for x in lines
-            ],
-            {4, 5, 6, 7, 8},
-        )
-        out.append("")
-        if any(x.lat_p99_kind == "clat" for x in lines):
-            out += [md_text(CLAT_NOTE), ""]
-        out += _curves(run)
-        out += _clients(run)
-        out += _held_to(run)
+    if failed:
+        out += [*failed, ""]
+    lines = result_lines(run)
+    if not lines:
+        out += ["No workload finished.", ""]
         out += _warnings(run)
-    return "\n".join(out).rstrip("\n") + "\n"
+        return out
+    out += _table(
+        ["target", "workload", "shape", "dir", "n", "IOPS", "bandwidth", "lat mean", "p99"],
+        [
+            [
+                md_text(x.target),
+                md_text(x.workload),
+                md_text(x.shape),
+                x.direction,
+                str(x.n),
+                md_text(x.iops) + (" ⚠" if x.unstable else ""),
+                md_text(x.bandwidth),
+                md_text(x.lat_mean),
+                md_text(x.lat_p99),
+            ]
+            for x in lines
+        ],
+        {4, 5, 6, 7, 8},
+    )
+    out.append("")
+    if any(x.lat_p99_kind == "clat" for x in lines):
+        out += [md_text(CLAT_NOTE), ""]
+    out += _curves(run)
+    out += _clients(run)
+    out += _held_to(run)
+    out += _warnings(run)
+    return out
 
 
 def _curves(run: RunRecord) -> list[str]:
@@ -283,49 +295,7 @@ def _comparison(comparison: Comparison) -> list[str]:
         summary = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
         out.append(f"- **{md_text(name)}**: {md_text(summary) or 'nothing matched'}")
     out.append("")
-    lines = compare_lines(comparison)
-    if lines:
-        out += _table(
-            [
-                "workload",
-                "dir",
-                "setup",
-                "IOPS",
-                "ratio",
-                "bandwidth",
-                "ratio",
-                "lat mean",
-                "ratio",
-                "p99",
-                "verdict",
-            ],
-            [
-                [
-                    md_text(
-                        f"{x.workload} ({x.shape})"
-                        + (f"; not the same duration: {x.differs}" if x.differs else "")
-                    )
-                    if x.span
-                    else "",
-                    x.direction if x.span else "",
-                    md_text(x.setup),
-                    md_text(x.iops) + (" ⚠" if x.unstable else ""),
-                    md_text(x.iops_ratio),
-                    md_text(x.bandwidth),
-                    md_text(x.bw_ratio),
-                    md_text(x.lat_mean),
-                    md_text(x.lat_ratio),
-                    md_text(x.lat_p99),
-                    md_text("; ".join((x.verdict_text, *x.notes))),
-                ]
-                for x in lines
-            ],
-            {3, 4, 5, 6, 7, 8, 9},
-        )
-        if any(x.lat_p99_kind == "clat" for x in lines):
-            out += ["", md_text(CLAT_NOTE)]
-    else:
-        out.append("No workload matched between the setups.")
+    out += _matched(comparison)
     out.append("")
     if comparison.unmatched:
         out += ["### Not compared", ""]
@@ -357,4 +327,52 @@ def _comparison(comparison: Comparison) -> list[str]:
             set(),
         )
         out.append("")
+    return out
+
+
+def _matched(comparison: Comparison) -> list[str]:
+    """The matched workloads: a line per setup, each figure beside its ratio to the
+    baseline; the workload and direction only on the first line of each."""
+    lines = compare_lines(comparison)
+    if not lines:
+        return ["No workload matched between the setups."]
+    out = _table(
+        [
+            "workload",
+            "dir",
+            "setup",
+            "IOPS",
+            "ratio",
+            "bandwidth",
+            "ratio",
+            "lat mean",
+            "ratio",
+            "p99",
+            "verdict",
+        ],
+        [
+            [
+                md_text(
+                    f"{x.workload} ({x.shape})"
+                    + (f"; not the same duration: {x.differs}" if x.differs else "")
+                )
+                if x.span
+                else "",
+                x.direction if x.span else "",
+                md_text(x.setup),
+                md_text(x.iops) + (" ⚠" if x.unstable else ""),
+                md_text(x.iops_ratio),
+                md_text(x.bandwidth),
+                md_text(x.bw_ratio),
+                md_text(x.lat_mean),
+                md_text(x.lat_ratio),
+                md_text(x.lat_p99),
+                md_text("; ".join((x.verdict_text, *x.notes))),
+            ]
+            for x in lines
+        ],
+        {3, 4, 5, 6, 7, 8, 9},
+    )
+    if any(x.lat_p99_kind == "clat" for x in lines):
+        out += ["", md_text(CLAT_NOTE)]
     return out
