@@ -75,7 +75,7 @@ def doctor_document(
     return doc
 
 
-def _targets(p: Plan) -> list[dict[str, Any]]:
+def _targets(p: Preflight) -> list[dict[str, Any]]:
     """Each target as the run would use it: its test file, its layout, its context."""
     return [
         {
@@ -94,7 +94,7 @@ def _targets(p: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def _jobs(p: Plan) -> list[dict[str, Any]]:
+def _jobs(p: Preflight) -> list[dict[str, Any]]:
     """The exact fio job file of every step, per target: the layout (when the test file
     must be laid out first), then each workload."""
     jobs = []
@@ -119,7 +119,7 @@ def _jobs(p: Plan) -> list[dict[str, Any]]:
     return jobs
 
 
-def _spec(p: Plan) -> dict[str, Any] | None:
+def _spec(p: Preflight) -> dict[str, Any] | None:
     """A provider spec's promise, and what it promises each workload; None without one."""
     if p.promise is None:
         return None
