@@ -223,7 +223,7 @@ def test_a_drop_s_data_fits_the_run_document_schema() -> None:
     disk = _target(transport="nvme", rotational=False)
     back = _samples([6000] * 5 + [2400] + [1500] * 5 + [4650] + [6000] * 5)
     (f,) = measured_findings(_run(disk, _result(samples=back)))
-    text = resources.files("iobench.schemas").joinpath("run-document.schema.json").read_text()
+    text = resources.files("iobench.documents").joinpath("run-document.schema.json").read_text()
     schema = json.loads(text)
     warning = Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/warning"})
     assert list(warning.iter_errors(json.loads(json.dumps(f.as_dict())))) == []

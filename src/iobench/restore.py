@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from iobench.documents import VERSIONS
+from iobench.documents.schema import check_run_document
 from iobench.errors import UserError
 from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
-from iobench.schemas import DOCUMENT_VERSION, check_run_document
 from iobench.store.repository import ResultRecord, TargetRecord
 
 _HINT = "give the file `iobench export RUN --format json` (or `show RUN --json`) wrote, unchanged"
@@ -37,7 +38,7 @@ def _fail(path: str, where: str, what: str) -> UserError:
 def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
     """The plan for one exported run document; UserError naming the file and the key when
     it is not one this iobench can read. Every field read here is typed and bounded by the
-    run document's schema (iobench.schemas), checked first; what a schema cannot say
+    run document's schema (iobench.documents.schema), checked first; what a schema cannot say
     (results given twice, series of unequal length) is checked here."""
     from iobench.importer import ImportPlan  # the importer imports this module
 
@@ -48,13 +49,13 @@ def plan_run_document(doc: Mapping[str, Any], path: str) -> Any:
             "iobench never writes that, so the file was changed after the export; export "
             "the run again",
         )
-    version = doc.get("schema_version")
-    if version != DOCUMENT_VERSION:
-        newer = isinstance(version, int) and version > DOCUMENT_VERSION
+    version, readable = doc.get("schema_version"), VERSIONS["run"]
+    if version != readable:
+        newer = isinstance(version, int) and version > readable
         raise UserError(
             f"{path} is an iobench run document of schema "
             f"{version if isinstance(version, int) else repr(str(version)[:20])}; this "
-            f"iobench reads schema {DOCUMENT_VERSION}",
+            f"iobench reads schema {readable}",
             "upgrade iobench to import it" if newer else _HINT,
         )
     problem = check_run_document(doc)

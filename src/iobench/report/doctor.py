@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.benchmark import Plan, plan_steps, suite_definition
+from iobench.documents import envelope
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import fio_argv
@@ -41,8 +42,7 @@ from iobench.units import format_bytes, format_duration, format_iops
 def doctor_document(p: Plan | None, refused: IobenchError | None, suite: Any) -> dict[str, Any]:
     """The ``kind: "doctor"`` document; ``p`` is None when the run would be refused."""
     doc: dict[str, Any] = {
-        "schema_version": 1,
-        "kind": "doctor",
+        **envelope("doctor"),
         "suite": suite_definition(p.suite if p else suite),
         "refused": None
         if refused is None

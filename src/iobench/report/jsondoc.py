@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from iobench.analysis.compare import summarize_results
+from iobench.documents import envelope
 from iobench.expect import check_run
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
 from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import analysis_document
 from iobench.report.specs import spec_document
-from iobench.schemas import DOCUMENT_VERSION
 from iobench.store.repository import RunRecord
 
 
@@ -29,8 +29,7 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
     ``import`` reads back: also the command line, the suite definition, the histogram bins
     and each result's evidence (docs/json-schema.md)."""
     doc = {
-        "schema_version": DOCUMENT_VERSION,
-        "kind": "run",
+        **envelope("run"),
         **run.document(),
         "results": [result_document(r, run, full=full) for r in run.results],
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
@@ -70,8 +69,4 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
 
 
 def runs_document(runs: list[RunRecord]) -> dict[str, Any]:
-    return {
-        "schema_version": DOCUMENT_VERSION,
-        "kind": "runs",
-        "runs": [run_summary(r) for r in runs],
-    }
+    return {**envelope("runs"), "runs": [run_summary(r) for r in runs]}

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.results import headline
+from iobench.documents import envelope
 from iobench.expect import Check, check_run, failed_checks, metric_value, written_in_decimal
 from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title
@@ -43,7 +44,7 @@ def specs_document() -> dict[str, Any]:
                 "sources": list(d.get("sources") or []),
             }
         )  # fmt: skip
-    return {"schema_version": 1, "kind": "specs", "specs": out}
+    return {**envelope("specs"), "specs": out}
 
 
 def render_specs(doc: dict[str, Any], console: Console) -> None:

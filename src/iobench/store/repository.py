@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from iobench import jsontext
+from iobench.documents import envelope
+from iobench.documents.schema import check_run_document
 from iobench.errors import StoreError, UserError
 from iobench.model import DIRECTIONS
-from iobench.schemas import DOCUMENT_VERSION, check_run_document
 from iobench.store.dbfile import (
     APPLICATION_ID,
     DbFile,
@@ -806,8 +807,7 @@ def stored_document(run: RunRecord) -> dict[str, Any]:
     """A stored run as the full run document it would export, without what is computed
     from it (summary, analysis): what :meth:`Store.get_run` checks against the schema."""
     return {
-        "schema_version": DOCUMENT_VERSION,
-        "kind": "run",
+        **envelope("run"),
         **run.document(),
         "results": [r.document(full=True) for r in run.results],
         "argv": run.argv,
