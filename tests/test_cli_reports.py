@@ -10,8 +10,9 @@ import pytest
 from conftest import Cli
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
-from iobench.store import ResultRecord, Store
-from iobench.store.repository import TargetRecord, now_iso
+from iobench.records import ResultRecord, TargetRecord
+from iobench.store import Store
+from iobench.store.repository import now_iso
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 

@@ -20,7 +20,7 @@ from conftest import Cli
 from iobench.analysis.measured import first_device, measured_findings
 from iobench.probe.diskstats import DiskStat, Snapshot, disk_util, parse_stat
 from iobench.probe.storage import io_devices, kname_of_devno, probe_target, ram_backed_why
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from iobench.records import ResultRecord, RunRecord, TargetRecord
 from scratch import MiB, Scratch
 
 LINE = "  4242  17  90000  300  5000  250  80000  700  0  900  1000  0  0  0  0  3  1\n"

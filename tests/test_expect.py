@@ -17,7 +17,7 @@ from iobench.expect import (
     with_expectations,
 )
 from iobench.model import Expectation, Suite, Workload
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord
 from iobench.suites import parse_suite
 
 

@@ -18,8 +18,9 @@ import pytest
 from iobench.export import HEADER, export_csv, export_json, read_csv
 from iobench.importer import import_files
 from iobench.model import DIRECTIONS
+from iobench.records import ResultRecord, RunRecord, TargetRecord
 from iobench.report.jsondoc import run_document
-from iobench.store.repository import ResultRecord, RunRecord, Store, TargetRecord
+from iobench.store import Store
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
 EXTERNAL = DATA / "external"

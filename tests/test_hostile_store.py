@@ -30,9 +30,10 @@ import pytest
 import iobench
 from conftest import Cli
 from iobench.errors import StoreError
-from iobench.store import ResultRecord, Store
+from iobench.records import ResultRecord, TargetRecord
+from iobench.store import Store
 from iobench.store.dbfile import APPLICATION_ID
-from iobench.store.repository import TargetRecord, now_iso
+from iobench.store.repository import now_iso
 from iobench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"

@@ -28,7 +28,8 @@ from iobench.fio.options import (
 from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
 from iobench.importer import MAX_FILE_BYTES, import_files, plan_import
 from iobench.model import Workload
-from iobench.store.repository import ResultRecord, RunRecord, Store
+from iobench.records import ResultRecord, RunRecord
+from iobench.store import Store
 from iobench.suites.loader import parse_suite
 from test_parse import EXTERNAL_STATED, TEXT_OUTPUTS
 

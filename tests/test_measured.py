@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from conftest import Cli
 from iobench.analysis.measured import measured_findings
 from iobench.probe.storage import pcie_link_rate
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from iobench.records import ResultRecord, RunRecord, TargetRecord
 
 
 def _target(**disk: Any) -> TargetRecord:

@@ -15,7 +15,7 @@ from iobench.export import export_json
 from iobench.importer import import_files
 from iobench.report.jsondoc import run_document
 from iobench.restore import plan_run_document
-from iobench.store.repository import Store
+from iobench.store import Store
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 

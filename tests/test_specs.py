@@ -16,6 +16,7 @@ from conftest import Cli
 from iobench.errors import UserError
 from iobench.expect import check_run, parse_expectation
 from iobench.model import Suite, Workload
+from iobench.records import RunRecord
 from iobench.specs import (
     Volume,
     expected,
@@ -25,7 +26,6 @@ from iobench.specs import (
     spec_expectations,
     spec_names,
 )
-from iobench.store.repository import RunRecord
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from iobench.errors import StoreError, UserError
-from iobench.store import ResultRecord, Store
-from iobench.store.repository import TargetRecord, now_iso
+from iobench.records import ResultRecord, TargetRecord
+from iobench.store import Store
+from iobench.store.repository import now_iso
 from iobench.store.schema import SCHEMA_VERSION
 
 WARNINGS = [{"id": "w", "severity": "info", "message": "m"}]

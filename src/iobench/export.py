@@ -22,9 +22,9 @@ import re
 from typing import Any, Literal
 
 from iobench.model import DIRECTIONS
+from iobench.records import ResultRecord, RunRecord
 from iobench.report.jsondoc import run_document
 from iobench.report.literal import json_literal, literal
-from iobench.store.repository import ResultRecord, RunRecord
 
 Kind = Literal["str", "num", "bool"]
 

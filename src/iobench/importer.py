@@ -33,8 +33,9 @@ from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
+from iobench.records import ResultRecord, TargetRecord
 from iobench.restore import is_run_document, plan_run_document
-from iobench.store.repository import ResultRecord, Store, TargetRecord, iso_from_epoch, now_iso
+from iobench.store.repository import Store, iso_from_epoch, now_iso
 
 IMPORTED_SUITE = "imported"
 _REPORT_KEYS = ("jobs", "client_stats")

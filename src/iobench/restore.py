@@ -21,7 +21,7 @@ from iobench.documents.schema import check_run_document
 from iobench.errors import UserError
 from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
-from iobench.store.repository import ResultRecord, TargetRecord
+from iobench.records import ResultRecord, TargetRecord
 
 _HINT = "give the file `iobench export RUN --format json` (or `show RUN --json`) wrote, unchanged"
 

@@ -46,7 +46,7 @@ from iobench.analysis.verdicts import (
 from iobench.documents import envelope
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord
 from iobench.units import format_duration, format_size_short
 
 # The parameters that say how long or over how much a workload measured, not what it is:

@@ -13,9 +13,9 @@ from iobench.analysis.clients import ScalePoint, scaling
 from iobench.analysis.results import Figures, Group, figures, groups
 from iobench.clients import ClientCheck
 from iobench.model import DIRECTIONS
+from iobench.records import RunRecord
 from iobench.report.literal import markup_literal
 from iobench.report.model import format_summary, p99_text, workload_shape
-from iobench.store.repository import RunRecord
 from iobench.units import format_iops, format_ns, format_rate
 
 

@@ -31,8 +31,8 @@ from iobench.analysis.curves import (
 )
 from iobench.analysis.orion import orion_document, orion_summary
 from iobench.analysis.throttles import with_throttles
+from iobench.records import RunRecord
 from iobench.report.literal import literal, markup_literal
-from iobench.store.repository import RunRecord
 from iobench.units import (
     format_bytes,
     format_duration,

@@ -9,10 +9,10 @@ from iobench.documents import envelope
 from iobench.expect import check_run
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
+from iobench.records import RunRecord
 from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import analysis_document
 from iobench.report.specs import spec_document
-from iobench.store.repository import RunRecord
 
 
 def result_document(r: Any, run: RunRecord, *, full: bool = False) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from rich.table import Table
 from iobench.analysis.results import headline
 from iobench.documents import envelope
 from iobench.expect import Check, check_run, failed_checks, metric_value, written_in_decimal
+from iobench.records import RunRecord
 from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title
 from iobench.specs import (
@@ -23,7 +24,6 @@ from iobench.specs import (
     spec_data,
     spec_names,
 )
-from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate, format_rate_decimal
 
 
