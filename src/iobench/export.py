@@ -21,9 +21,9 @@ import json
 import re
 from typing import Any, Literal
 
+from iobench.documents.printed import run_document
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord
-from iobench.report.jsondoc import run_document
 from iobench.report.literal import json_literal, literal
 
 Kind = Literal["str", "num", "bool"]

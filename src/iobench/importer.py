@@ -2,9 +2,10 @@
 
 Two parts:
 
-- :func:`plan_import` is pure: the text of one file -> an :class:`ImportPlan` holding
-  everything that will be stored (run row, targets, one ResultRecord per fio job entry,
-  warnings). Parsing and interpretation live here and are unit-tested without a database.
+- :func:`plan_import` is pure: the text of one file -> an
+  :class:`~iobench.records.ImportedRun` holding everything that will be stored (run row,
+  targets, one ResultRecord per fio job entry, warnings). Parsing and interpretation live
+  here and are unit-tested without a database.
 - :func:`import_files` reads and plans **every** file first, so one file that is not fio
   output stops the import before anything is stored; then it writes one run per file.
 
@@ -22,22 +23,20 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iobench import __version__, jsontext
 from iobench.analysis.aggregate import merge_jobs
+from iobench.documents.run import is_run_document, read_run_document
 from iobench.errors import FioOutputError, Interrupted, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
-from iobench.records import ResultRecord, TargetRecord
-from iobench.restore import is_run_document, plan_run_document
+from iobench.records import IMPORTED_SUITE, ImportedRun, ResultRecord, TargetRecord
 from iobench.store.repository import Store, iso_from_epoch, now_iso
 
-IMPORTED_SUITE = "imported"
 _REPORT_KEYS = ("jobs", "client_stats")
 _UNKNOWABLE = (
     "the fio job file (only the options fio echoes in its JSON, as typed, and not those "
@@ -49,31 +48,6 @@ _HINT_NOT_FIO = (
     "give files written by fio --output-format=json (or json+), e.g. with --output=FILE; "
     "fio's normal and terse text output cannot be imported"
 )
-
-
-@dataclass(frozen=True)
-class ImportPlan:
-    """Everything one imported file becomes: a run, its targets and its results."""
-
-    path: str  # as the user gave it (for messages)
-    source: str  # absolute path, stored as the run's source
-    started_at: str  # ISO 8601 UTC
-    time_source: str  # "job_start" | "timestamp" | "mtime" | "import time" | "document"
-    fio_version: str | None
-    client_mode: bool
-    host: dict[str, Any]
-    suite_def: dict[str, Any]
-    targets: tuple[TargetRecord, ...]
-    results: tuple[ResultRecord, ...]
-    warnings: tuple[dict[str, Any], ...]
-    status: str  # "complete", or "failed" when a job in the file reported an error
-    error: str | None
-    # An exported iobench run document (iobench.restore) brings these; fio output does not.
-    suite: str = IMPORTED_SUITE
-    label: str | None = None  # used unless --label is given
-    finished_at: str | None = None  # None: the time of the import
-    argv: tuple[str, ...] = ()  # the original command line (the import's own when empty)
-    original_uuid: str | None = None  # the exported run's uuid: importing it twice is refused
 
 
 # -- the impure part: read, validate all, store ------------------------------------------
@@ -93,13 +67,13 @@ def import_files(
     return store_plans(store, plan_files(paths), label=label, argv=argv)
 
 
-def plan_files(paths: Sequence[str]) -> list[ImportPlan]:
+def plan_files(paths: Sequence[str]) -> list[ImportedRun]:
     """Read and plan every file (no database needed); UserError naming the first file that
     is not fio output or an iobench run document."""
     if not paths:
         raise UserError("no files to import", "give one or more fio JSON output files")
     seen: dict[str, str] = {}
-    plans: list[ImportPlan] = []
+    plans: list[ImportedRun] = []
     for path in paths:
         real = os.path.realpath(path)
         if real in seen:
@@ -111,7 +85,7 @@ def plan_files(paths: Sequence[str]) -> list[ImportPlan]:
 
 
 def store_plans(
-    store: Store, plans: list[ImportPlan], *, label: str | None, argv: Sequence[str]
+    store: Store, plans: list[ImportedRun], *, label: str | None, argv: Sequence[str]
 ) -> list[int]:
     """Store planned imports, once each is known not to be in the database already."""
     plans = list(plans)
@@ -178,7 +152,7 @@ def measurement(results: Sequence[ResultRecord]) -> list[tuple[Any, ...]]:
     return sorted(rows, key=repr)
 
 
-def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
+def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportedRun:
     """fio output, or a run document that ``iobench export --format json`` wrote."""
     if text.lstrip().startswith("{"):
         try:
@@ -192,12 +166,11 @@ def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan
         except ValueError:
             doc = None
         if is_run_document(doc):
-            plan: ImportPlan = plan_run_document(doc, path)
-            return plan
+            return read_run_document(doc, path)
     return plan_import(text, path, mtime=mtime)
 
 
-def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Sequence[str]) -> int:
+def store_plan(store: Store, plan: ImportedRun, *, label: str | None, argv: Sequence[str]) -> int:
     """Write one planned import as a run; returns its id."""
     run_id = store.create_run(
         suite=plan.suite,
@@ -298,10 +271,10 @@ def _read(path: str) -> tuple[str, float | None]:
     return data.decode("utf-8", errors="replace"), st.st_mtime
 
 
-# -- the pure part: one file's text -> ImportPlan ----------------------------------------
+# -- the pure part: one file's text -> ImportedRun ----------------------------------------
 
 
-def plan_import(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
+def plan_import(text: str, path: str, *, mtime: float | None = None) -> ImportedRun:
     """Interpret one file's text as fio output and plan what to store.
 
     ``path`` names the file in messages; its absolute form is the run's source. ``mtime``
@@ -577,7 +550,7 @@ class _Planner:
 
     # -- the plan --------------------------------------------------------------------
 
-    def plan(self, *, messages: list[str]) -> ImportPlan:
+    def plan(self, *, messages: list[str]) -> ImportedRun:
         """``messages``: the lines of text outside fio's JSON (fio's own messages)."""
         out = self.output
         client = out.client_mode
@@ -760,7 +733,7 @@ class _Planner:
         if out.disk_util and not single:
             suite_def["disk_util"] = job_metrics(jobs[0], out.disk_util)["disk_util"]
 
-        return ImportPlan(
+        return ImportedRun(
             path=self.path,
             source=self.source,
             started_at=started_at,

@@ -3,7 +3,8 @@ layer reads (analysis, reports, documents, the store).
 
 model.py holds what goes into fio (workloads, suites, targets) and what fio's output
 parses to; this module holds what iobench keeps of a run and reads back. The store
-(iobench.store) maps database rows to these records and back.
+(iobench.store) maps database rows to these records and back; the documents
+(iobench.documents) write them as JSON and read them back from it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from iobench.model import DIRECTIONS
+# The suite of a run imported from fio output files.
+IMPORTED_SUITE = "imported"
 
 
 @dataclass(frozen=True)
@@ -22,16 +24,6 @@ class TargetRecord:
     kind: str
     size_bytes: int | None
     context: dict[str, Any]
-
-    def as_dict(self) -> dict[str, Any]:
-        """The target as run documents hold it (without its position: the list's order)."""
-        return {
-            "spec": self.spec,
-            "path": self.path,
-            "kind": self.kind,
-            "size_bytes": self.size_bytes,
-            "context": self.context,
-        }
 
 
 @dataclass(frozen=True)
@@ -62,43 +54,6 @@ class ResultRecord:
     client: str | None = None
     clients: int | None = None
 
-    def document(self, *, full: bool = True) -> dict[str, Any]:
-        """The result as a run document holds it (docs/json-schema.md), from what is stored
-        and nothing computed; ``full`` (an export) adds its place, fio's errno and the
-        evidence that fits in a document (job file, argv, return code; not the raw output).
-        """
-        metrics = self.metrics or {}
-        doc: dict[str, Any] = {
-            "workload": self.workload,
-            "target": self.target,
-            "repetition": self.repetition,
-            # --clients: the client as the user named it, "all" for the aggregate of the
-            # clients; null on a run on one host. ``clients``: how many clients ran this step.
-            "client": self.client,
-            "clients": self.clients,
-            "status": self.status,
-            "params": self.params,
-        }
-        for d in DIRECTIONS:
-            doc[d] = metrics.get(d)
-        doc["cpu"] = metrics.get("cpu")
-        doc["host_cpu"] = metrics.get("host_cpu")  # the whole host's CPU load while it ran
-        doc["steadystate"] = metrics.get("steadystate")  # fio's ss= window, when used
-        doc["disk_util"] = metrics.get("disk_util", [])
-        doc["fio_version"] = self.fio_version
-        doc["error"] = self.error
-        doc["started_at"] = self.started_at
-        doc["finished_at"] = self.finished_at
-        doc["samples"] = self.samples
-        if full:
-            doc["position"] = self.position
-            doc["metrics_version"] = metrics.get("metrics_version")
-            doc["fio_errno"] = metrics.get("error")
-            doc["job_file"] = self.job_file
-            doc["fio_argv"] = self.fio_argv
-            doc["fio_rc"] = self.fio_rc
-        return doc
-
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -122,28 +77,6 @@ class RunRecord:
     origin: str = "run"  # "run": measured by iobench; "imported": from fio output files
     source: str | None = None  # imported runs: the file(s) they came from
 
-    def document(self) -> dict[str, Any]:
-        """The run's own fields as a run document holds them, in its order, from what is
-        stored and nothing computed (no envelope, results, summary or analysis)."""
-        return {
-            "run_id": self.id,
-            "uuid": self.uuid,
-            "status": self.status,
-            "suite": self.suite,
-            "suite_source": self.suite_def.get("source"),
-            "label": self.label,
-            "origin": self.origin,
-            "source": self.source,
-            "fio_version": self.fio_version,
-            "iobench_version": self.iobench_version,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "error": self.error,
-            "host": self.host,
-            "targets": [t.as_dict() for t in self.targets],
-            "warnings": self.warnings,
-        }
-
 
 @dataclass(frozen=True)
 class RunBrief:
@@ -159,3 +92,30 @@ class RunBrief:
     targets: tuple[str, ...]
     results: int  # every result, failed ones too: all of them go with the run
     live_pid: int | None  # the iobench process of this host still running it
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """A run read from a file, not stored yet: everything one imported file becomes (its
+    run row, targets and results). Made from fio output by iobench.importer and from a run
+    document by iobench.documents.run; stored by importer.store_plan."""
+
+    path: str  # as the user gave it (for messages)
+    source: str  # absolute path, stored as the run's source
+    started_at: str  # ISO 8601 UTC
+    time_source: str  # "job_start" | "timestamp" | "mtime" | "import time" | "document"
+    fio_version: str | None
+    client_mode: bool
+    host: dict[str, Any]
+    suite_def: dict[str, Any]
+    targets: tuple[TargetRecord, ...]
+    results: tuple[ResultRecord, ...]
+    warnings: tuple[dict[str, Any], ...]
+    status: str  # "complete", or "failed" when a job in the file reported an error
+    error: str | None
+    # A run document brings these; fio output does not.
+    suite: str = IMPORTED_SUITE
+    label: str | None = None  # used unless --label is given
+    finished_at: str | None = None  # None: the time of the import
+    argv: tuple[str, ...] = ()  # the original command line (the import's own when empty)
+    original_uuid: str | None = None  # the exported run's uuid: importing it twice is refused

@@ -1,9 +1,15 @@
 """Every JSON document iobench prints, exports or reads back (docs/json-schema.md).
 
 Each document starts with the same envelope, ``{"schema_version": N, "kind": KIND}``, made
-by :func:`envelope` from the one table of versions below.
-:mod:`iobench.documents.schema` holds the run document's JSON Schema and its check, shared
-by ``import`` and the store (every stored run is checked when it is read).
+by :func:`envelope` from the one table of versions below. The modules of this package:
+
+- :mod:`iobench.documents.run`: the run document, both ways: a stored run's records written
+  as the document holds them, and an exported document read back into records (``import``);
+- :mod:`iobench.documents.printed`: the run and runs documents as commands print them
+  (``show --json``, ``run --json``, ``export --format json``, ``list --json``): the stored
+  run with what is computed from it (summary, analyses, expectations, spec);
+- :mod:`iobench.documents.schema`: the run document's JSON Schema and its check, shared by
+  ``import`` and the store (every stored run is checked when it is read).
 
 This package imports no command and no store; the store's own version (the SQLite schema,
 iobench.store.schema) is another thing.

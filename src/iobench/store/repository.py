@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from iobench import jsontext
-from iobench.documents import envelope
+from iobench.documents.run import stored_document
 from iobench.documents.schema import check_run_document
 from iobench.errors import StoreError, UserError
 
@@ -659,18 +659,6 @@ def _connect(address: str, path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as e:
         raise describe(e, path) from e
     return conn
-
-
-def stored_document(run: RunRecord) -> dict[str, Any]:
-    """A stored run as the full run document it would export, without what is computed
-    from it (summary, analysis): what :meth:`Store.get_run` checks against the schema."""
-    return {
-        **envelope("run"),
-        **run.document(),
-        "results": [r.document(full=True) for r in run.results],
-        "argv": run.argv,
-        "suite_def": run.suite_def,
-    }
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
