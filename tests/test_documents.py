@@ -1,4 +1,4 @@
-"""The documents' envelope and the run document written and read back (iobench.documents)."""
+"""The documents' envelope and the run document's two halves (iobench.documents)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,6 @@ def test_the_stored_part_of_an_export_is_what_the_store_checks_and_import_reads(
     assert set(exported) - set(stored) == {"summary"}  # computed, not stored
     back = read_run_document(exported, "run.json")
     assert back.results == tuple(run.results)  # raw output aside, which is not exported
-    assert back.suite_def == {**run.suite_def, "imported_from": {
+    assert back.suite_def.as_dict() == {**run.suite_def.as_dict(), "imported_from": {
         "run_id": run.id, "uuid": run.uuid, "origin": "imported", "source": run.source,
         "iobench_version": run.iobench_version}}  # fmt: skip

@@ -946,6 +946,7 @@ WRONG_SHAPES = [
      "].samples.read: must be an object or null, not 3"),
     ("suite_json", "runs", '{"spec": {"spec": "x", "iops": "fast", "bw_bytes": 1}}',
      "suite_def.spec.iops: must be a number"),
+    ("suite_json", "runs", '{"name": 5}', "suite_def.name: must be text or null, not 5"),
     ("suite_json", "runs", "[" * 100 + "]" * 100,
      "its suite_json is not valid JSON (it nests deeper than 64 levels)"),
 ]  # fmt: skip

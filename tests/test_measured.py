@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from conftest import Cli
 from iobench.analysis.measured import measured_findings
 from iobench.probe.storage import pcie_link_rate
-from iobench.records import ResultRecord, RunRecord, TargetRecord
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 
 
 def _target(**disk: Any) -> TargetRecord:
@@ -51,7 +51,7 @@ def _run(
 ) -> RunRecord:
     return RunRecord(
         id=1, uuid="u", status="complete", suite="s",
-        suite_def={"spec": spec} if spec else {}, label=None, argv=[],
+        suite_def=SuiteDefinition(spec=spec or None), label=None, argv=[],
         host={"virtualization": {"vm": vm}},
         fio_version="3.33", iobench_version="0", warnings=[], error=None, started_at="",
         finished_at="", targets=[t], results=list(results),

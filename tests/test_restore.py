@@ -40,7 +40,21 @@ def test_the_document_gives_back_the_run_as_it_was(exported: dict[str, Any]) -> 
     assert run.started_at == exported["started_at"]
     assert run.finished_at == exported["finished_at"]
     assert run.original_uuid == exported["uuid"]
-    assert run.suite_def["imported_from"]["uuid"] == exported["uuid"]
+    assert run.suite_def.imported_from is not None
+    assert run.suite_def.imported_from.uuid == exported["uuid"]
+    # The suite definition is stored as the document held it, imported_from added at its end.
+    assert list(run.suite_def.as_dict().items()) == list(
+        {
+            **exported["suite_def"],
+            "imported_from": {
+                "run_id": exported["run_id"],
+                "uuid": exported["uuid"],
+                "origin": "imported",
+                "source": exported["source"],
+                "iobench_version": exported["iobench_version"],
+            },
+        }.items()
+    )
     (result,) = run.results
     assert result.metrics is not None
     assert result.metrics["read"] == exported["results"][0]["read"]

@@ -243,7 +243,7 @@ def check_run(run: RunRecord) -> list[Check]:
 def stored_expectations(run: RunRecord) -> list[Expectation]:
     """The expectations a run was started with (kept in its suite definition)."""
     out = []
-    for d in run.suite_def.get("expectations") or []:
+    for d in run.suite_def.expectations or ():
         try:
             out.append(Expectation(**d))
         except TypeError:

@@ -34,7 +34,13 @@ from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
-from iobench.records import IMPORTED_SUITE, ImportedRun, ResultRecord, TargetRecord
+from iobench.records import (
+    IMPORTED_SUITE,
+    ImportedRun,
+    ResultRecord,
+    SuiteDefinition,
+    TargetRecord,
+)
 from iobench.store.repository import Store, iso_from_epoch, now_iso
 
 _REPORT_KEYS = ("jobs", "client_stats")
@@ -717,21 +723,22 @@ class _Planner:
             }
         host["fio_version"] = fio_version
 
-        suite_def: dict[str, Any] = {
-            "name": IMPORTED_SUITE,
-            "description": f"imported from {self.source}",
-            "source": self.source,
-            "origin": "imported",
-            "client_mode": client,
-            "time_source": time_source,
-            "time_note": _TIME_NOTES[time_source],
-            "global_options": per_client or shared,
-            "workloads": workloads,
-            "messages": messages,
-            "unknown": list(_UNKNOWABLE),
-        }
-        if out.disk_util and not single:
-            suite_def["disk_util"] = job_metrics(jobs[0], out.disk_util)["disk_util"]
+        suite_def = SuiteDefinition(
+            name=IMPORTED_SUITE,
+            description=f"imported from {self.source}",
+            source=self.source,
+            origin="imported",
+            client_mode=client,
+            time_source=time_source,
+            time_note=_TIME_NOTES[time_source],
+            global_options=per_client or shared,
+            workloads=tuple(workloads),
+            messages=tuple(messages),
+            unknown=_UNKNOWABLE,
+            disk_util=tuple(job_metrics(jobs[0], out.disk_util)["disk_util"])
+            if out.disk_util and not single
+            else None,
+        )
 
         return ImportedRun(
             path=self.path,

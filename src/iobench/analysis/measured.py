@@ -314,7 +314,7 @@ def _bs(r: ResultRecord) -> int:
 
 def burst_model_text(run: RunRecord, drop: Drop, bs: int) -> str:
     """What the run's provider spec says about bursts, beside a measured drop."""
-    spec = run.suite_def.get("spec") or {}
+    spec = run.suite_def.spec or {}
     burst = spec.get("burst")
     if not burst:
         return ""

@@ -58,7 +58,7 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
         doc["spec"] = spec
     if full:
         doc["argv"] = run.argv
-        doc["suite_def"] = run.suite_def
+        doc["suite_def"] = run.suite_def.as_dict()
     return doc
 
 

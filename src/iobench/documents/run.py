@@ -28,7 +28,14 @@ from iobench.documents.schema import check_run_document
 from iobench.errors import UserError
 from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
-from iobench.records import ImportedRun, ResultRecord, RunRecord, TargetRecord
+from iobench.records import (
+    ImportedRun,
+    RecordError,
+    ResultRecord,
+    RunRecord,
+    SuiteDefinition,
+    TargetRecord,
+)
 
 # -- writing -----------------------------------------------------------------------------------
 
@@ -89,7 +96,7 @@ def run_fields(run: RunRecord) -> dict[str, Any]:
         "uuid": run.uuid,
         "status": run.status,
         "suite": run.suite,
-        "suite_source": run.suite_def.get("source"),
+        "suite_source": run.suite_def.source,
         "label": run.label,
         "origin": run.origin,
         "source": run.source,
@@ -112,7 +119,7 @@ def stored_document(run: RunRecord) -> dict[str, Any]:
         **run_fields(run),
         "results": [result_fields(r, full=True) for r in run.results],
         "argv": run.argv,
-        "suite_def": run.suite_def,
+        "suite_def": run.suite_def.as_dict(),
     }
 
 
@@ -141,7 +148,7 @@ def read_run_document(doc: Mapping[str, Any], path: str) -> ImportedRun:
     if status == "running":  # exported while it ran, or its process died: it did not finish
         status = "aborted"
         error = error or "the run had not finished when it was exported"
-    suite_def = _suite_def(doc)
+    suite_def = _suite_def(doc, path)
     return ImportedRun(
         path=path,
         source=str(Path(path).resolve()),
@@ -163,7 +170,7 @@ def read_run_document(doc: Mapping[str, Any], path: str) -> ImportedRun:
         label=doc.get("label"),
         finished_at=doc.get("finished_at"),
         argv=tuple(doc.get("argv") or ()),
-        original_uuid=suite_def["imported_from"]["uuid"],
+        original_uuid=suite_def.imported_from.uuid if suite_def.imported_from else None,
     )
 
 
@@ -191,7 +198,7 @@ def _check(doc: Mapping[str, Any], path: str) -> None:
         raise _fail(path, *problem)
 
 
-def _suite_def(doc: Mapping[str, Any]) -> dict[str, Any]:
+def _suite_def(doc: Mapping[str, Any], path: str) -> SuiteDefinition:
     """The document's suite definition with the run it came from (``imported_from``): an
     export of an imported run names the original, so the same measurement is recognised
     however many databases it passed through."""
@@ -207,7 +214,10 @@ def _suite_def(doc: Mapping[str, Any]) -> dict[str, Any]:
             "iobench_version": doc.get("iobench_version"),
         },
     )
-    return suite_def
+    try:
+        return SuiteDefinition.from_dict(suite_def)
+    except RecordError as e:  # the schema types every key: a bug if this is reached
+        raise _fail(path, f"suite_def.{e.where}", e.what) from None
 
 
 def _results(raw: list[Mapping[str, Any]], path: str) -> tuple[ResultRecord, ...]:

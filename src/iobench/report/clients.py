@@ -223,6 +223,8 @@ def render_scaling(run: RunRecord, console: Console) -> None:
 def clients_document(run: RunRecord) -> dict[str, Any]:
     """``clients`` of a run document: the clients, each step's summary (start skew, finish
     spread, stragglers, failed clients) and, with several client counts, the scaling."""
+    defined = run.suite_def.clients
+    names = None if defined is None or defined.names is None else list(defined.names)
     steps = []
     for r in run.results:
         if r.client == "all" and r.metrics:
@@ -235,7 +237,7 @@ def clients_document(run: RunRecord) -> dict[str, Any]:
                 }
             )
     return {
-        "names": (run.suite_def.get("clients") or {}).get("names"),
+        "names": names,
         "steps": steps,
         "scaling": [
             {

@@ -366,7 +366,7 @@ def run_contexts(runs: Sequence[RunRecord]) -> list[RunContext]:
     out = []
     for run in runs:
         lines = [
-            ("suite", f"{run.suite} ({run.suite_def.get('description') or 'no description'})"),
+            ("suite", f"{run.suite} ({run.suite_def.description or 'no description'})"),
             ("command", shlex.join(run.argv) if run.argv else "-"),
             ("iobench", f"{run.iobench_version}, {run.origin}"),
             *host_lines(run.host),

@@ -17,7 +17,7 @@ import sqlite3
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,11 +27,11 @@ from iobench import jsontext
 from iobench.documents.run import stored_document
 from iobench.documents.schema import check_run_document
 from iobench.errors import StoreError, UserError
+from iobench.records import RecordError, RunBrief, SuiteDefinition
 
 # Imported from here by benchmark.py and multiclient.py until the lead's merge; every
 # other module imports the records from iobench.records.
 from iobench.records import ResultRecord as ResultRecord
-from iobench.records import RunBrief
 from iobench.records import RunRecord as RunRecord
 from iobench.records import TargetRecord as TargetRecord
 from iobench.store.dbfile import (
@@ -309,7 +309,7 @@ class Store:
         self,
         *,
         suite: str,
-        suite_def: dict[str, Any],
+        suite_def: SuiteDefinition | Mapping[str, Any],
         label: str | None,
         argv: Sequence[str],
         host: dict[str, Any],
@@ -319,6 +319,10 @@ class Store:
         source: str | None = None,
         started_at: str | None = None,
     ) -> int:
+        """Store a new run, 'running'. ``suite_def`` may be given as the dict the engine
+        builds: it is typed here, and stored as it was given."""
+        if not isinstance(suite_def, SuiteDefinition):
+            suite_def = SuiteDefinition.from_dict(suite_def)
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
@@ -327,7 +331,7 @@ class Store:
                 (
                     str(uuid.uuid4()),
                     suite,
-                    _dumps(suite_def),
+                    _dumps(suite_def.as_dict()),
                     label,
                     _dumps(list(argv)),
                     _dumps(host),
@@ -549,7 +553,7 @@ class Store:
             uuid=row["uuid"],
             status=status,
             suite=row["suite"],
-            suite_def=self._json(run_id, row, "suite_json", dict),
+            suite_def=self._suite_def(run_id, row),
             label=row["label"],
             argv=self._json(run_id, row, "argv_json", list),
             host=self._json(run_id, row, "host_json", dict),
@@ -582,6 +586,12 @@ class Store:
             found = type(value).__name__
             raise self._unreadable(run_id, f"its {column} is a {found}, not a {shape.__name__}")
         return value
+
+    def _suite_def(self, run_id: int, row: sqlite3.Row) -> SuiteDefinition:
+        try:
+            return SuiteDefinition.from_dict(self._json(run_id, row, "suite_json", dict))
+        except RecordError as e:  # named as the run document's schema names it
+            raise self._unreadable(run_id, f"suite_def.{e.where}: {e.what}") from e
 
     def _inflate(self, run_id: int, blob: Any) -> str | None:
         if blob is None:
@@ -709,10 +719,11 @@ def _dead_run_error(row: sqlite3.Row) -> str | None:
         return None
     error = f"the iobench process (pid {pid}) ended without finishing this run"
     try:
-        files = json.loads(row["suite_json"]).get("clients", {}).get("files")
-    except (TypeError, ValueError, AttributeError):
-        files = None  # unreadable: `iobench rm` removes such a run
-    if isinstance(files, dict) and files:  # a run on clients: its test files were left there
+        clients = SuiteDefinition.from_dict(json.loads(row["suite_json"])).clients
+    except (TypeError, ValueError):  # RecordError too
+        clients = None  # unreadable: `iobench rm` removes such a run
+    files = clients.files if clients is not None else None
+    if files:  # a run on clients: its test files were left there
         error += "; its test files may be left on the clients (remove them by hand): "
         error += ", ".join(f"{client}: {path}" for client, path in files.items())
     return error
