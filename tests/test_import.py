@@ -26,7 +26,7 @@ from iobench.fio.options import (
     workload_params,
 )
 from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
-from iobench.importer import MAX_FILE_BYTES, import_files, plan_import
+from iobench.importer import MAX_FILE_BYTES, import_files, interpret_fio_output
 from iobench.model import Workload
 from iobench.records import ResultRecord, RunRecord
 from iobench.store import Store
@@ -462,8 +462,8 @@ def test_the_same_job_against_different_files_has_identical_params(tmp_path: Pat
     text = (RECORDED / "numjobs2-group-reporting-randwrite-jsonplus.json").read_text()
     assert '"filename" : "data.bin"' in text
     other = text.replace('"filename" : "data.bin"', '"filename" : "/mnt/other/test.bin"')
-    (a,) = plan_import(text, "a.json").results
-    (b,) = plan_import(other, "b.json").results
+    (a,) = interpret_fio_output(text, "a.json").results
+    (b,) = interpret_fio_output(other, "b.json").results
     assert (a.target, b.target) == ("data.bin", "/mnt/other/test.bin")
     assert a.params == b.params
 
@@ -472,7 +472,7 @@ def test_imported_params_equal_those_of_an_iobench_run_of_the_same_workload() ->
     """job file: size=8M direct=1 time_based=1 runtime=1 group_reporting=1 filename=data.bin
     ioengine=libaio rw=randwrite bs=4k iodepth=4 numjobs=2 (the .meta.json records it)."""
     text = (RECORDED / "numjobs2-group-reporting-randwrite-jsonplus.json").read_text()
-    (result,) = plan_import(text, "x.json").results
+    (result,) = interpret_fio_output(text, "x.json").results
     iobench = Workload(
         name="randwrite", rw="randwrite", bs=4096, iodepth=4, numjobs=2, ioengine="libaio",
         direct=True, runtime_s=1.0, size=8 << 20,
@@ -777,9 +777,9 @@ def test_workload_params_from_option_echo() -> None:
     assert params["bs"] is None and params["numjobs"] is None
 
 
-def test_plan_import_is_pure_and_needs_no_database() -> None:
+def test_interpreting_fio_output_is_pure_and_needs_no_database() -> None:
     text = (RECORDED / "psync-randrw-fsync-jsonplus.json").read_text()
-    plan = plan_import(text, "some/where/psync.json")
+    plan = interpret_fio_output(text, "some/where/psync.json")
     assert plan.source == str(Path("some/where/psync.json").resolve())
     assert plan.status == "complete" and plan.fio_version == "3.33"
     (result,) = plan.results
