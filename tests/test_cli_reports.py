@@ -10,8 +10,8 @@ import pytest
 from conftest import Cli
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
-from iobench.store import ResultRecord, Store
-from iobench.store.repository import TargetRecord, now_iso
+from iobench.records import ResultRecord, TargetRecord, now_iso
+from iobench.store import Store
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 

@@ -30,9 +30,10 @@ from iobench.clients import Client, ClientCheck, parse_client, parse_clients
 from iobench.engine import NullObserver, Outcome, RunRequest, execute, remote
 from iobench.errors import UserError
 from iobench.fio.runner import find_fio
+from iobench.records import RunRecord
 from iobench.report.clients import render_checks
 from iobench.report.progress import ProgressDisplay
-from iobench.store.repository import RunRecord, Store
+from iobench.store import Store
 from iobench.suites import load_suite
 from test_report import Browser, Page, needs_chromium
 

@@ -17,8 +17,8 @@ from rich.console import Console
 from iobench.analysis.compare import compare, summarize_results, unstable
 from iobench.analysis.histogram import merge_bins, percentiles_from_bins
 from iobench.errors import UserError
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from iobench.report.compare import format_ratio, render_comparison
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
 
 PARAMS: dict[str, Any] = {
     "rw": "randread",
@@ -131,7 +131,7 @@ def run(
         uuid=f"uuid-{run_id}",
         status="complete",
         suite="test",
-        suite_def={},
+        suite_def=SuiteDefinition(),
         label=label,
         argv=[],
         host={"hostname": "box", "kernel": {"release": kernel}, "cpu": {"model": "CPU"}},

@@ -20,7 +20,7 @@ from conftest import Cli
 from iobench.analysis.measured import first_device, measured_findings
 from iobench.probe.diskstats import DiskStat, Snapshot, disk_util, parse_stat
 from iobench.probe.storage import io_devices, kname_of_devno, probe_target, ram_backed_why
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from scratch import MiB, Scratch
 
 LINE = "  4242  17  90000  300  5000  250  80000  700  0  900  1000  0  0  0  0  3  1\n"
@@ -132,7 +132,8 @@ def _record(metrics: dict[str, Any]) -> RunRecord:
         error=None, started_at="", finished_at="",
     )  # fmt: skip
     return RunRecord(
-        id=1, uuid="u", status="complete", suite="s", suite_def={}, label=None, argv=[],
+        id=1, uuid="u", status="complete", suite="s", suite_def=SuiteDefinition(), label=None,
+        argv=[],
         host={}, fio_version="3.33", iobench_version="0", warnings=[], error=None,
         started_at="", finished_at=None,
         targets=[TargetRecord(0, "/t", "/t", "block", 1, {})], results=[r],

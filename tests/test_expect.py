@@ -17,7 +17,7 @@ from iobench.expect import (
     with_expectations,
 )
 from iobench.model import Expectation, Suite, Workload
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition
 from iobench.suites import parse_suite
 
 
@@ -117,7 +117,8 @@ def _result(workload: str, metrics: dict[str, Any] | None, **kw: Any) -> ResultR
 def _run(expectations: list[Expectation], results: list[ResultRecord]) -> RunRecord:
     return RunRecord(
         id=1, uuid="u", status="complete", suite="s",
-        suite_def={"expectations": [e.__dict__ for e in expectations]}, label=None, argv=[],
+        suite_def=SuiteDefinition(expectations=tuple(e.__dict__ for e in expectations)),
+        label=None, argv=[],
         host={}, fio_version="3.33", iobench_version="0", warnings=[], error=None,
         started_at="", finished_at="", targets=[], results=results,
     )  # fmt: skip

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
+from iobench.documents.printed import run_document
 from iobench.export import HEADER, export_csv, export_json, read_csv
 from iobench.importer import import_files
 from iobench.model import DIRECTIONS
-from iobench.report.jsondoc import run_document
-from iobench.store.repository import ResultRecord, RunRecord, Store, TargetRecord
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
+from iobench.store import Store
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
 EXTERNAL = DATA / "external"
@@ -92,7 +93,8 @@ def stored_value(result: ResultRecord, direction: str, column: str) -> Any:
 def test_header_names_every_unit() -> None:
     text = export_csv(
         RunRecord(
-            id=1, uuid="u", status="complete", suite="s", suite_def={}, label=None, argv=[],
+            id=1, uuid="u", status="complete", suite="s", suite_def=SuiteDefinition(),
+            label=None, argv=[],
             host={}, fio_version=None, iobench_version="0", warnings=[], error=None,
             started_at="t", finished_at=None,
         )
@@ -206,7 +208,7 @@ def test_a_failed_workload_has_one_row_with_its_error(store: Store) -> None:
 def store_run_with_repetitions(store: Store) -> RunRecord:
     run_id = store.create_run(
         suite="s",
-        suite_def={},
+        suite_def=SuiteDefinition(),
         label="rep",
         argv=[],
         host={},

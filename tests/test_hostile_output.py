@@ -32,6 +32,7 @@ from iobench.engine import Step
 from iobench.export import read_csv
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
+from iobench.records import ResultRecord, TargetRecord, now_iso
 from iobench.report.literal import (
     LiteralConsole,
     json_literal,
@@ -41,8 +42,7 @@ from iobench.report.literal import (
 )
 from iobench.report.markdown import md_text
 from iobench.report.progress import ProgressDisplay
-from iobench.store import ResultRecord, Store
-from iobench.store.repository import TargetRecord, now_iso
+from iobench.store import Store
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 FORGED = "iobench: error: forged"

@@ -30,9 +30,9 @@ import pytest
 import iobench
 from conftest import Cli
 from iobench.errors import StoreError
-from iobench.store import ResultRecord, Store
+from iobench.records import ResultRecord, TargetRecord, now_iso
+from iobench.store import Store
 from iobench.store.dbfile import APPLICATION_ID
-from iobench.store.repository import TargetRecord, now_iso
 from iobench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
@@ -945,6 +945,7 @@ WRONG_SHAPES = [
      "].samples.read: must be an object or null, not 3"),
     ("suite_json", "runs", '{"spec": {"spec": "x", "iops": "fast", "bw_bytes": 1}}',
      "suite_def.spec.iops: must be a number"),
+    ("suite_json", "runs", '{"name": 5}', "suite_def.name: must be text or null, not 5"),
     ("suite_json", "runs", "[" * 100 + "]" * 100,
      "its suite_json is not valid JSON (it nests deeper than 64 levels)"),
 ]  # fmt: skip

@@ -26,9 +26,10 @@ from iobench.fio.options import (
     workload_params,
 )
 from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
-from iobench.importer import MAX_FILE_BYTES, import_files, plan_import
+from iobench.importer import MAX_FILE_BYTES, import_files, interpret_fio_output
 from iobench.model import Workload
-from iobench.store.repository import ResultRecord, RunRecord, Store
+from iobench.records import ResultRecord, RunRecord
+from iobench.store import Store
 from iobench.suites.loader import parse_suite
 from test_parse import EXTERNAL_STATED, TEXT_OUTPUTS
 
@@ -266,9 +267,10 @@ def test_imported_run_is_marked_and_keeps_the_evidence(store: Store) -> None:
         "options": {},
     }
     assert run.host["fio_version"] == "3.33" and "note" in run.host
-    assert run.suite_def["source"] == str(path.resolve())
-    assert run.suite_def["workloads"][0]["job_options"]["iodepth"] == "8"
-    assert run.suite_def["global_options"]["filename"] == "data.bin"  # the full echo stays
+    assert run.suite_def.source == str(path.resolve())
+    assert run.suite_def.workloads is not None and run.suite_def.global_options is not None
+    assert run.suite_def.workloads[0]["job_options"]["iodepth"] == "8"
+    assert run.suite_def.global_options["filename"] == "data.bin"  # the full echo stays
     (target,) = run.targets
     assert (target.spec, target.kind) == ("data.bin", "unknown")
 
@@ -280,10 +282,10 @@ def test_started_at_is_fios_timestamp_else_job_start_else_the_file_mtime(
     run = import_one(store, RECORDED / "seqread-1m-json.json")
     ms = raw_report(RECORDED / "seqread-1m-json.json")["timestamp_ms"]
     assert run.started_at == "2026-11-22T01:51:22.831Z" and ms == 1795312282831
-    assert run.suite_def["time_source"] == "timestamp"
+    assert run.suite_def.time_source == "timestamp"
     # fio 3.36 records job_start: the real start.
     brahiam = EXTERNAL / "BrahiamAcosta__SO-Kernel-trace-extraction__fio_output.json"
-    assert import_one(store, brahiam).suite_def["time_source"] == "job_start"
+    assert import_one(store, brahiam).suite_def.time_source == "job_start"
     # fio 2.1.4 has no timestamp at all: the file's modification time.
     copy = tmp_path / "pkb.json"
     copy.write_text(
@@ -293,7 +295,7 @@ def test_started_at_is_fios_timestamp_else_job_start_else_the_file_mtime(
     os.utime(copy, (1_500_000_000, 1_500_000_000))
     run = import_one(store, copy)
     assert run.started_at == "2017-07-14T02:40:00.000Z"
-    assert run.suite_def["time_source"] == "mtime"
+    assert run.suite_def.time_source == "mtime"
 
 
 def test_missing_options_are_unknown_not_zero(store: Store) -> None:
@@ -370,16 +372,16 @@ def test_a_job_that_failed_in_the_file_is_stored_as_failed(store: Store) -> None
 def test_text_before_the_json_is_skipped_and_an_interruption_reported(store: Store) -> None:
     run = import_one(store, EXTERNAL / "bensonjohnson__FIO-tests__fio.json")
     assert run.status == "complete"
-    assert run.suite_def["messages"] == ["fio: terminating on signal 2"]
+    assert run.suite_def.messages == ("fio: terminating on signal 2",)
     assert "interrupted" in {w["id"] for w in run.warnings}
     stray = import_one(
         store, EXTERNAL / "Arau__fio-results-tmp__longterm-tests_bench-results_t1-reads_reads-100-2"
     )
-    assert stray.suite_def["messages"] == [">"]
+    assert stray.suite_def.messages == (">",)
     assert stray.results[0].target == "/usr/share/nginx/html/p1"
     # --status-interval: the earlier reports are JSON, not messages; the last one counts.
     interval = import_one(store, RECORDED / "status-interval-jsonplus.json")
-    assert interval.suite_def["messages"] == []
+    assert interval.suite_def.messages == ()
 
 
 # -- client/server mode ------------------------------------------------------------------
@@ -396,7 +398,8 @@ def test_client_mode_gives_one_result_per_client_keyed_by_host_and_port(store: S
     assert run.host["clients"] == ["127.0.0.1:18801", "127.0.0.1:18802"]
     assert "all-clients-not-stored" in {w["id"] for w in run.warnings}
     # fio 3.43 writes 'global options' as a list, one per server.
-    clients = run.suite_def["global_options"]
+    clients = run.suite_def.global_options
+    assert clients is not None
     assert [o["directory"] for o in clients.values()] == ["/mnt/fio-test"] * 2
     assert all("directory" not in r.params["options"] for r in run.results)
     assert all(r.metrics and r.metrics["read"]["clat_ns"]["p99"] for r in run.results)
@@ -408,7 +411,7 @@ def test_client_mode_single_server_names_the_host(store: Store) -> None:
     )
     assert [r.target for r in run.results] == ["127.0.0.1:18801"]
     assert run.host["hostname"] == "127.0.0.1"
-    assert run.suite_def["time_source"] == "job_start"
+    assert run.suite_def.time_source == "job_start"
 
 
 def test_client_mode_options_repeated_per_server_are_not_attributed(store: Store) -> None:
@@ -459,8 +462,8 @@ def test_the_same_job_against_different_files_has_identical_params(tmp_path: Pat
     text = (RECORDED / "numjobs2-group-reporting-randwrite-jsonplus.json").read_text()
     assert '"filename" : "data.bin"' in text
     other = text.replace('"filename" : "data.bin"', '"filename" : "/mnt/other/test.bin"')
-    (a,) = plan_import(text, "a.json").results
-    (b,) = plan_import(other, "b.json").results
+    (a,) = interpret_fio_output(text, "a.json").results
+    (b,) = interpret_fio_output(other, "b.json").results
     assert (a.target, b.target) == ("data.bin", "/mnt/other/test.bin")
     assert a.params == b.params
 
@@ -469,7 +472,7 @@ def test_imported_params_equal_those_of_an_iobench_run_of_the_same_workload() ->
     """job file: size=8M direct=1 time_based=1 runtime=1 group_reporting=1 filename=data.bin
     ioengine=libaio rw=randwrite bs=4k iodepth=4 numjobs=2 (the .meta.json records it)."""
     text = (RECORDED / "numjobs2-group-reporting-randwrite-jsonplus.json").read_text()
-    (result,) = plan_import(text, "x.json").results
+    (result,) = interpret_fio_output(text, "x.json").results
     iobench = Workload(
         name="randwrite", rw="randwrite", bs=4096, iodepth=4, numjobs=2, ioengine="libaio",
         direct=True, runtime_s=1.0, size=8 << 20,
@@ -774,9 +777,9 @@ def test_workload_params_from_option_echo() -> None:
     assert params["bs"] is None and params["numjobs"] is None
 
 
-def test_plan_import_is_pure_and_needs_no_database() -> None:
+def test_interpreting_fio_output_is_pure_and_needs_no_database() -> None:
     text = (RECORDED / "psync-randrw-fsync-jsonplus.json").read_text()
-    plan = plan_import(text, "some/where/psync.json")
+    plan = interpret_fio_output(text, "some/where/psync.json")
     assert plan.source == str(Path("some/where/psync.json").resolve())
     assert plan.status == "complete" and plan.fio_version == "3.33"
     (result,) = plan.results

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from conftest import Cli
 from iobench.analysis.measured import measured_findings
 from iobench.probe.storage import pcie_link_rate
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 
 
 def _target(**disk: Any) -> TargetRecord:
@@ -51,7 +51,7 @@ def _run(
 ) -> RunRecord:
     return RunRecord(
         id=1, uuid="u", status="complete", suite="s",
-        suite_def={"spec": spec} if spec else {}, label=None, argv=[],
+        suite_def=SuiteDefinition(spec=spec or None), label=None, argv=[],
         host={"virtualization": {"vm": vm}},
         fio_version="3.33", iobench_version="0", warnings=[], error=None, started_at="",
         finished_at="", targets=[t], results=list(results),
@@ -223,7 +223,7 @@ def test_a_drop_s_data_fits_the_run_document_schema() -> None:
     disk = _target(transport="nvme", rotational=False)
     back = _samples([6000] * 5 + [2400] + [1500] * 5 + [4650] + [6000] * 5)
     (f,) = measured_findings(_run(disk, _result(samples=back)))
-    text = resources.files("iobench.schemas").joinpath("run-document.schema.json").read_text()
+    text = resources.files("iobench.documents").joinpath("run-document.schema.json").read_text()
     schema = json.loads(text)
     warning = Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/warning"})
     assert list(warning.iter_errors(json.loads(json.dumps(f.as_dict())))) == []

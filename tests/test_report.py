@@ -33,11 +33,11 @@ from iobench.analysis.compare import compare
 from iobench.analysis.histogram import idx_to_val
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from iobench.report.charts import latency_curve, nines, percentile_grid, tick_step_s
 from iobench.report.html import render_html
 from iobench.report.markdown import md_text, render_markdown
 from iobench.report.model import CLAT_NOTE, result_lines, shape_cells, workload_shape
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
 from iobench.units import format_iops, format_ns
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
@@ -203,7 +203,7 @@ def make_run(
         uuid=f"uuid-{run_id}",
         status="complete",
         suite="quick",
-        suite_def={"name": "quick", "description": "six short workloads"},
+        suite_def=SuiteDefinition(name="quick", description="six short workloads"),
         label=label,
         argv=["iobench", "run", target, "--label", label or ""],
         host=_host(host),

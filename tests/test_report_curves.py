@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from iobench.documents.printed import run_document
+from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from iobench.report.html import render_html
-from iobench.report.jsondoc import run_document
 from iobench.report.markdown import render_markdown
 from iobench.report.terminal import render_run
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
 from test_report import Browser, Page, needs_chromium
 
 IOPS_CAP, BW_CAP = 5000.0, 200.0 * 2**20
@@ -95,7 +95,7 @@ def sweep_run() -> RunRecord:
         uuid="u",
         status="complete",
         suite="sweep",
-        suite_def={"name": "sweep", "sweep": {"axes": {}}, "p99_under_ns": 2e6},
+        suite_def=SuiteDefinition(name="sweep", sweep={"axes": {}}, p99_under_ns=2e6),
         label=XSS,
         argv=["iobench", "sweep"],
         host={"hostname": "box"},

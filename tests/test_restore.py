@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from conftest import Cli
+from iobench.documents.printed import run_document
+from iobench.documents.run import read_run_document
 from iobench.errors import UserError
 from iobench.export import export_json
 from iobench.importer import import_files
-from iobench.report.jsondoc import run_document
-from iobench.restore import plan_run_document
-from iobench.store.repository import Store
+from iobench.store import Store
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 
@@ -34,14 +34,28 @@ def exported(tmp_path: Path) -> dict[str, Any]:
     return doc
 
 
-def test_the_plan_restores_the_run_as_it_was(exported: dict[str, Any]) -> None:
-    plan = plan_run_document(exported, "run.json")
-    assert (plan.suite, plan.label, plan.status) == ("imported", "src", exported["status"])
-    assert plan.started_at == exported["started_at"]
-    assert plan.finished_at == exported["finished_at"]
-    assert plan.original_uuid == exported["uuid"]
-    assert plan.suite_def["imported_from"]["uuid"] == exported["uuid"]
-    (result,) = plan.results
+def test_the_document_gives_back_the_run_as_it_was(exported: dict[str, Any]) -> None:
+    run = read_run_document(exported, "run.json")
+    assert (run.suite, run.label, run.status) == ("imported", "src", exported["status"])
+    assert run.started_at == exported["started_at"]
+    assert run.finished_at == exported["finished_at"]
+    assert run.original_uuid == exported["uuid"]
+    assert run.suite_def.imported_from is not None
+    assert run.suite_def.imported_from.uuid == exported["uuid"]
+    # The suite definition is stored as the document held it, imported_from added at its end.
+    assert list(run.suite_def.as_dict().items()) == list(
+        {
+            **exported["suite_def"],
+            "imported_from": {
+                "run_id": exported["run_id"],
+                "uuid": exported["uuid"],
+                "origin": "imported",
+                "source": exported["source"],
+                "iobench_version": exported["iobench_version"],
+            },
+        }.items()
+    )
+    (result,) = run.results
     assert result.metrics is not None
     assert result.metrics["read"] == exported["results"][0]["read"]
     assert result.metrics["read"]["clat_ns"]["bins"], "histograms come back"
@@ -96,7 +110,7 @@ def test_a_broken_document_is_named_and_nothing_is_stored(
 def test_a_result_with_a_wrong_number_is_refused(exported: dict[str, Any]) -> None:
     exported["results"][0]["read"]["iops"] = "many"
     with pytest.raises(UserError, match=r'results\[0\]\.read\.iops: must be a number, not "many"'):
-        plan_run_document(exported, "x.json")
+        read_run_document(exported, "x.json")
 
 
 def test_the_same_run_in_two_files_is_refused(
@@ -138,13 +152,13 @@ def _first(doc: dict[str, Any]) -> dict[str, Any]:
 def test_a_broken_result_is_named(exported: dict[str, Any], edit: Any, message: str) -> None:
     edit(_first(exported))
     with pytest.raises(UserError, match=message):
-        plan_run_document(exported, "x.json")
+        read_run_document(exported, "x.json")
 
 
 def test_a_result_given_twice_is_refused(exported: dict[str, Any]) -> None:
     exported["results"].append(dict(_first(exported)))
     with pytest.raises(UserError, match=r"results\[1\]: repeats results\[0\]"):
-        plan_run_document(exported, "x.json")
+        read_run_document(exported, "x.json")
 
 
 def test_nan_is_refused_and_key_order_does_not_matter(
@@ -166,9 +180,9 @@ def test_nan_is_refused_and_key_order_does_not_matter(
 
 def test_a_run_exported_while_running_comes_back_aborted(exported: dict[str, Any]) -> None:
     exported["status"] = "running"
-    plan = plan_run_document(exported, "x.json")
-    assert plan.status == "aborted"
-    assert plan.error == "the run had not finished when it was exported"
+    run = read_run_document(exported, "x.json")
+    assert run.status == "aborted"
+    assert run.error == "the run had not finished when it was exported"
 
 
 def test_a_run_is_recognised_after_passing_through_another_database(

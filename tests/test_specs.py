@@ -16,6 +16,7 @@ from conftest import Cli
 from iobench.errors import UserError
 from iobench.expect import check_run, parse_expectation
 from iobench.model import Suite, Workload
+from iobench.records import RunRecord, SuiteDefinition
 from iobench.specs import (
     Volume,
     expected,
@@ -25,7 +26,6 @@ from iobench.specs import (
     spec_expectations,
     spec_names,
 )
-from iobench.store.repository import RunRecord
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -273,7 +273,7 @@ def _spec_run(
         for iops, bw in [measured[w.name]]
     ]  # fmt: skip
     spec = {**p.as_dict(), "tolerance": 0.9, "min_outstanding": 16}
-    return replace(run, suite_def={**run.suite_def, "spec": spec}, results=results)
+    return replace(run, suite_def=replace(run.suite_def, spec=spec), results=results)
 
 
 SPEC_SUITE = Suite(
@@ -398,7 +398,7 @@ def test_a_figure_within_the_burst_is_marked_as_a_burst() -> None:
     rows = {}
     for iops in (2900, 3900, 320):
         params = {"rw": "randread", "bs": 4096, "iodepth": 32, "numjobs": 1}
-        run = replace(base, suite_def={"spec": promise},
+        run = replace(base, suite_def=SuiteDefinition(spec=promise),
                       results=[_result("rr", _m(iops, 1e6), params=params)])  # fmt: skip
         measured = promised_rows(run)
         (rows[iops],) = measured
@@ -409,7 +409,7 @@ def test_a_figure_within_the_burst_is_marked_as_a_burst() -> None:
     assert (rows[3900]["in_burst"], rows[3900]["shown"]) == (False, "1300 %")
     assert (rows[320]["in_burst"], rows[320]["shown"]) == (False, "107 %")
     assert [rows[i]["noted"] for i in (2900, 3900, 320)] == [True, False, False]
-    title = promised_title(replace(base, suite_def={"spec": promise}))
+    title = promised_title(replace(base, suite_def=SuiteDefinition(spec=promise)))
     assert title is not None and "bursts to 3.00k IOPS for about 2,000 s" in title
     assert "a full bucket of 5,400,000 I/O credits" in title
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from iobench.errors import StoreError, UserError
-from iobench.store import ResultRecord, Store
-from iobench.store.repository import TargetRecord, now_iso
+from iobench.records import ResultRecord, TargetRecord, now_iso
+from iobench.store import Store
 from iobench.store.schema import SCHEMA_VERSION
 
 WARNINGS = [{"id": "w", "severity": "info", "message": "m"}]
@@ -135,6 +135,27 @@ def test_run_left_running_by_a_dead_process_becomes_aborted(tmp_path: Path) -> N
         run = store.get_run(run_id)
     assert run.status == "aborted"
     assert run.error is not None and "ended without finishing" in run.error
+
+
+def test_a_dead_run_on_clients_names_the_test_files_it_left(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    files = {"10.0.0.2:8765": "/mnt/s/iobench-1-c1.dat", "10.0.0.3:8765": "/mnt/s/iobench-1-c2.dat"}
+    with Store.open(path) as store:
+        run_id = store.create_run(
+            suite="quick", suite_def={"name": "quick", "clients": {"names": list(files),
+            "scale": [2], "files": files}}, label=None, argv=[], host={},
+            iobench_version="0", targets=[],
+        )  # fmt: skip
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE runs SET pid = ? WHERE id = ?", (2**22 + 12345, run_id))
+    conn.commit()
+    conn.close()
+    with Store.open(path) as store:
+        run = store.get_run(run_id)
+    assert run.error is not None and run.error.endswith(
+        "; its test files may be left on the clients (remove them by hand): "
+        "10.0.0.2:8765: /mnt/s/iobench-1-c1.dat, 10.0.0.3:8765: /mnt/s/iobench-1-c2.dat"
+    )
 
 
 def test_live_running_run_is_left_running(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def run(
       iobench run /dev/nvme1n1 --suite volume --destructive --spec aws-gp3 --spec-param iops=6000
       iobench run /dev/sdb --prefill --destructive
     """
-    from iobench.report.jsondoc import run_document
+    from iobench.documents.printed import run_document
     from iobench.report.terminal import render_run
 
     request = run_request(ctx.params)
@@ -395,6 +395,7 @@ def suites(as_json: bool) -> None:
       iobench suites
       iobench suites --json
     """
+    from iobench.records import SuiteDefinition
     from iobench.report.terminal import render_suites
     from iobench.suites import builtin_names, load_builtin
 
@@ -404,7 +405,7 @@ def suites(as_json: bool) -> None:
             {
                 "schema_version": 1,
                 "kind": "suites",
-                "suites": [s.definition() for s in loaded],
+                "suites": [SuiteDefinition.of_suite(s).as_dict() for s in loaded],
             }
         )
     else:
@@ -461,7 +462,7 @@ def list_(ctx: click.Context, limit: int, label: str | None, as_json: bool) -> N
     Example:
       iobench list --label ceph-rbd
     """
-    from iobench.report.jsondoc import runs_document
+    from iobench.documents.printed import runs_document
     from iobench.report.terminal import render_run_list
 
     if not db_exists(ctx):  # reading creates nothing
@@ -489,7 +490,7 @@ def show(ctx: click.Context, run_ref: str, as_json: bool, raw: bool) -> None:
       iobench show 12 --json
       iobench show 12 --raw
     """
-    from iobench.report.jsondoc import run_document
+    from iobench.documents.printed import run_document
     from iobench.report.terminal import render_evidence, render_run
 
     require_db(ctx)
@@ -774,12 +775,12 @@ def import_(ctx: click.Context, files: tuple[str, ...], label: str | None, as_js
       iobench import old/*.json --json
       iobench import run7.json            # exported on another machine
     """
-    from iobench.importer import plan_files, store_plans
-    from iobench.report.jsondoc import runs_document
+    from iobench.documents.printed import runs_document
+    from iobench.importer import read_files, store_imports
 
-    plans = plan_files(list(files))  # every file checked before the database is opened
+    imports = read_files(list(files))  # every file checked before the database is opened
     with open_store(ctx) as store:
-        ids = store_plans(store, plans, label=label, argv=("iobench", *sys.argv[1:]))
+        ids = store_imports(store, imports, label=label, argv=("iobench", *sys.argv[1:]))
         runs = [store.get_run(i) for i in ids]
     if as_json:
         emit_json(runs_document(runs))

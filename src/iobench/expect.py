@@ -29,7 +29,7 @@ from typing import Any
 from iobench.analysis.results import headline
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS, PERCENTILES, Expectation, Suite, Workload, percentile_key
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord
 from iobench.units import parse_count, parse_latency_ns, parse_rate, rate_is_decimal
 
 OPS = (">=", "<=", ">", "<")
@@ -243,7 +243,7 @@ def check_run(run: RunRecord) -> list[Check]:
 def stored_expectations(run: RunRecord) -> list[Expectation]:
     """The expectations a run was started with (kept in its suite definition)."""
     out = []
-    for d in run.suite_def.get("expectations") or []:
+    for d in run.suite_def.expectations or ():
         try:
             out.append(Expectation(**d))
         except TypeError:

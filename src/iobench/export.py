@@ -21,10 +21,10 @@ import json
 import re
 from typing import Any, Literal
 
+from iobench.documents.printed import run_document
 from iobench.model import DIRECTIONS
-from iobench.report.jsondoc import run_document
+from iobench.records import ResultRecord, RunRecord
 from iobench.report.literal import json_literal, literal
-from iobench.store.repository import ResultRecord, RunRecord
 
 Kind = Literal["str", "num", "bool"]
 

@@ -2,11 +2,13 @@
 
 Two parts:
 
-- :func:`plan_import` is pure: the text of one file -> an :class:`ImportPlan` holding
-  everything that will be stored (run row, targets, one ResultRecord per fio job entry,
-  warnings). Parsing and interpretation live here and are unit-tested without a database.
-- :func:`import_files` reads and plans **every** file first, so one file that is not fio
-  output stops the import before anything is stored; then it writes one run per file.
+- :func:`interpret_fio_output` is pure: the text of one file -> an
+  :class:`~iobench.records.ImportedRun` holding everything that will be stored (run row,
+  targets, one ResultRecord per fio job entry, warnings). Parsing and interpretation live
+  here and are unit-tested without a database. A run document that ``iobench export``
+  wrote is read by iobench.documents.run instead (:func:`interpret_file` tells them apart).
+- :func:`import_files` reads and interprets **every** file first, so one file that is not
+  fio output stops the import before anything is stored; then it writes one run per file.
 
 What a fio JSON file can tell (and what it cannot) is described in docs/import-export.md.
 In short: numbers, fio's version, the options fio echoed (``global options`` / ``job
@@ -21,22 +23,30 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iobench import jsontext
 from iobench.analysis.aggregate import merge_jobs
+from iobench.documents.run import is_run_document, read_run_document
 from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
 from iobench.errors import FioOutputError, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
-from iobench.restore import is_run_document, plan_run_document
-from iobench.store.repository import ResultRecord, Store, TargetRecord, iso_from_epoch, now_iso
+from iobench.records import (
+    IMPORTED_SUITE,
+    ImportedRun,
+    ResultRecord,
+    SuiteDefinition,
+    TargetRecord,
+    iso_from_epoch,
+    now_iso,
+)
+from iobench.store.repository import Store
 
-IMPORTED_SUITE = "imported"
 _REPORT_KEYS = ("jobs", "client_stats")
 _UNKNOWABLE = (
     "the fio job file (only the options fio echoes in its JSON, as typed, and not those "
@@ -50,31 +60,6 @@ _HINT_NOT_FIO = (
 )
 
 
-@dataclass(frozen=True)
-class ImportPlan:
-    """Everything one imported file becomes: a run, its targets and its results."""
-
-    path: str  # as the user gave it (for messages)
-    source: str  # absolute path, stored as the run's source
-    started_at: str  # ISO 8601 UTC
-    time_source: str  # "job_start" | "timestamp" | "mtime" | "import time" | "document"
-    fio_version: str | None
-    client_mode: bool
-    host: dict[str, Any]
-    suite_def: dict[str, Any]
-    targets: tuple[TargetRecord, ...]
-    results: tuple[ResultRecord, ...]
-    warnings: tuple[dict[str, Any], ...]
-    status: str  # "complete", or "failed" when a job in the file reported an error
-    error: str | None
-    # An exported iobench run document (iobench.restore) brings these; fio output does not.
-    suite: str = IMPORTED_SUITE
-    label: str | None = None  # used unless --label is given
-    finished_at: str | None = None  # None: the time of the import
-    argv: tuple[str, ...] = ()  # the original command line (the import's own when empty)
-    original_uuid: str | None = None  # the exported run's uuid: importing it twice is refused
-
-
 # -- the impure part: read, validate all, store ------------------------------------------
 
 
@@ -83,76 +68,76 @@ def import_files(
 ) -> list[int]:
     """Import fio output files as runs (origin "imported"); return the new run ids.
 
-    Every file is read and planned first; any file that cannot be read or is not fio JSON
+    Every file is read and interpreted first; any file that cannot be read or is not fio JSON
     output raises :class:`UserError` naming it, and nothing is stored. Then each file
     becomes one run, written in short transactions (run, each result, finish). If storing
     fails part-way, that run is finished as failed (aborted on Ctrl-C), never left
     running; runs of earlier files stay stored.
     """
-    return store_plans(store, plan_files(paths), label=label, argv=argv)
+    return store_imports(store, read_files(paths), label=label, argv=argv)
 
 
-def plan_files(paths: Sequence[str]) -> list[ImportPlan]:
-    """Read and plan every file (no database needed); UserError naming the first file that
-    is not fio output or an iobench run document."""
+def read_files(paths: Sequence[str]) -> list[ImportedRun]:
+    """Read and interpret every file (no database needed); UserError naming the first file
+    that is not fio output or an iobench run document."""
     if not paths:
         raise UserError("no files to import", "give one or more fio JSON output files")
     seen: dict[str, str] = {}
-    plans: list[ImportPlan] = []
+    runs: list[ImportedRun] = []
     for path in paths:
         real = os.path.realpath(path)
         if real in seen:
             raise UserError(f"{path} is given twice (also as {seen[real]})", "give every file once")
         seen[real] = path
         text, mtime = _read(path)
-        plans.append(plan_file(text, path, mtime=mtime))
-    return plans
+        runs.append(interpret_file(text, path, mtime=mtime))
+    return runs
 
 
-def store_plans(
-    store: Store, plans: list[ImportPlan], *, label: str | None, argv: Sequence[str]
+def store_imports(
+    store: Store, imports: list[ImportedRun], *, label: str | None, argv: Sequence[str]
 ) -> list[int]:
-    """Store planned imports, once each is known not to be in the database already."""
-    plans = list(plans)
+    """Store imported runs, once each is known not to be in the database already."""
+    imports = list(imports)
     uuids: dict[str, str] = {}
-    for i, plan in enumerate(plans):
-        if plan.original_uuid is None:
+    for i, run in enumerate(imports):
+        if run.original_uuid is None:
             continue
-        if plan.original_uuid in uuids:
+        if run.original_uuid in uuids:
             raise UserError(
-                f"{plan.path} and {uuids[plan.original_uuid]} hold the same run "
-                f"(uuid {plan.original_uuid})",
+                f"{run.path} and {uuids[run.original_uuid]} hold the same run "
+                f"(uuid {run.original_uuid})",
                 "give it once",
             )
-        uuids[plan.original_uuid] = plan.path
-        claims = store.runs_with_uuid(plan.original_uuid)
+        uuids[run.original_uuid] = run.path
+        claims = store.runs_with_uuid(run.original_uuid)
         if not claims:
             continue
         same = [
-            run.id
-            for run in map(store.get_run, claims)
-            if run.uuid == plan.original_uuid
-            or measurement(run.results) == measurement(plan.results)
+            stored.id
+            for stored in map(store.get_run, claims)
+            if stored.uuid == run.original_uuid
+            or measurement(stored.results) == measurement(run.results)
         ]
         if same:
             there = same[0]
             raise UserError(
-                f"{plan.path} holds a run that is already in this database as run {there} "
-                f"(uuid {plan.original_uuid}); nothing was imported",
+                f"{run.path} holds a run that is already in this database as run {there} "
+                f"(uuid {run.original_uuid}); nothing was imported",
                 f"see it with `iobench show {there}`; leave this file out",
             )
         # Runs here say they came from this run, but measured something else: one of the
         # documents was altered, and a claim in a file must not keep the other out.
         there = claims[0]
-        plans[i] = dataclasses.replace(
-            plan,
+        imports[i] = dataclasses.replace(
+            run,
             warnings=(
-                *plan.warnings,
+                *run.warnings,
                 {
                     "id": "same-uuid-other-numbers",
                     "severity": "warning",
                     "message": f"run {there} of this database claims to come from the same "
-                    f"run (uuid {plan.original_uuid}) but holds other measurements: one of "
+                    f"run (uuid {run.original_uuid}) but holds other measurements: one of "
                     "the two was changed after it was exported",
                     "fix": f"compare them (`iobench compare {there} NEW`) and remove the one "
                     "that is not genuine with `iobench rm`",
@@ -161,7 +146,7 @@ def store_plans(
                 },
             ),
         )
-    return [store_plan(store, plan, label=label, argv=argv) for plan in plans]
+    return [store_imported(store, run, label=label, argv=argv) for run in imports]
 
 
 def measurement(results: Sequence[ResultRecord]) -> list[tuple[Any, ...]]:
@@ -177,8 +162,9 @@ def measurement(results: Sequence[ResultRecord]) -> list[tuple[Any, ...]]:
     return sorted(rows, key=repr)
 
 
-def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
-    """fio output, or a run document that ``iobench export --format json`` wrote."""
+def interpret_file(text: str, path: str, *, mtime: float | None = None) -> ImportedRun:
+    """The run one file holds: fio output, or a run document that ``iobench export
+    --format json`` wrote."""
     if text.lstrip().startswith("{"):
         try:
             doc = jsontext.load(text)
@@ -191,39 +177,40 @@ def plan_file(text: str, path: str, *, mtime: float | None = None) -> ImportPlan
         except ValueError:
             doc = None
         if is_run_document(doc):
-            plan: ImportPlan = plan_run_document(doc, path)
-            return plan
-    return plan_import(text, path, mtime=mtime)
+            return read_run_document(doc, path)
+    return interpret_fio_output(text, path, mtime=mtime)
 
 
-def store_plan(store: Store, plan: ImportPlan, *, label: str | None, argv: Sequence[str]) -> int:
-    """Write one planned import as a run; returns its id. If storing fails part-way, the
-    run is finished as failed (aborted on Ctrl-C) and the error raised."""
+def store_imported(
+    store: Store, imported: ImportedRun, *, label: str | None, argv: Sequence[str]
+) -> int:
+    """Write one imported run; returns its id. If storing fails part-way, the run is
+    finished as failed (aborted on Ctrl-C) and the error raised."""
     new = NewRun(
-        suite=plan.suite,
-        suite_def=plan.suite_def,
-        label=label if label is not None else plan.label,
-        argv=plan.argv or argv,
-        host=plan.host,
-        targets=plan.targets,
+        suite=imported.suite,
+        suite_def=imported.suite_def,
+        label=label if label is not None else imported.label,
+        argv=imported.argv or argv,
+        host=imported.host,
+        targets=imported.targets,
         origin="imported",
-        source=plan.source,
-        started_at=plan.started_at,
+        source=imported.source,
+        started_at=imported.started_at,
     )
 
     def finish(end: RunEnd) -> Finish:
-        finished_at = plan.finished_at if end.failure is None else None
-        return Finish(plan.warnings, plan.fio_version, finished_at)
+        finished_at = imported.finished_at if end.failure is None else None
+        return Finish(imported.warnings, imported.fio_version, finished_at)
 
     def stopped(e: BaseException) -> str:
-        return f"the import of {plan.source} stopped part-way: {error_text(e)}"
+        return f"the import of {imported.source} stopped part-way: {error_text(e)}"
 
     with recorded_run(
         store, new, finish, reraise=True, describe=stopped, hold_signals=False
     ) as end:
-        for result in plan.results:
+        for result in imported.results:
             store.add_result(end.run_id, result)
-        end.status, end.message = plan.status, plan.error
+        end.status, end.message = imported.status, imported.error
     return end.run_id
 
 
@@ -289,11 +276,11 @@ def _read(path: str) -> tuple[str, float | None]:
     return data.decode("utf-8", errors="replace"), st.st_mtime
 
 
-# -- the pure part: one file's text -> ImportPlan ----------------------------------------
+# -- the pure part: one file's text -> ImportedRun ---------------------------------------
 
 
-def plan_import(text: str, path: str, *, mtime: float | None = None) -> ImportPlan:
-    """Interpret one file's text as fio output and plan what to store.
+def interpret_fio_output(text: str, path: str, *, mtime: float | None = None) -> ImportedRun:
+    """Interpret one file's text as fio output: the run it becomes.
 
     ``path`` names the file in messages; its absolute form is the run's source. ``mtime``
     (the file's modification time, seconds) dates the run when fio's output has no
@@ -305,7 +292,7 @@ def plan_import(text: str, path: str, *, mtime: float | None = None) -> ImportPl
         output = parse_fio_output(text, path, objects=objects)
     except FioOutputError as e:
         raise _not_fio_output(text, path, e) from None
-    return _Planner(text, path, output, _raw_report(text, objects), mtime).plan(
+    return _FioInterpreter(text, path, output, _raw_report(text, objects), mtime).interpret(
         messages=_lines_outside_json(text, objects)
     )
 
@@ -462,7 +449,7 @@ def _client_target(hostname: str | None, port: int | None) -> str:
     return f"{host}:{port}" if port is not None else host
 
 
-# A job entry placed for the plan: the job, its raw JSON, its start (s), its own options,
+# A job entry placed for its result: the job, its raw JSON, its start (s), its own options,
 # the options in force (global and its own) and, in client mode, its host:port.
 _Placed = tuple[JobResult, dict[str, Any], float | None, dict[str, str], dict[str, str], str | None]
 
@@ -477,7 +464,36 @@ def _has_bins(job: JobResult) -> bool:
     return False
 
 
-class _Planner:
+@dataclass
+class _Found:
+    """What the job entries of one fio output become, in their order."""
+
+    results: list[ResultRecord] = field(default_factory=list)
+    workloads: list[dict[str, Any]] = field(default_factory=list)  # the suite definition's
+    targets: list[str] = field(default_factory=list)  # in the order they first appear
+    errors: list[str] = field(default_factory=list)  # "WORKLOAD on TARGET: fio's error"
+
+
+def _imported_targets(names: list[str]) -> tuple[TargetRecord, ...]:
+    return tuple(
+        TargetRecord(
+            position=i,
+            spec=t,
+            path=t,
+            kind="unknown",
+            size_bytes=None,
+            context={
+                "note": "imported: fio's output says nothing about the filesystem or device "
+                "behind this target"
+            },
+        )
+        for i, t in enumerate(names)
+    )
+
+
+class _FioInterpreter:
+    """One fio output read as a run: the warnings about it gathered while it is read."""
+
     def __init__(
         self,
         text: str,
@@ -566,10 +582,78 @@ class _Planner:
             ] = entry
         return found
 
-    # -- the plan --------------------------------------------------------------------
+    # -- the run -----------------------------------------------------------------------
 
-    def plan(self, *, messages: list[str]) -> ImportPlan:
+    def interpret(self, *, messages: list[str]) -> ImportedRun:
         """``messages``: the lines of text outside fio's JSON (fio's own messages)."""
+        out = self.output
+        jobs = self._jobs()
+        shared, per_client = self._options()
+        raw_by_key = self.raw_entries()
+        report_time = self._report_time()
+        entries = [
+            (job, raw_by_key.get((job.hostname, job.port, job.jobname, job.groupid), {}))
+            for job in jobs
+        ]
+        job_starts = [
+            _epoch_ms(raw.get("job_start"), self.path, f"the job {job.jobname[:40]!r}: 'job_start'")
+            for job, raw in entries
+        ]
+        started_at, time_source = self._started_at(
+            [t for t in job_starts if t is not None], report_time
+        )
+        # Standalone: fio's timestamp is when it printed the report, i.e. the end. Client
+        # mode: it is when the client started; the end is not in the file.
+        finished_at = (
+            iso_from_epoch(report_time)
+            if report_time is not None and not out.client_mode
+            else started_at
+        )
+        placed = self._merge_clones(self._place(entries, job_starts, shared, per_client))
+        single = len(placed) == 1
+        if out.disk_util and not single:
+            self.warn(
+                "disk-util-whole-file",
+                "info",
+                "fio's disk_util covers the whole file (every job together), so it is kept "
+                "with the imported run's definition, not with each result",
+                "none needed",
+            )
+        found = self._results(placed, started_at, finished_at, single)
+        self._warn_about_output(messages)
+        return ImportedRun(
+            path=self.path,
+            source=self.source,
+            started_at=started_at,
+            time_source=time_source,
+            fio_version=out.fio_version,
+            client_mode=out.client_mode,
+            host=self._host(jobs),
+            suite_def=SuiteDefinition(
+                name=IMPORTED_SUITE,
+                description=f"imported from {self.source}",
+                source=self.source,
+                origin="imported",
+                client_mode=out.client_mode,
+                time_source=time_source,
+                time_note=_TIME_NOTES[time_source],
+                global_options=per_client or shared,
+                workloads=tuple(found.workloads),
+                messages=tuple(messages),
+                unknown=_UNKNOWABLE,
+                disk_util=tuple(job_metrics(jobs[0], out.disk_util)["disk_util"])
+                if out.disk_util and not single
+                else None,
+            ),
+            targets=_imported_targets(found.targets),
+            results=tuple(found.results),
+            warnings=tuple(self.warnings),
+            status="failed" if found.errors else "complete",
+            error="; ".join(found.errors) if found.errors else None,
+        )
+
+    def _jobs(self) -> list[JobResult]:
+        """The job entries that become results: every one but fio's 'All clients' sum."""
         out = self.output
         client = out.client_mode
         jobs = [j for j in out.jobs if j.jobname != ALL_CLIENTS]
@@ -591,7 +675,11 @@ class _Planner:
                 + ("; in client mode that means the servers sent nothing back)" if client else ")"),
                 "import the output of a run that finished",
             )
+        return jobs
 
+    def _options(self) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+        """(shared options, per-client options by "host:port"), with a warning for the
+        options that cannot be attributed to a server."""
         shared, per_client, ambiguous = self.global_options()
         if ambiguous:
             self.warn(
@@ -601,85 +689,54 @@ class _Planner:
                 f"so they cannot be attributed to a server: {', '.join(ambiguous)}",
                 "fio 3.39 and later write them per server",
             )
-        raw_by_key = self.raw_entries()
-        fio_version = out.fio_version
-        report_time = self._report_time()
-        entries = [
-            (job, raw_by_key.get((job.hostname, job.port, job.jobname, job.groupid), {}))
-            for job in jobs
-        ]
-        job_starts = [
-            _epoch_ms(raw.get("job_start"), self.path, f"the job {job.jobname[:40]!r}: 'job_start'")
-            for job, raw in entries
-        ]
-        started_at, time_source = self._started_at(
-            [t for t in job_starts if t is not None], report_time
-        )
-        # Standalone: fio's timestamp is when it printed the report, i.e. the end. Client
-        # mode: it is when the client started; the end is not in the file.
-        finished_at = (
-            iso_from_epoch(report_time) if report_time is not None and not client else started_at
-        )
+        return shared, per_client
 
+    def _place(
+        self,
+        entries: list[tuple[JobResult, dict[str, Any]]],
+        job_starts: list[float | None],
+        shared: dict[str, str],
+        per_client: dict[str, dict[str, str]],
+    ) -> list[_Placed]:
+        """Each entry with its start, its own options, the options in force and its client."""
         placed = []
         for (job, raw), job_start in zip(entries, job_starts, strict=True):
-            client_key = _client_target(job.hostname, job.port) if client else None
+            client_key = _client_target(job.hostname, job.port) if self.output.client_mode else None
             base = per_client.get(client_key, shared) if client_key else shared
             job_options = _str_options(raw.get("job options"))
             options = {**base, **job_options}
             placed.append((job, raw, job_start, job_options, options, client_key))
-        placed = self._merge_clones(placed)
-        single = len(placed) == 1
-        if out.disk_util and not single:
-            self.warn(
-                "disk-util-whole-file",
-                "info",
-                "fio's disk_util covers the whole file (every job together), so it is kept "
-                "with the imported run's definition, not with each result",
-                "none needed",
-            )
+        return placed
 
+    def _results(
+        self, placed: list[_Placed], started_at: str, finished_at: str, single: bool
+    ) -> _Found:
+        """One result and one workload definition per placed entry, named after its job
+        (``name#2`` for a second entry of that name on a target)."""
+        found = _Found()
         counts: dict[tuple[str, str], int] = {}
-        results: list[ResultRecord] = []
-        workloads: list[dict[str, Any]] = []
-        target_order: list[str] = []
-        errors: list[str] = []
         for position, (job, raw, job_start, job_options, options, client_key) in enumerate(placed):
             target = client_key or options_target(options)
-            if target not in target_order:
-                target_order.append(target)
+            if target not in found.targets:
+                found.targets.append(target)
             n = counts[(target, job.jobname)] = counts.get((target, job.jobname), 0) + 1
             workload = job.jobname if n == 1 else f"{job.jobname}#{n}"
             params = workload_params(options)
-
-            status = "ok"
-            error: str | None = None
-            if job.error != 0:
-                status = "failed"
-                error = f"fio reported error {job.error} ({os.strerror(job.error)})"  # 0..0xFFFF
-                errors.append(f"{workload} on {target}: {error}")
-            elif all(job.direction(d) is None for d in DIRECTIONS):
-                self.warn(
-                    "no-io",
-                    "warning",
-                    f"fio reports no IO for {workload} and no error; a fio server that "
-                    "hung before its job started reports this",
-                    "do not trust this result; run the workload again",
-                    workload=workload,
-                    target=target,
-                )
-            results.append(
+            error = self._job_error(job, workload, target)
+            if error is not None:
+                found.errors.append(f"{workload} on {target}: {error}")
+            found.results.append(
                 ResultRecord(
                     target=target,
                     workload=workload,
                     position=position,
-                    status=status,
+                    status="ok" if error is None else "failed",
                     params=params,
-                    metrics=job_metrics(job, out.disk_util if single else ()),
+                    metrics=job_metrics(job, self.output.disk_util if single else ()),
                     job_file="",
                     fio_argv=[],
                     fio_rc=None,
-                    fio_version=fio_version,
+                    fio_version=self.output.fio_version,
                     # The file is the run's evidence: stored once, on its first result.
                     raw_output=self.text if position == 0 else None,
                     fio_stdout=None,
@@ -691,7 +748,7 @@ class _Planner:
                 )
             )
             desc = raw.get("desc")
-            workloads.append(
+            found.workloads.append(
                 dict(
                     params,
                     name=workload,
@@ -702,7 +759,26 @@ class _Planner:
                     description=desc if isinstance(desc, str) else None,
                 )
             )
+        return found
 
+    def _job_error(self, job: JobResult, workload: str, target: str) -> str | None:
+        """The error fio reported for the job; a warning when it reports no IO either."""
+        if job.error != 0:
+            return f"fio reported error {job.error} ({os.strerror(job.error)})"  # 0..0xFFFF
+        if all(job.direction(d) is None for d in DIRECTIONS):
+            self.warn(
+                "no-io",
+                "warning",
+                f"fio reports no IO for {workload} and no error; a fio server that "
+                "hung before its job started reports this",
+                "do not trust this result; run the workload again",
+                workload=workload,
+                target=target,
+            )
+        return None
+
+    def _warn_about_output(self, messages: list[str]) -> None:
+        """What fio's messages and units say about the whole output."""
         if any("terminating on signal" in m for m in messages):
             self.warn(
                 "interrupted",
@@ -711,16 +787,19 @@ class _Planner:
                 "early, so its numbers cover less time than it was set to run",
                 "prefer the output of a run that was not interrupted",
             )
-        if out.latency_unit == "us":
+        if self.output.latency_unit == "us":
             self.warn(
                 "microsecond-latencies",
                 "info",
-                f"fio {fio_version or '2.x'} reported latencies in microseconds; they are "
-                "stored in nanoseconds (x1000), so they carry microsecond resolution only",
+                f"fio {self.output.fio_version or '2.x'} reported latencies in microseconds; "
+                "they are stored in nanoseconds (x1000), so they carry microsecond "
+                "resolution only",
                 "none needed",
             )
 
-        if client:
+    def _host(self, jobs: list[JobResult]) -> dict[str, Any]:
+        """What the output says of the machines: in client mode the servers' host:port."""
+        if self.output.client_mode:
             clients = sorted({_client_target(j.hostname, j.port) for j in jobs})
             host: dict[str, Any] = {
                 "clients": clients,
@@ -733,52 +812,8 @@ class _Planner:
             host = {
                 "note": "imported: fio's output says nothing about the machine it ran on",
             }
-        host["fio_version"] = fio_version
-
-        suite_def: dict[str, Any] = {
-            "name": IMPORTED_SUITE,
-            "description": f"imported from {self.source}",
-            "source": self.source,
-            "origin": "imported",
-            "client_mode": client,
-            "time_source": time_source,
-            "time_note": _TIME_NOTES[time_source],
-            "global_options": per_client or shared,
-            "workloads": workloads,
-            "messages": messages,
-            "unknown": list(_UNKNOWABLE),
-        }
-        if out.disk_util and not single:
-            suite_def["disk_util"] = job_metrics(jobs[0], out.disk_util)["disk_util"]
-
-        return ImportPlan(
-            path=self.path,
-            source=self.source,
-            started_at=started_at,
-            time_source=time_source,
-            fio_version=fio_version,
-            client_mode=client,
-            host=host,
-            suite_def=suite_def,
-            targets=tuple(
-                TargetRecord(
-                    position=i,
-                    spec=t,
-                    path=t,
-                    kind="unknown",
-                    size_bytes=None,
-                    context={
-                        "note": "imported: fio's output says nothing about the filesystem "
-                        "or device behind this target"
-                    },
-                )
-                for i, t in enumerate(target_order)
-            ),
-            results=tuple(results),
-            warnings=tuple(self.warnings),
-            status="failed" if errors else "complete",
-            error="; ".join(errors) if errors else None,
-        )
+        host["fio_version"] = self.output.fio_version
+        return host
 
     def _report_time(self) -> float | None:
         ms = _epoch_ms(self.report.get("timestamp_ms"), self.path, "'timestamp_ms'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 # Percentiles iobench reports everywhere (fio's default list contains all of them).
 PERCENTILES: tuple[float, ...] = (1.0, 5.0, 10.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
@@ -100,17 +100,6 @@ class Suite:
         return dataclasses.replace(
             self, workloads=tuple(w for w in self.workloads if w.name in keep)
         )
-
-    def definition(self) -> dict[str, Any]:
-        """The suite as it ran (after overrides), as a run stores it (``suite_def``)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "source": self.source,
-            "indicative": self.indicative,
-            "workloads": [dict(w.params, name=w.name) for w in self.workloads],
-            "expectations": [dataclasses.asdict(e) for e in self.expectations],
-        }
 
 
 TargetKind = Literal["directory", "file", "block"]

@@ -33,7 +33,7 @@ from iobench.analysis.curves import (
     points_from_results,
 )
 from iobench.model import Workload
-from iobench.store.repository import ResultRecord
+from iobench.records import ResultRecord
 from iobench.units import fio_duration, format_size_short
 
 CLIMB_GAIN = 0.05  # two doublings of outstanding IO that add less than this: saturated

@@ -20,7 +20,7 @@ from typing import Any
 
 from iobench.analysis.findings import Finding
 from iobench.model import DIRECTIONS
-from iobench.store.repository import ResultRecord
+from iobench.records import ResultRecord
 
 SLOW_FRACTION = 0.75  # a client below this share of the median throughput is a straggler
 LATE_MS = 1000.0  # ... or one finishing this much after the median (or 10 % of the runtime)

@@ -43,14 +43,11 @@ from iobench.analysis.verdicts import (
     Side,
     judge,
 )
+from iobench.documents import envelope
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord
 from iobench.units import format_duration, format_size_short
-
-# 2: workloads match on their shape, not their durations (rows[].differs); verdicts
-# "too few repeats" and "not measured" instead of "noise unknown"; cells[].*_test.
-SCHEMA_VERSION = 2
 
 # The parameters that say how long or over how much a workload measured, not what it is:
 # workloads that differ only in these are compared, and the differences shown on the row.
@@ -182,8 +179,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document (``kind: "comparison"``, docs/compare.md)."""
         return {
-            "schema_version": SCHEMA_VERSION,
-            "kind": "comparison",
+            **envelope("comparison"),
             "baseline": self.baseline,
             "setups": [asdict(s) for s in self.setups],
             "rows": [

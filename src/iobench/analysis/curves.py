@@ -26,7 +26,7 @@ from typing import Any
 from iobench.analysis.histogram import merge_bins, percentiles_from_bins
 from iobench.analysis.results import is_ok, latency_value, section
 from iobench.analysis.stats import summarize
-from iobench.store.repository import ResultRecord
+from iobench.records import ResultRecord
 from iobench.units import format_bytes, format_iops, format_rate, format_size_short
 
 # A point within this fraction of a curve's best throughput is on its plateau.

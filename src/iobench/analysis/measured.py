@@ -34,7 +34,7 @@ from iobench.analysis.results import headline
 from iobench.analysis.throttles import at_throttle
 from iobench.expect import metric_value
 from iobench.model import DIRECTIONS
-from iobench.store.repository import ResultRecord, RunRecord, TargetRecord
+from iobench.records import ResultRecord, RunRecord, TargetRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate
 
 MEMORY_LATENCY_NS = 5_000.0  # no storage device answers an IO in under 5 µs
@@ -314,7 +314,7 @@ def _bs(r: ResultRecord) -> int:
 
 def burst_model_text(run: RunRecord, drop: Drop, bs: int) -> str:
     """What the run's provider spec says about bursts, beside a measured drop."""
-    spec = run.suite_def.get("spec") or {}
+    spec = run.suite_def.spec or {}
     burst = spec.get("burst")
     if not burst:
         return ""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iobench.analysis.curves import Point, points_from_results
-from iobench.store.repository import RunRecord
+from iobench.records import RunRecord
 from iobench.units import format_iops, format_ns, format_rate
 
 SMALL = ("randread", 8 << 10)

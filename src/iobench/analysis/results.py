@@ -21,7 +21,7 @@ from typing import Any, Literal
 from iobench.analysis.histogram import merge_bins, percentiles_from_bins
 from iobench.analysis.stats import Summary, summarize
 from iobench.model import DIRECTIONS
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord
 
 LatencyKind = Literal["lat", "clat"]  # total (submission to completion) | completion
 _KINDS: tuple[LatencyKind, ...] = ("lat", "clat")

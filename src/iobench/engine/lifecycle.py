@@ -16,7 +16,8 @@ from iobench.analysis.findings import Finding
 from iobench.analysis.measured import measured_findings
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.errors import Interrupted, IobenchError
-from iobench.store.repository import RunRecord, Store, TargetRecord, iso_from_epoch, now_iso
+from iobench.records import RunRecord, SuiteDefinition, TargetRecord, iso_from_epoch, now_iso
+from iobench.store.repository import Store
 
 if TYPE_CHECKING:
     from iobench.fio.runner import FioRun
@@ -50,7 +51,7 @@ class NewRun:
     """The run row as it is created, before anything runs."""
 
     suite: str
-    suite_def: dict[str, Any]
+    suite_def: SuiteDefinition
     label: str | None
     argv: Sequence[str]
     host: dict[str, Any]

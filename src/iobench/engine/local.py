@@ -44,8 +44,9 @@ from iobench.probe.diskstats import disk_util
 from iobench.probe.diskstats import snapshot as disk_snapshot
 from iobench.probe.host import read_text
 from iobench.probe.throttle import effective, throttle_text, throttles_of
+from iobench.records import ResultRecord, SuiteDefinition, TargetRecord
 from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE
-from iobench.store.repository import ResultRecord, Store, TargetRecord
+from iobench.store.repository import Store
 from iobench.targets import check_block_device_writable, hold_device
 
 # Writing the test file has no time limit, but fails when fio's byte count stops growing
@@ -95,7 +96,7 @@ class LocalRun:
         pre, request = self.preflight, self.request
         if request.chooser is not None and len(pre.targets) != 1:
             raise UserError("an adaptive run takes exactly one target")
-        definition = {**pre.suite.definition(), **request.extra_definition}
+        definition = {**SuiteDefinition.of_suite(pre.suite).as_dict(), **request.extra_definition}
         if pre.promise is not None:
             definition["spec"] = {
                 **pre.promise.as_dict(),
@@ -109,7 +110,8 @@ class LocalRun:
             for i, (t, ctx) in enumerate(zip(pre.targets, pre.contexts, strict=True))
         ]
         self.cgroup = read_text("/proc/self/cgroup")
-        return NewRun(pre.suite.name, definition, request.label, request.argv, pre.host, targets)
+        suite_def = SuiteDefinition.from_dict(definition)  # the keys in the order written
+        return NewRun(pre.suite.name, suite_def, request.label, request.argv, pre.host, targets)
 
     def run(self, run_id: int) -> None:
         """Every step: devices held and test files laid out first, then the workloads."""

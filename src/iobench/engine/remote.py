@@ -57,7 +57,8 @@ from iobench.fio.runner import FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
 from iobench.model import JobResult, Suite
 from iobench.probe import probe_host
-from iobench.store.repository import ResultRecord, Store, TargetRecord
+from iobench.records import ResultRecord, SuiteDefinition, TargetRecord
+from iobench.store.repository import Store
 
 CLEANUP_TIMEOUT_S = 30.0
 
@@ -169,10 +170,10 @@ class ClientsRun:
         }
         self.findings += pre.findings
         names = [c.name for c in pre.clients]
-        definition = {
-            **pre.suite.definition(),
-            "clients": {"names": names, "scale": list(pre.scale), "files": self.files},
-        }
+        clients = {"names": names, "scale": list(pre.scale), "files": self.files}
+        definition = SuiteDefinition.from_dict(
+            {**SuiteDefinition.of_suite(pre.suite).as_dict(), "clients": clients}
+        )
         context = {
             "note": "a directory on each client; its filesystem and disks are not probed "
             "from the controller",

@@ -11,7 +11,7 @@ from iobench.model import Suite, Workload
 
 if TYPE_CHECKING:
     from iobench.clients import Client
-    from iobench.store.repository import ResultRecord
+    from iobench.records import ResultRecord
 
 
 class Chooser(Protocol):

@@ -21,7 +21,7 @@ from iobench.analysis.histogram import percentiles_from_bins
 from iobench.analysis.results import latency_field, merged_bins, sections
 from iobench.analysis.stats import Summary, interval_shown, summarize
 from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
-from iobench.store.repository import ResultRecord, RunRecord
+from iobench.records import ResultRecord, RunRecord
 from iobench.units import (
     format_bytes,
     format_iops,

@@ -13,9 +13,9 @@ from iobench.analysis.clients import ScalePoint, scaling
 from iobench.analysis.results import Figures, Group, figures, groups
 from iobench.clients import ClientCheck
 from iobench.model import DIRECTIONS
+from iobench.records import RunRecord
 from iobench.report.literal import markup_literal
 from iobench.report.model import format_summary, p99_text, workload_shape
-from iobench.store.repository import RunRecord
 from iobench.units import format_iops, format_ns, format_rate
 
 
@@ -223,6 +223,8 @@ def render_scaling(run: RunRecord, console: Console) -> None:
 def clients_document(run: RunRecord) -> dict[str, Any]:
     """``clients`` of a run document: the clients, each step's summary (start skew, finish
     spread, stragglers, failed clients) and, with several client counts, the scaling."""
+    defined = run.suite_def.clients
+    names = None if defined is None or defined.names is None else list(defined.names)
     steps = []
     for r in run.results:
         if r.client == "all" and r.metrics:
@@ -235,7 +237,7 @@ def clients_document(run: RunRecord) -> dict[str, Any]:
                 }
             )
     return {
-        "names": (run.suite_def.get("clients") or {}).get("names"),
+        "names": names,
         "steps": steps,
         "scaling": [
             {

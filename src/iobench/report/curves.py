@@ -1,7 +1,7 @@
 """Human output of curves and limits: sweeps, ``characterize`` and the Orion-style summary.
 
-Which view a run gets depends on what made it: ``suite_def["plan"]`` (characterize),
-``suite_def["sweep"]`` (sweep), or the ``orion-simple`` suite. :func:`analysis_document`
+Which view a run gets depends on what made it: ``suite_def.plan`` (characterize),
+``suite_def.sweep`` (sweep), or the ``orion-simple`` suite. :func:`analysis_document`
 gives the same as JSON (the ``analysis`` key of a run document).
 """
 
@@ -31,8 +31,8 @@ from iobench.analysis.curves import (
 )
 from iobench.analysis.orion import orion_document, orion_summary
 from iobench.analysis.throttles import with_throttles
+from iobench.records import RunRecord
 from iobench.report.literal import literal, markup_literal
-from iobench.store.repository import RunRecord
 from iobench.units import (
     format_bytes,
     format_duration,
@@ -54,10 +54,10 @@ def knee_text(c: Curve) -> str:
 
 
 def analysis_kind(run: RunRecord) -> str | None:
-    plan = run.suite_def.get("plan") or {}
-    if plan.get("kind") == "characterize":
+    plan = run.suite_def.plan
+    if plan is not None and plan.kind == "characterize":
         return "characterize"
-    if run.suite_def.get("sweep"):
+    if run.suite_def.sweep:
         return "sweep"
     if run.suite == ORION_SUITE:
         return "orion"
@@ -67,12 +67,13 @@ def analysis_kind(run: RunRecord) -> str | None:
 def _p99_under(run: RunRecord, override: float | None) -> float | None:
     if override is not None:
         return override
-    value = run.suite_def.get("p99_under_ns")
-    return float(value) if isinstance(value, int | float) else None
+    value = run.suite_def.p99_under_ns
+    return None if value is None else float(value)
 
 
 def run_characterization(run: RunRecord) -> Characterization:
-    settings = Settings.from_dict((run.suite_def.get("plan") or {}).get("settings") or {})
+    plan = run.suite_def.plan
+    settings = Settings.from_dict(dict(plan.settings or {}) if plan is not None else {})
     points = points_from_results(run.results)
     elapsed = sum(p.seconds or 0.0 for p in points)
     c = characterize(points, settings, elapsed)

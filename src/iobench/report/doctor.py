@@ -15,10 +15,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from iobench.documents import envelope
 from iobench.engine.preflight import Preflight
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import fio_argv
+from iobench.records import SuiteDefinition
 from iobench.report.context import host_lines, render_lines, target_lines
 from iobench.report.literal import (
     literal,
@@ -43,9 +45,8 @@ def doctor_document(
 ) -> dict[str, Any]:
     """The ``kind: "doctor"`` document; ``p`` is None when the run would be refused."""
     doc: dict[str, Any] = {
-        "schema_version": 1,
-        "kind": "doctor",
-        "suite": (p.suite if p else suite).definition(),
+        **envelope("doctor"),
+        "suite": SuiteDefinition.of_suite(p.suite if p else suite).as_dict(),
         "refused": None
         if refused is None
         else {

@@ -26,6 +26,7 @@ from iobench.analysis.compare import Comparison, shape_key
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.records import ResultRecord, RunRecord
 from iobench.report.charts import (
     PALETTE,
     Series,
@@ -67,7 +68,6 @@ from iobench.report.model import (
     workload_shape,
 )
 from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, HeldTo, held_to
-from iobench.store.repository import ResultRecord, RunRecord
 from iobench.units import format_duration, format_iops, format_ns, format_rate
 
 CURVE_ONLY = ("sweep", "characterize")
@@ -366,7 +366,7 @@ def run_contexts(runs: Sequence[RunRecord]) -> list[RunContext]:
     out = []
     for run in runs:
         lines = [
-            ("suite", f"{run.suite} ({run.suite_def.get('description') or 'no description'})"),
+            ("suite", f"{run.suite} ({run.suite_def.description or 'no description'})"),
             ("command", shlex.join(run.argv) if run.argv else "-"),
             ("iobench", f"{run.iobench_version}, {run.origin}"),
             *host_lines(run.host),

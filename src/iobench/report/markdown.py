@@ -16,6 +16,7 @@ from iobench.analysis.compare import Comparison
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import groups
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.records import RunRecord
 from iobench.report.clients import client_figures, clients_document, is_client_run
 from iobench.report.curves import (
     analysis_kind,
@@ -42,7 +43,6 @@ from iobench.report.model import (
     workload_shape,
 )
 from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, held_to
-from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
 # Characters that mean something to Markdown inside a table cell: "|" ends a cell (even in

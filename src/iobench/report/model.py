@@ -15,8 +15,8 @@ from iobench.analysis.compare import Cell, Comparison, Row
 from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
+from iobench.records import RunRecord
 from iobench.report.context import host_lines
-from iobench.store.repository import RunRecord
 from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
 
 # How a report says that a p99 is completion latency (fio gave no total-latency percentiles).

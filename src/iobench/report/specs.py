@@ -10,7 +10,9 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.results import headline
+from iobench.documents import envelope
 from iobench.expect import Check, check_run, failed_checks, metric_value, written_in_decimal
+from iobench.records import RunRecord
 from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title
 from iobench.specs import (
@@ -22,7 +24,6 @@ from iobench.specs import (
     spec_data,
     spec_names,
 )
-from iobench.store.repository import RunRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate, format_rate_decimal
 
 
@@ -43,7 +44,7 @@ def specs_document() -> dict[str, Any]:
                 "sources": list(d.get("sources") or []),
             }
         )  # fmt: skip
-    return {"schema_version": 1, "kind": "specs", "specs": out}
+    return {**envelope("specs"), "specs": out}
 
 
 def render_specs(doc: dict[str, Any], console: Console) -> None:
@@ -83,7 +84,7 @@ def render_specs(doc: dict[str, Any], console: Console) -> None:
 def promised_rows(run: RunRecord) -> list[dict[str, Any]]:
     """Per target and workload: the promised throughput at its block size, what it measured
     (all directions together, mean over the repetitions) and the share."""
-    spec = run.suite_def.get("spec")
+    spec = run.suite_def.spec
     if not spec:
         return []
     by: dict[tuple[str, str], list[Any]] = {}
@@ -137,7 +138,7 @@ def promised_rows(run: RunRecord) -> list[dict[str, Any]]:
 
 
 def spec_document(run: RunRecord) -> dict[str, Any] | None:
-    spec = run.suite_def.get("spec")
+    spec = run.suite_def.spec
     if not spec:
         return None
     return {**spec, "workloads": promised_rows(run)}
@@ -151,7 +152,7 @@ EXPECT_HEADER = ("expectation", "target", "measured", "result", "from")
 
 
 def promised_title(run: RunRecord) -> str | None:
-    spec = run.suite_def.get("spec")
+    spec = run.suite_def.spec
     if not spec:
         return None
     return f"promised by {promise_text(spec)}"
@@ -159,7 +160,7 @@ def promised_title(run: RunRecord) -> str | None:
 
 def promised_notes(run: RunRecord, rows: list[dict[str, Any]]) -> list[str]:
     """The notes under the "% of promised" table; ``rows``: the run's :func:`promised_rows`."""
-    spec = run.suite_def.get("spec") or {}
+    spec = run.suite_def.spec or {}
     notes = list(spec.get("basis") or [])
     notes.append(
         "promised: the limit each block size reaches first; in brackets, workloads below "
@@ -246,7 +247,7 @@ class HeldTo:
 
 def held_to(run: RunRecord) -> HeldTo:
     rows = promised_rows(run)
-    promised = promised_table(rows, (run.suite_def.get("spec") or {}).get("rate_units"))
+    promised = promised_table(rows, (run.suite_def.spec or {}).get("rate_units"))
     title = promised_title(run)
     if title is None:
         promised = []

@@ -10,11 +10,11 @@ from rich.table import Table
 from iobench.analysis.results import latency_value
 from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
+from iobench.records import RunRecord
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
 from iobench.report.literal import literal, literal_lines, markup_literal
 from iobench.report.model import CLAT_NOTE, ResultLine, mark_kind, result_lines, shape_cells
-from iobench.store.repository import RunRecord
 from iobench.units import (
     format_bytes,
     format_duration,

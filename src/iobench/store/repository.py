@@ -17,17 +17,24 @@ import sqlite3
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from iobench import jsontext
+from iobench.documents.run import stored_document
+from iobench.documents.schema import check_run_document
 from iobench.errors import StoreError, UserError
-from iobench.model import DIRECTIONS
-from iobench.schemas import DOCUMENT_VERSION, check_run_document
+from iobench.records import (
+    RecordError,
+    ResultRecord,
+    RunBrief,
+    RunRecord,
+    SuiteDefinition,
+    TargetRecord,
+    now_iso,
+)
 from iobench.store.dbfile import (
     APPLICATION_ID,
     DbFile,
@@ -53,166 +60,6 @@ def default_db_path() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "iobench" / "iobench.db"
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def iso_from_epoch(seconds: float) -> str:
-    """Seconds since the epoch as ISO 8601 UTC with milliseconds (``...T01:51:22.831Z``)."""
-    return (
-        datetime.fromtimestamp(seconds, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
-
-
-@dataclass(frozen=True)
-class TargetRecord:
-    position: int
-    spec: str
-    path: str
-    kind: str
-    size_bytes: int | None
-    context: dict[str, Any]
-
-    def as_dict(self) -> dict[str, Any]:
-        """The target as run documents hold it (without its position: the list's order)."""
-        return {
-            "spec": self.spec,
-            "path": self.path,
-            "kind": self.kind,
-            "size_bytes": self.size_bytes,
-            "context": self.context,
-        }
-
-
-@dataclass(frozen=True)
-class ResultRecord:
-    """One workload on one target, with the evidence it came from."""
-
-    target: str
-    workload: str
-    position: int
-    status: str  # "ok" | "failed"
-    params: dict[str, Any]
-    metrics: dict[str, Any] | None
-    job_file: str
-    fio_argv: list[str]
-    fio_rc: int | None
-    fio_version: str | None
-    raw_output: str | None
-    fio_stdout: str | None
-    fio_stderr: str | None
-    error: str | None
-    started_at: str
-    finished_at: str
-    repetition: int = 1  # 1..N with --repeat N
-    # Per-second samples from fio's interval logs (see fio/logs.py), None when not recorded.
-    samples: dict[str, Any] | None = None
-    # Many clients (--clients): the client as the user named it, "all" for the aggregate of
-    # a step; None on one host. ``clients``: how many clients ran the step.
-    client: str | None = None
-    clients: int | None = None
-
-    def document(self, *, full: bool = True) -> dict[str, Any]:
-        """The result as a run document holds it (docs/json-schema.md), from what is stored
-        and nothing computed; ``full`` (an export) adds its place, fio's errno and the
-        evidence that fits in a document (job file, argv, return code; not the raw output).
-        """
-        metrics = self.metrics or {}
-        doc: dict[str, Any] = {
-            "workload": self.workload,
-            "target": self.target,
-            "repetition": self.repetition,
-            # --clients: the client as the user named it, "all" for the aggregate of the
-            # clients; null on a run on one host. ``clients``: how many clients ran this step.
-            "client": self.client,
-            "clients": self.clients,
-            "status": self.status,
-            "params": self.params,
-        }
-        for d in DIRECTIONS:
-            doc[d] = metrics.get(d)
-        doc["cpu"] = metrics.get("cpu")
-        doc["host_cpu"] = metrics.get("host_cpu")  # the whole host's CPU load while it ran
-        doc["steadystate"] = metrics.get("steadystate")  # fio's ss= window, when used
-        doc["disk_util"] = metrics.get("disk_util", [])
-        doc["fio_version"] = self.fio_version
-        doc["error"] = self.error
-        doc["started_at"] = self.started_at
-        doc["finished_at"] = self.finished_at
-        doc["samples"] = self.samples
-        if full:
-            doc["position"] = self.position
-            doc["metrics_version"] = metrics.get("metrics_version")
-            doc["fio_errno"] = metrics.get("error")
-            doc["job_file"] = self.job_file
-            doc["fio_argv"] = self.fio_argv
-            doc["fio_rc"] = self.fio_rc
-        return doc
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    id: int
-    uuid: str
-    status: str
-    suite: str
-    suite_def: dict[str, Any]
-    label: str | None
-    argv: list[str]
-    host: dict[str, Any]
-    fio_version: str | None
-    iobench_version: str
-    warnings: list[dict[str, Any]]
-    error: str | None
-    started_at: str
-    finished_at: str | None
-    targets: list[TargetRecord] = field(default_factory=list)
-    results: list[ResultRecord] = field(default_factory=list)
-    result_count: int = 0
-    origin: str = "run"  # "run": measured by iobench; "imported": from fio output files
-    source: str | None = None  # imported runs: the file(s) they came from
-
-    def document(self) -> dict[str, Any]:
-        """The run's own fields as a run document holds them, in its order, from what is
-        stored and nothing computed (no envelope, results, summary or analysis)."""
-        return {
-            "run_id": self.id,
-            "uuid": self.uuid,
-            "status": self.status,
-            "suite": self.suite,
-            "suite_source": self.suite_def.get("source"),
-            "label": self.label,
-            "origin": self.origin,
-            "source": self.source,
-            "fio_version": self.fio_version,
-            "iobench_version": self.iobench_version,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "error": self.error,
-            "host": self.host,
-            "targets": [t.as_dict() for t in self.targets],
-            "warnings": self.warnings,
-        }
-
-
-@dataclass(frozen=True)
-class RunBrief:
-    """What `iobench rm` shows and reports of a run: its plain columns and counts, never
-    its JSON, so that a run no reader can parse can still be named and removed."""
-
-    id: int
-    uuid: str
-    status: str
-    suite: str
-    label: str | None
-    started_at: str
-    targets: tuple[str, ...]
-    results: int  # every result, failed ones too: all of them go with the run
-    live_pid: int | None  # the iobench process of this host still running it
 
 
 P = ParamSpec("P")
@@ -450,7 +297,7 @@ class Store:
         self,
         *,
         suite: str,
-        suite_def: dict[str, Any],
+        suite_def: SuiteDefinition | Mapping[str, Any],
         label: str | None,
         argv: Sequence[str],
         host: dict[str, Any],
@@ -460,6 +307,10 @@ class Store:
         source: str | None = None,
         started_at: str | None = None,
     ) -> int:
+        """Store a new run, 'running'. ``suite_def`` given as a mapping is typed here (and
+        refused when a key has the wrong type); it is stored with its keys in their order."""
+        if not isinstance(suite_def, SuiteDefinition):
+            suite_def = SuiteDefinition.from_dict(suite_def)
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
@@ -468,7 +319,7 @@ class Store:
                 (
                     str(uuid.uuid4()),
                     suite,
-                    _dumps(suite_def),
+                    _dumps(suite_def.as_dict()),
                     label,
                     _dumps(list(argv)),
                     _dumps(host),
@@ -690,7 +541,7 @@ class Store:
             uuid=row["uuid"],
             status=status,
             suite=row["suite"],
-            suite_def=self._json(run_id, row, "suite_json", dict),
+            suite_def=self._suite_def(run_id, row),
             label=row["label"],
             argv=self._json(run_id, row, "argv_json", list),
             host=self._json(run_id, row, "host_json", dict),
@@ -723,6 +574,12 @@ class Store:
             found = type(value).__name__
             raise self._unreadable(run_id, f"its {column} is a {found}, not a {shape.__name__}")
         return value
+
+    def _suite_def(self, run_id: int, row: sqlite3.Row) -> SuiteDefinition:
+        try:
+            return SuiteDefinition.from_dict(self._json(run_id, row, "suite_json", dict))
+        except RecordError as e:  # named as the run document's schema names it
+            raise self._unreadable(run_id, f"suite_def.{e.where}: {e.what}") from e
 
     def _inflate(self, run_id: int, blob: Any) -> str | None:
         if blob is None:
@@ -802,19 +659,6 @@ def _connect(address: str, path: Path) -> sqlite3.Connection:
     return conn
 
 
-def stored_document(run: RunRecord) -> dict[str, Any]:
-    """A stored run as the full run document it would export, without what is computed
-    from it (summary, analysis): what :meth:`Store.get_run` checks against the schema."""
-    return {
-        "schema_version": DOCUMENT_VERSION,
-        "kind": "run",
-        **run.document(),
-        "results": [r.document(full=True) for r in run.results],
-        "argv": run.argv,
-        "suite_def": run.suite_def,
-    }
-
-
 def _enable_wal(conn: sqlite3.Connection) -> None:
     """Switch to WAL. SQLite does not wait for the lock this needs (no busy handler for it),
     so several processes creating one new database at once must retry."""
@@ -863,10 +707,11 @@ def _dead_run_error(row: sqlite3.Row) -> str | None:
         return None
     error = f"the iobench process (pid {pid}) ended without finishing this run"
     try:
-        files = json.loads(row["suite_json"]).get("clients", {}).get("files")
-    except (TypeError, ValueError, AttributeError):
-        files = None  # unreadable: `iobench rm` removes such a run
-    if isinstance(files, dict) and files:  # a run on clients: its test files were left there
+        clients = SuiteDefinition.from_dict(json.loads(row["suite_json"])).clients
+    except (TypeError, ValueError):  # RecordError too
+        clients = None  # unreadable: `iobench rm` removes such a run
+    files = clients.files if clients is not None else None
+    if files:  # a run on clients: its test files were left there
         error += "; its test files may be left on the clients (remove them by hand): "
         error += ", ".join(f"{client}: {path}" for client, path in files.items())
     return error

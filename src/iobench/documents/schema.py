@@ -1,9 +1,9 @@
-"""JSON Schemas of the documents iobench reads back, and their checks.
+"""The JSON Schema of the documents iobench reads back, and its check.
 
-``run-document.schema.json`` describes a run document (``export --format json``,
-``show --json``): every field iobench reads, with its type and range, so that a document
-that passes cannot make a reader fail. What JSON Schema cannot say is checked in
-:func:`check_run_document` too: dates that exist (between 1970 and 2100).
+``run-document.schema.json`` (beside this module) describes a run document (``export
+--format json``, ``show --json``): every field iobench reads, with its type and range, so
+that a document that passes cannot make a reader fail. What JSON Schema cannot say is
+checked in :func:`check_run_document` too: dates that exist (between 1970 and 2100).
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
-
-# The documents' schema_version (docs/json-schema.md); bumped on an incompatible change.
-DOCUMENT_VERSION = 1
 
 _TIME = re.compile(
     r"^(19[7-9][0-9]|20[0-9]{2}|2100)-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
@@ -43,7 +40,7 @@ def _is_time(value: object) -> bool:
 
 @cache
 def _validator(name: str, formats: bool = True) -> Draft202012Validator:
-    text = resources.files(__name__).joinpath(f"{name}.schema.json").read_text("utf-8")
+    text = resources.files("iobench.documents").joinpath(f"{name}.schema.json").read_text("utf-8")
     return Draft202012Validator(json.loads(text), format_checker=_FORMATS if formats else None)
 
 

@@ -1,24 +1,34 @@
-"""The versioned JSON documents printed by ``--json`` (schema: docs/json-schema.md)."""
+"""The run and runs documents as commands print them (docs/json-schema.md): ``run``,
+``show`` and ``sweep`` with ``--json`` and ``export --format json`` print a run
+(:func:`run_document`), ``list`` and ``import`` with ``--json`` a list of runs
+(:func:`runs_document`).
+
+A run document is the stored run (iobench.documents.run) with what is computed from it:
+the summary over repetitions, a sweep's, characterize's or orion's analysis, a run on many
+clients' skew and scaling, the expectations checked and a spec's promise. ``import``
+reads only the stored part back.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from iobench.analysis.compare import summarize_results
+from iobench.documents import envelope
+from iobench.documents.run import result_fields, run_fields
 from iobench.expect import check_run
 from iobench.metrics import without_bins
 from iobench.model import DIRECTIONS
+from iobench.records import ResultRecord, RunRecord
 from iobench.report.clients import clients_document, is_client_run
 from iobench.report.curves import analysis_document
 from iobench.report.specs import spec_document
-from iobench.schemas import DOCUMENT_VERSION
-from iobench.store.repository import RunRecord
 
 
-def result_document(r: Any, run: RunRecord, *, full: bool = False) -> dict[str, Any]:
+def result_document(r: ResultRecord, *, full: bool = False) -> dict[str, Any]:
     """One result; ``full`` (export): with the histogram bins, fio's errno and the evidence
     that fits in a document (job file, argv, return code; not fio's raw output)."""
-    doc: dict[str, Any] = r.document(full=full)
+    doc = result_fields(r, full=full)
     if not full:  # shown, not exported: the bins are for machines
         doc.update(without_bins({d: doc[d] for d in DIRECTIONS}))
     return doc
@@ -29,10 +39,9 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
     ``import`` reads back: also the command line, the suite definition, the histogram bins
     and each result's evidence (docs/json-schema.md)."""
     doc = {
-        "schema_version": DOCUMENT_VERSION,
-        "kind": "run",
-        **run.document(),
-        "results": [result_document(r, run, full=full) for r in run.results],
+        **envelope("run"),
+        **run_fields(run),
+        "results": [result_document(r, full=full) for r in run.results],
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
         "summary": summarize_results(run),
     }
@@ -49,11 +58,12 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
         doc["spec"] = spec
     if full:
         doc["argv"] = run.argv
-        doc["suite_def"] = run.suite_def
+        doc["suite_def"] = run.suite_def.as_dict()
     return doc
 
 
 def run_summary(run: RunRecord) -> dict[str, Any]:
+    """A run as ``list --json`` shows it."""
     return {
         "run_id": run.id,
         "uuid": run.uuid,
@@ -70,8 +80,4 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
 
 
 def runs_document(runs: list[RunRecord]) -> dict[str, Any]:
-    return {
-        "schema_version": DOCUMENT_VERSION,
-        "kind": "runs",
-        "runs": [run_summary(r) for r in runs],
-    }
+    return {**envelope("runs"), "runs": [run_summary(r) for r in runs]}
