@@ -18,7 +18,9 @@ from iobench.cli.env import Environment, pass_env
 from iobench.cli.execution import execute_request, outcome_code
 from iobench.cli.options import (
     EXIT_CODES_HELP,
+    destructive_options,
     json_option,
+    label_option,
     parse_list,
     parse_opt,
     size_option,
@@ -41,21 +43,12 @@ CURVE_MODES = ("randread", "read", "randwrite", "write")
 curve_options = with_options(
     [
         size_option(default="1G"),
-        click.option("--label", help="A name for this setup, e.g. ceph-rbd."),
+        label_option(),
         click.option(
             "--p99-under",
             help="Also report the most throughput whose p99 latency stays under this, e.g. 2ms.",
         ),
-        click.option(
-            "--destructive",
-            is_flag=True,
-            help="Allow writing (randwrite, write) on a block device or an existing file.",
-        ),
-        click.option(
-            "--overwrite-signatures",
-            is_flag=True,
-            help="With --destructive: also allow a device with a filesystem or partition table.",
-        ),
+        destructive_options(),
         json_option(),
     ]
 )
