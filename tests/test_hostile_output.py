@@ -27,7 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Cli
-from iobench.cli_support import stderr
+from iobench.cli.env import stderr_console
 from iobench.engine import Step
 from iobench.export import read_csv
 from iobench.fio.parse import parse_fio_output
@@ -466,7 +466,7 @@ def _steps(h: str) -> list[Step]:
 
 
 def test_progress_lines(hostile: str, capsys: pytest.CaptureFixture[str]) -> None:
-    display = ProgressDisplay(stderr())  # not a terminal: one line per step
+    display = ProgressDisplay(stderr_console())  # not a terminal: one line per step
     steps = _steps(hostile)
     display.planned(steps)
     for step, outcome in zip(steps, ("done", "failed"), strict=True):

@@ -1,38 +1,57 @@
 """``iobench sweep`` and ``iobench characterize``: curves, knees and limits.
 
-The rules are in docs/characterize.md.
+Each builds a suite (sweep: the whole matrix; characterize: one template workload that a
+chooser varies) and runs it as `run` runs one. The rules are in docs/characterize.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from iobench.cli_support import (
+from iobench.cli import checks
+from iobench.cli.env import Environment, pass_env
+from iobench.cli.execution import execute_request, outcome_code
+from iobench.cli.options import (
     EXIT_CODES_HELP,
-    emit_json,
-    execute_request,
-    outcome_code,
+    destructive_options,
+    json_option,
+    label_option,
     parse_list,
     parse_opt,
-    stdout,
+    size_option,
     with_options,
 )
+from iobench.documents import envelope
 from iobench.errors import UserError
 from iobench.model import READ_MODES, Suite, Workload
 from iobench.suites import check_overrides
 from iobench.suites.options import MAX_RUNTIME_S, WHY_RUNTIME, say_seconds
 from iobench.units import format_size_short, parse_duration, parse_size
 
+if TYPE_CHECKING:
+    from iobench.analysis.characterize import Settings
+    from iobench.engine import Chooser, Outcome
+    from iobench.records import RunRecord
+
 CURVE_MODES = ("randread", "read", "randwrite", "write")
-_TARGET_HELP = (
-    "TARGET is a directory (iobench creates and removes a test file there), an existing "
-    "file, or a block device; only reads run unless --destructive allows writes."
+
+# The options sweep and characterize share.
+curve_options = with_options(
+    [
+        size_option(default="1G"),
+        label_option(),
+        click.option(
+            "--p99-under",
+            help="Also report the most throughput whose p99 latency stays under this, e.g. 2ms.",
+        ),
+        destructive_options(),
+        json_option(),
+    ]
 )
 
 
@@ -70,38 +89,6 @@ def _p99(value: str | None) -> float | None:
     return None if seconds is None else seconds * 1e9
 
 
-def _check_destructive(destructive: bool, overwrite_signatures: bool) -> None:
-    if overwrite_signatures and not destructive:
-        raise UserError(
-            "--overwrite-signatures only makes sense with --destructive",
-            "add --destructive, or drop --overwrite-signatures",
-        )
-
-
-_common = [
-    click.option("--size", default="1G", show_default=True, help="Test area, e.g. 256M, 4G."),
-    click.option("--label", help="A name for this setup, e.g. ceph-rbd."),
-    click.option(
-        "--p99-under",
-        help="Also report the most throughput whose p99 latency stays under this, e.g. 2ms.",
-    ),
-    click.option(
-        "--destructive",
-        is_flag=True,
-        help="Allow writing (randwrite, write) on a block device or an existing file.",
-    ),
-    click.option(
-        "--overwrite-signatures",
-        is_flag=True,
-        help="With --destructive: also allow a device with a filesystem or partition table.",
-    ),
-    click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout."),
-]
-
-
-_with_common = with_options(_common)  # the options sweep and characterize share
-
-
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("target")
 @click.option(
@@ -115,10 +102,10 @@ _with_common = with_options(_common)  # the options sweep and characterize share
 @click.option("--jobs", default="1", show_default=True, help="Numbers of jobs (processes).")
 @click.option("--runtime", default="10s", show_default=True, help="Each point's runtime.")
 @click.option("--ramp", default="2s", show_default=True, help="Each point's ramp (not measured).")
-@_with_common
-@click.pass_context
+@curve_options
+@pass_env
 def sweep(
-    ctx: click.Context,
+    env: Environment,
     target: str,
     rw: str,
     bs: str,
@@ -146,18 +133,41 @@ def sweep(
     """
     from iobench.documents.printed import run_document
 
-    _check_destructive(destructive, overwrite_signatures)
+    checks.overwrite_needs_destructive(destructive, overwrite_signatures)
     modes = parse_list(rw, _mode, "--rw")
-    sizes = parse_list(bs, _block, "--bs")
+    sizes = sorted(parse_list(bs, _block, "--bs"))
     depths = sorted(parse_list(qd, _depth, "--qd"))
     counts = sorted(parse_list(jobs, _jobs, "--jobs"))
     runtime_s = parse_opt(runtime, parse_duration, "--runtime")
     ramp_s = parse_opt(ramp, parse_duration, "--ramp")
     area = parse_opt(size, parse_size, "--size")
     check_overrides(runtime_s=runtime_s, ramp_s=ramp_s, size=area)  # a suite's bounds
-    if area < max(sizes):
-        raise UserError(f"--size {size} is smaller than the largest block size")
+    checks.size_holds_blocks(size, area, sizes)
     p99 = _p99(p99_under)
+    suite = sweep_suite(modes, sizes, depths, counts, runtime_s, ramp_s, area)
+    axes = {"rw": modes, "bs": sizes, "iodepth": depths, "numjobs": counts}
+    outcome, record = run_curve(
+        env, target, suite, label, destructive, overwrite_signatures,
+        extra_definition={"sweep": {"axes": axes}, "p99_under_ns": p99},
+    )  # fmt: skip
+    if as_json:
+        env.emit_json(run_document(record))
+    else:
+        _render(env, record)
+    return outcome_code(env, outcome)
+
+
+def sweep_suite(
+    modes: list[str],
+    sizes: list[int],
+    depths: list[int],
+    counts: list[int],
+    runtime_s: float,
+    ramp_s: float,
+    area: int,
+) -> Suite:
+    """The matrix as a suite: one workload per mode, jobs, block size and depth, in that
+    order (block sizes, depths and job counts sorted)."""
     workloads = tuple(
         Workload(
             name=f"{m}-{format_size_short(b)}-qd{d}" + (f"x{j}" if j > 1 else ""),
@@ -169,37 +179,29 @@ def sweep(
             ramp_s=ramp_s,
             size=area,
         )
-        for m, j, b, d in itertools.product(modes, counts, sorted(sizes), depths)
+        for m, j, b, d in itertools.product(modes, counts, sizes, depths)
     )
-    axes = {"rw": modes, "bs": sorted(sizes), "iodepth": depths, "numjobs": counts}
-    suite = Suite(
+    return Suite(
         name="sweep",
         description=f"{len(workloads)} points: rw {','.join(modes)} x bs "
-        f"{','.join(format_size_short(b) for b in sorted(sizes))} x QD "
+        f"{','.join(format_size_short(b) for b in sizes)} x QD "
         f"{','.join(map(str, depths))} x jobs {','.join(map(str, counts))}",
         workloads=workloads,
         source="sweep",
     )
-    outcome, record = _execute(
-        ctx, target, suite, label, destructive, overwrite_signatures,
-        extra_definition={"sweep": {"axes": axes}, "p99_under_ns": p99},
-    )  # fmt: skip
-    if as_json:
-        emit_json(run_document(record))
-    else:
-        _render(record)
-    return outcome_code(outcome)
 
 
-def _execute(
-    ctx: click.Context,
+def run_curve(
+    env: Environment,
     target: str,
     suite: Suite,
     label: str | None,
     destructive: bool,
     overwrite_signatures: bool,
-    **extra: Any,
-) -> Any:
+    *,
+    extra_definition: dict[str, Any],
+    chooser: Chooser | None = None,
+) -> tuple[Outcome, RunRecord]:
     """Run a sweep's or a characterization's suite as `run` runs one: the same safety
     checks, progress and store; (outcome, stored run)."""
     from iobench.engine import RunRequest
@@ -210,20 +212,20 @@ def _execute(
         label=label,
         destructive=destructive,
         overwrite_signatures=overwrite_signatures,
-        argv=("iobench", *sys.argv[1:]),
-        **extra,
+        argv=env.argv,
+        chooser=chooser,
+        extra_definition=extra_definition,
     )
-    return execute_request(ctx, request)
+    return execute_request(env, request)
 
 
-def _render(record: Any) -> None:
+def _render(env: Environment, record: RunRecord) -> None:
     from iobench.report.curves import render_analysis
     from iobench.report.terminal import render_run_footer, render_run_header
 
-    out = stdout()
-    render_run_header(record, out)
-    render_analysis(record, out)
-    render_run_footer(record, out, error=False)  # outcome_code says it, once, on stderr
+    render_run_header(record, env.stdout)
+    render_analysis(record, env.stdout)
+    render_run_footer(record, env.stdout, error=False)  # outcome_code says it, on stderr
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -238,10 +240,10 @@ def _render(record: Any) -> None:
 )
 @click.option("--max-qd", default=256, show_default=True, type=click.IntRange(1, 4096))
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 256))
-@_with_common
-@click.pass_context
+@curve_options
+@pass_env
 def characterize(
-    ctx: click.Context,
+    env: Environment,
     target: str,
     rw: str,
     max_time: str,
@@ -268,15 +270,40 @@ def characterize(
       iobench characterize /dev/sdb
       iobench characterize /mnt/vol --max-time 2m --json
     """
-    from iobench.analysis.characterize import (
-        CharacterizeChooser,
-        Probe,
-        Settings,
-        probe_workload,
-    )
-    from iobench.report.curves import analysis_document
+    from iobench.analysis.characterize import CharacterizeChooser, Probe, probe_workload
 
-    _check_destructive(destructive, overwrite_signatures)
+    checks.overwrite_needs_destructive(destructive, overwrite_signatures)
+    settings = characterize_settings(rw, max_time, point_time, max_qd, jobs, size)
+    chooser = CharacterizeChooser(settings, time.monotonic)
+    p99 = _p99(p99_under)
+    # The shape every probe has (what the safety checks and the test file are made for).
+    template = dataclasses.replace(
+        probe_workload(Probe(settings.large_bs, 1, "template"), settings), name="characterize"
+    )
+    suite = Suite(
+        name="characterize",
+        description=f"adaptive {settings.rw}: limits and crossover within "
+        f"{max_time}" + ("" if settings.rw in READ_MODES else " (writes)"),
+        workloads=(template,),
+        source="characterize",
+    )
+    outcome, record = run_curve(
+        env, target, suite, label, destructive, overwrite_signatures,
+        chooser=chooser, extra_definition={"p99_under_ns": p99},
+    )  # fmt: skip
+    if as_json:
+        env.emit_json(characterization_document(record, target))
+    else:
+        _render(env, record)
+    return outcome_code(env, outcome)
+
+
+def characterize_settings(
+    rw: str, max_time: str, point_time: str, max_qd: int, jobs: int, size: str
+) -> Settings:
+    """characterize's options parsed and checked: the chooser's Settings."""
+    from iobench.analysis.characterize import Settings
+
     mode = parse_list(rw, _mode, "--rw")
     if len(mode) != 1:
         raise UserError("--rw: characterize measures one access pattern at a time")
@@ -291,11 +318,7 @@ def characterize(
         )
     if point < 3:
         raise UserError("--point-time must be at least 3s (fio needs a 2 s steady window)")
-    if budget < 4 * point:
-        raise UserError(
-            f"--max-time {max_time} leaves no room: it must be at least 4 x --point-time",
-            "raise --max-time or lower --point-time",
-        )
+    checks.budget_holds_points(max_time, budget, point)
     settings = Settings(
         rw=mode[0],
         numjobs=jobs,
@@ -307,36 +330,19 @@ def characterize(
     )
     if area < settings.large_bs:
         raise UserError(f"--size {size} is smaller than the 1 MiB block size it measures")
-    chooser = CharacterizeChooser(settings, time.monotonic)
-    p99 = _p99(p99_under)
-    # The shape every probe has (what the safety checks and the test file are made for).
-    template = dataclasses.replace(
-        probe_workload(Probe(settings.large_bs, 1, "template"), settings), name="characterize"
-    )
-    suite = Suite(
-        name="characterize",
-        description=f"adaptive {settings.rw}: limits and crossover within "
-        f"{max_time}" + ("" if settings.rw in READ_MODES else " (writes)"),
-        workloads=(template,),
-        source="characterize",
-    )
-    outcome, record = _execute(
-        ctx, target, suite, label, destructive, overwrite_signatures,
-        chooser=chooser, extra_definition={"p99_under_ns": p99},
-    )  # fmt: skip
-    if as_json:
-        doc = analysis_document(record) or {}
-        emit_json(
-            {
-                "schema_version": 1,
-                "kind": "characterization",
-                "run_id": record.id,
-                "status": record.status,
-                "target": target,
-                **{k: v for k, v in doc.items() if k != "kind"},
-                "warnings": record.warnings,
-            }
-        )
-    else:
-        _render(record)
-    return outcome_code(outcome)
+    return settings
+
+
+def characterization_document(record: RunRecord, target: str) -> dict[str, Any]:
+    """``characterize --json``: the ``kind: "characterization"`` document."""
+    from iobench.report.curves import analysis_document
+
+    doc = analysis_document(record) or {}
+    return {
+        **envelope("characterization"),
+        "run_id": record.id,
+        "status": record.status,
+        "target": target,
+        **{k: v for k, v in doc.items() if k != "kind"},
+        "warnings": record.warnings,
+    }

@@ -1,0 +1,111 @@
+"""Every rule that ties one option to another (or to the command's arguments), each a small
+function that raises the UserError a user sees. The commands call them, in the order
+their messages should come; a rule about one option's own value stays where it is
+parsed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from iobench.errors import UserError
+
+
+def overwrite_needs_destructive(destructive: bool, overwrite_signatures: bool) -> None:
+    """run, doctor, sweep, characterize."""
+    if overwrite_signatures and not destructive:
+        raise UserError(
+            "--overwrite-signatures only makes sense with --destructive",
+            "add --destructive, or drop --overwrite-signatures",
+        )
+
+
+def spec_param_needs_spec(spec: str | None, spec_params: Sequence[str]) -> None:
+    """run, doctor."""
+    if spec_params and not spec:
+        raise UserError("--spec-param goes with --spec", "name the spec with --spec")
+
+
+def scale_needs_clients(clients: str | None, scale: str | None) -> None:
+    """run."""
+    if scale and not clients:
+        raise UserError("--scale goes with --clients", "name the clients with --clients")
+
+
+def clients_without_spec_or_prefill(spec: str | None, prefill: bool) -> None:
+    """run --clients: a spec and --prefill are about one volume."""
+    if spec or prefill:
+        raise UserError(
+            f"{'--spec' if spec else '--prefill'} does not go with --clients: a spec "
+            "describes one volume, and iobench writes only its own test files there",
+            "hold the aggregate to a figure with --expect",
+        )
+
+
+def clients_take_one_target(targets: Sequence[str]) -> None:
+    """run --clients: one directory, the same on every client."""
+    if len(targets) != 1:
+        raise UserError(
+            "with --clients give exactly one TARGET: the directory each client tests in",
+            "e.g. iobench run /mnt/shared --clients node1,node2",
+        )
+
+
+def clients_not_destructive(destructive: bool) -> None:
+    """run --clients: only iobench's own test files are written on clients."""
+    if destructive:
+        raise UserError(
+            "--destructive does not go with --clients: iobench writes only test files of its "
+            "own on the clients, never devices or existing files",
+            "leave out --destructive",
+        )
+
+
+def size_holds_blocks(size: str, area: int, block_sizes: Sequence[int]) -> None:
+    """sweep: --size against the largest of --bs."""
+    if area < max(block_sizes):
+        raise UserError(f"--size {size} is smaller than the largest block size")
+
+
+def budget_holds_points(max_time: str, budget_s: float, point_s: float) -> None:
+    """characterize: --max-time against --point-time."""
+    if budget_s < 4 * point_s:
+        raise UserError(
+            f"--max-time {max_time} leaves no room: it must be at least 4 x --point-time",
+            "raise --max-time or lower --point-time",
+        )
+
+
+def json_needs_yes(as_json: bool, yes: bool) -> None:
+    """rm."""
+    if as_json and not yes:
+        raise UserError(
+            "--json needs --yes: rm asks before it removes anything, and the question "
+            "cannot be part of a JSON document",
+            "add --yes once you have checked what would go, e.g. with `iobench list`",
+        )
+
+
+def some_run_named(run_refs: Sequence[str], labels: Sequence[str]) -> None:
+    """compare, report: RUNs, --label, or both."""
+    if not run_refs and not labels:
+        raise UserError("name at least one run (an id, latest, -N) or --label")
+
+
+def baseline_compared(base: int | None, run_ids: Sequence[int]) -> None:
+    """compare: --baseline names one of the compared runs."""
+    if base is not None and base not in run_ids:
+        raise UserError(
+            f"the baseline run {base} is not among the compared runs",
+            "name it among the runs too",
+        )
+
+
+def baseline_in_comparison(
+    baseline: str | None, base: int | None, run_ids: Sequence[int], setups: int
+) -> None:
+    """report: --baseline needs a comparison (two setups or more) that holds it."""
+    if base is not None and (setups < 2 or base not in run_ids):
+        raise UserError(
+            f"--baseline {baseline}: the baseline must be one of two or more compared runs",
+            "name the baseline among the runs, or drop --baseline",
+        )

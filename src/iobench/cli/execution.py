@@ -1,0 +1,89 @@
+"""Running a benchmark from a command (run, sweep, characterize): the progress display on
+stderr, stop signals as interrupts, the store, and the exit code of what happened."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
+
+from iobench.cli.env import Environment
+from iobench.cli.failures import print_error
+from iobench.errors import ExitCode, Interrupted
+from iobench.report.literal import literal
+
+if TYPE_CHECKING:
+    from iobench.engine import Outcome, RunRequest
+    from iobench.records import RunRecord
+
+
+@contextmanager
+def stop_signals_as_interrupt() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP (a closed ssh session) stop a run like Ctrl-C does.
+
+    SIGINT too, explicitly: a shell that is not interactive starts a command put in the
+    background (``iobench run &`` in a script) with SIGINT ignored, and Python then leaves
+    it ignored, so ``kill -INT`` would do nothing."""
+
+    def handler(signum: int, frame: FrameType | None) -> NoReturn:
+        raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def execute_request(env: Environment, request: RunRequest) -> tuple[Outcome, RunRecord]:
+    """Run a benchmark request (on this host, or on --clients) with the progress display on
+    stderr; (outcome, stored run). Everything is checked before the store opens: a refusal
+    creates nothing."""
+    from iobench.engine import check, execute, protected_paths
+    from iobench.fio.runner import find_fio
+    from iobench.report.progress import ProgressDisplay
+
+    fio = find_fio()
+    checked = check(request, fio, protected_paths(env.db_path()))
+    with env.open_store() as store, stop_signals_as_interrupt():
+        outcome = execute(request, store, fio, ProgressDisplay(env.stderr), checked=checked)
+        record = store.get_run(outcome.run_id)
+    return outcome, record
+
+
+def outcome_code(env: Environment, outcome: Outcome) -> int:
+    """0, or the error's exit code after saying what happened (the run is stored)."""
+    if outcome.error is None:
+        return 0
+    print_error(outcome.error, env.stderr)
+    env.stderr.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
+    return int(outcome.error.exit_code)
+
+
+def run_code(env: Environment, outcome: Outcome, record: RunRecord) -> int:
+    """The exit code of a finished run: its error's, else 4 when an expectation failed."""
+    code = outcome_code(env, outcome)
+    if code:
+        return code
+    from iobench.expect import check_run, failed_checks
+
+    failed = failed_checks(check_run(record))
+    if not failed:
+        return 0
+    env.stderr.print(
+        f"iobench: {len(failed)} expectation(s) not met: "
+        + "; ".join(
+            literal(c.expectation.text)
+            + (f" ({literal(c.workload)})" if c.expectation.workload == "*" else "")
+            + f" on {literal(c.target)}"
+            + (" (not measured)" if c.measured is None else "")
+            for c in failed
+        ),
+        highlight=False,
+        markup=False,
+    )
+    return int(ExitCode.EXPECTATION_FAILED)

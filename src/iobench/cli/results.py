@@ -1,0 +1,248 @@
+"""The stored runs, one at a time: ``list``, ``show``, ``rm``, and ``import`` and
+``export`` (runs in and out of the database as files)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from iobench.cli import checks
+from iobench.cli.env import Environment, pass_env
+from iobench.cli.options import EXIT_CODES_HELP, RUN_REFS, json_option, label_option
+from iobench.documents import envelope
+from iobench.errors import UserError
+from iobench.output import STDOUT, write_output
+from iobench.report.literal import literal
+
+if TYPE_CHECKING:
+    from iobench.records import RunBrief, RunRecord
+
+
+@click.command(name="list")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--label", help="Only runs with this label.")
+@json_option()
+@pass_env
+def list_(env: Environment, limit: int, label: str | None, as_json: bool) -> None:
+    """List stored runs, newest first.
+
+    \b
+    Example:
+      iobench list --label ceph-rbd
+    """
+    from iobench.documents.printed import runs_document
+    from iobench.report.terminal import render_run_list
+
+    if not env.db_exists():  # reading creates nothing
+        runs: list[RunRecord] = []
+    else:
+        with env.open_store(readonly=True) as store:
+            runs = store.list_runs(limit=limit, label=label)
+    if as_json:
+        env.emit_json(runs_document(runs))
+    else:
+        render_run_list(runs, env.stdout)
+
+
+@click.command(context_settings=RUN_REFS)
+@click.argument("run_ref", metavar="RUN")
+@json_option()
+@click.option("--raw", is_flag=True, help="Also print the evidence: fio job files, argv, stderr.")
+@pass_env
+def show(env: Environment, run_ref: str, as_json: bool, raw: bool) -> None:
+    """Show one stored run. RUN is an id from `iobench list`, `latest`, or -N (N-th newest).
+
+    \b
+    Examples:
+      iobench show latest
+      iobench show 12 --json
+      iobench show 12 --raw
+    """
+    from iobench.documents.printed import run_document
+    from iobench.report.terminal import render_evidence, render_run
+
+    env.require_db()
+    with env.open_store(readonly=True) as store:
+        record = store.get_run(store.resolve(run_ref), with_raw=raw and not as_json)
+    if as_json:
+        env.emit_json(run_document(record))
+        return
+    render_run(record, env.stdout)
+    if raw:
+        render_evidence(record, env.stdout)
+
+
+@click.command(epilog=EXIT_CODES_HELP, context_settings=RUN_REFS)
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
+@click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
+@json_option(needs="--yes")
+@pass_env
+def rm(env: Environment, run_refs: tuple[str, ...], yes: bool, as_json: bool) -> None:
+    """Remove runs with their targets, results and evidence: all of them, or none.
+
+    RUN is an id from `iobench list`, `latest`, or -N (N-th newest). Every RUN is checked
+    before anything is removed: an unknown run, or one named twice, removes nothing. rm
+    shows what it would remove and asks; with --yes it does not ask. When stdin is not a
+    terminal and --yes is not given, it removes nothing and exits 2. A run still running
+    on this host is refused. A run that other commands cannot read (damaged JSON) can
+    still be removed. The database file does not shrink: SQLite reuses the space.
+
+    \b
+    Examples:
+      iobench rm 12
+      iobench rm 3 4 -1
+      iobench rm latest --yes --json
+    """
+    checks.json_needs_yes(as_json, yes)
+    env.require_db()
+    with env.open_store(readonly=True) as store:  # what would go; nothing written yet
+        ids = [store.resolve(r) for r in run_refs]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise UserError(f"run {twice[0]} is named twice", "name each run once")
+        briefs = store.removal_briefs(ids)
+        store.require_writable()
+    if not yes and not _confirmed(env, briefs):
+        return
+    with env.open_store() as store:
+        store.remove_runs(ids)
+    if as_json:
+        env.emit_json(_removed_document(briefs))
+        return
+    for b in briefs:
+        env.stdout.print(
+            f"removed run {b.id} ({literal(b.suite)}, {len(b.targets)} target(s), "
+            f"{b.results} result(s))",
+            highlight=False,
+            markup=False,
+        )
+
+
+def _confirmed(env: Environment, briefs: Sequence[RunBrief]) -> bool:
+    """rm without --yes: the runs that would go, then the question (on a terminal only)."""
+    err = env.stderr
+    err.print(
+        f"iobench rm would remove {len(briefs)} run(s), with their targets, results and evidence:",
+        highlight=False,
+        markup=False,
+    )
+    for b in briefs:
+        err.print("  " + _brief_line(b), highlight=False, markup=False)
+    if sys.stdin is None or not sys.stdin.isatty():
+        raise UserError(
+            "nothing was removed: rm asks before it removes runs, and stdin is not a terminal",
+            "add --yes to remove them without asking",
+        )
+    if not click.confirm(f"Remove {len(briefs)} run(s)?", default=False, err=True):
+        err.print("nothing was removed", highlight=False, markup=False)
+        return False
+    return True
+
+
+def _removed_document(briefs: Sequence[RunBrief]) -> dict[str, Any]:
+    """``rm --json``: the ``kind: "removed"`` document (docs/json-schema.md)."""
+    return {
+        **envelope("removed"),
+        "runs": [
+            {
+                "run_id": b.id,
+                "uuid": b.uuid,
+                "status": b.status,
+                "suite": b.suite,
+                "label": b.label,
+                "started_at": b.started_at,
+                "targets": list(b.targets),
+                "results": b.results,
+            }
+            for b in briefs
+        ],
+    }
+
+
+def _brief_line(b: RunBrief) -> str:
+    """One run as `rm` lists it: id, time, status, suite, label, targets, results."""
+    label = f"  label {literal(b.label)}" if b.label is not None else ""
+    targets = ", ".join(literal(t) for t in b.targets) or "none"
+    return (
+        f"run {b.id}  {literal(b.started_at.replace('T', ' ')[:19])}  {literal(b.status)}  "
+        f"suite {literal(b.suite)}{label}  targets {targets}  {b.results} result(s)"
+    )
+
+
+@click.command(name="import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@label_option(help="A label for the imported runs.")
+@json_option()
+@pass_env
+def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json: bool) -> None:
+    """Import fio JSON output files (fio 2.x and 3.x, json or json+, client/server) as runs.
+
+    A file that `iobench export RUN --format json` wrote comes back as the same run (a run
+    already in the database is refused). Every file is checked first; if any is not fio
+    output or an iobench export, nothing is imported.
+
+    \b
+    Examples:
+      iobench import results.json --label legacy
+      iobench import old/*.json --json
+      iobench import run7.json            # exported on another machine
+    """
+    from iobench.documents.printed import runs_document
+    from iobench.importer import read_files, store_imports
+
+    imports = read_files(list(files))  # every file checked before the database is opened
+    with env.open_store() as store:
+        ids = store_imports(store, imports, label=label, argv=env.argv)
+        runs = [store.get_run(i) for i in ids]
+    if as_json:
+        env.emit_json(runs_document(runs))
+        return
+    for r in runs:
+        env.stdout.print(
+            f"imported run {r.id} from {literal(r.source)}: {len(r.results)} result(s), fio "
+            + literal(r.fio_version or "?"),
+            highlight=False,
+            markup=False,
+        )
+
+
+@click.command(context_settings=RUN_REFS)
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json"]),
+    default="csv",
+    show_default=True,
+    help="csv: one row per workload, direction and repetition; json: as `show --json`, "
+    "with histograms and evidence (`iobench import` reads it back).",
+)
+@click.option(
+    "-o",
+    "--output",
+    default=STDOUT,
+    show_default=True,
+    metavar="FILE",
+    help="Write to this file instead of standard output (-).",
+)
+@pass_env
+def export(env: Environment, run_ref: str, fmt: str, output: str) -> None:
+    """Export one run's results as CSV or JSON.
+
+    A file is written whole or not at all, like a report (see `iobench report --help`).
+
+    \b
+    Examples:
+      iobench export latest > results.csv
+      iobench export 7 --format json -o run7.json
+    """
+    from iobench.export import export_csv, export_json
+
+    env.require_db()
+    with env.open_store(readonly=True) as store:
+        run = store.get_run(store.resolve(run_ref))
+    text = export_csv(run) if fmt == "csv" else export_json(run)
+    write_output(output, text)
