@@ -1,1 +1,2 @@
-"""Rendering: terminal tables and progress, JSON documents."""
+"""Rendering: terminal tables and progress, the info, doctor and comparison views, and
+the HTML and Markdown reports."""

@@ -1,4 +1,5 @@
-"""`iobench doctor`: the plan of a run, shown without running it (docs/findings.md).
+"""`iobench doctor`: what a run would do (its preflight), shown without running it
+(docs/findings.md).
 
 The document holds what `iobench run` would do: the host and each target's context, the
 steps with their expected time, the exact fio job file of every step, the expectations it
