@@ -5,6 +5,7 @@ hosts (tests/hosts.py), iobench as the controller. Serial by nature: one fio loa
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -27,7 +28,7 @@ from rich.console import Console
 from conftest import MINI_SUITE, Cli
 from hosts import FioHost, FioHosts, fio_hosts_fixture
 from iobench.clients import Client, ClientCheck, parse_client, parse_clients
-from iobench.engine import NullObserver, Outcome, RunRequest, execute, remote
+from iobench.engine import NullObserver, Outcome, RunRequest, check, execute, remote
 from iobench.errors import UserError
 from iobench.fio.runner import find_fio
 from iobench.records import RunRecord
@@ -619,3 +620,26 @@ def _kill_controller(proc: subprocess.Popen[bytes], tmpdir: Path) -> None:
     deadline = time.monotonic() + 10
     while _fio_clients(tmpdir) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"targets": ("/mnt/a", "/mnt/b")},
+        {"destructive": True},
+        {"prefill": True},
+        {"spec": "aws-gp3"},
+    ],
+)
+def test_the_engine_refuses_a_clients_request_the_cli_never_makes(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    """The CLI names the wrong option (cli/checks.py); a caller that skips it gets a
+    refusal from the engine before any client is contacted (port 9 answers nothing)."""
+    request = RunRequest(
+        targets=(str(tmp_path),),
+        suite=load_suite(suite_file(tmp_path)),
+        clients=(Client("127.0.0.1:9", "127.0.0.1", 9),),
+    )
+    with pytest.raises(UserError, match="a run on clients takes exactly one target"):
+        check(dataclasses.replace(request, **change), find_fio())

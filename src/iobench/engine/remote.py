@@ -100,6 +100,13 @@ class ClientsPreflight:
 def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
     """Check the target path, the client counts and every client (connect, a probe job,
     its clock); raises before anything runs."""
+    if len(request.targets) != 1 or request.destructive or request.prefill or request.spec:
+        # The CLI says which option is wrong (cli/checks.py); this guards other callers.
+        raise UserError(
+            "a run on clients takes exactly one target directory, and no --destructive, "
+            "--prefill or --spec",
+            "iobench run /mnt/shared --clients node1,node2",
+        )
     (target,) = request.targets
     check_remote_path(target)
     scale = client_counts(request.scale, len(request.clients))
