@@ -588,6 +588,11 @@ def test_markdown_tables_keep_their_columns(runs: list[RunRecord]) -> None:
     assert len(comparison) == 2 + 5 * 3
     assert "| 140 % |" in comparison[3]
     assert comparison[3].endswith("| faster (t-test, 3 vs 3 repeats) |")
+    # Each setup's tally says how many rows got which verdict, the count first (it read
+    # "noise unknown 6", a count that looked like part of the verdict).
+    tallies = re.findall(r"^- \*\*.+?\*\*: (.+)$", text, re.M)
+    tally = "\\d+ \u00d7 [a-z \u2248]+"  # 5 x faster
+    assert tallies and all(re.fullmatch(f"{tally}(, {tally})*", t) for t in tallies)
 
 
 def test_markdown_single_run(runs: list[RunRecord]) -> None:

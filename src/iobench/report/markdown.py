@@ -292,7 +292,7 @@ def _comparison(comparison: Comparison) -> list[str]:
         "",
     ]
     for name, counts in verdict_counts(comparison):
-        summary = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
+        summary = ", ".join(f"{n} \u00d7 {v}" for v, n in sorted(counts.items()))
         out.append(f"- **{md_text(name)}**: {md_text(summary) or 'nothing matched'}")
     out.append("")
     out += _matched(comparison)
