@@ -623,23 +623,24 @@ def _kill_controller(proc: subprocess.Popen[bytes], tmpdir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "message"),
     [
-        {"targets": ("/mnt/a", "/mnt/b")},
-        {"destructive": True},
-        {"prefill": True},
-        {"spec": "aws-gp3"},
+        ({"targets": ("/mnt/a", "/mnt/b")}, "with --clients give exactly one TARGET"),
+        ({"destructive": True}, "--destructive does not go with --clients"),
+        ({"prefill": True}, "--prefill does not go with --clients"),
+        ({"spec": "aws-gp3"}, "--spec does not go with --clients"),
     ],
 )
 def test_the_engine_refuses_a_clients_request_the_cli_never_makes(
-    tmp_path: Path, change: dict[str, Any]
+    tmp_path: Path, change: dict[str, Any], message: str
 ) -> None:
-    """The CLI names the wrong option (cli/checks.py); a caller that skips it gets a
-    refusal from the engine before any client is contacted (port 9 answers nothing)."""
+    """The rule `run` applies before it parses the clients is the engine's own: a caller
+    that builds the request itself gets the same refusal, before any client is contacted
+    (port 9 answers nothing)."""
     request = RunRequest(
         targets=(str(tmp_path),),
         suite=load_suite(suite_file(tmp_path)),
         clients=(Client("127.0.0.1:9", "127.0.0.1", 9),),
     )
-    with pytest.raises(UserError, match="a run on clients takes exactly one target"):
+    with pytest.raises(UserError, match=re.escape(message)):
         check(dataclasses.replace(request, **change), find_fio())

@@ -1,7 +1,9 @@
 """Every rule that ties one option to another (or to the command's arguments), each a small
 function that raises the UserError a user sees. The commands call them, in the order
 their messages should come; a rule about one option's own value stays where it is
-parsed."""
+parsed. What a run on clients does not take (--spec, --prefill, --destructive, several
+TARGETs) is the engine's rule (engine.remote.check_clients_request), called by `run` as
+early as these."""
 
 from __future__ import annotations
 
@@ -29,35 +31,6 @@ def scale_needs_clients(clients: str | None, scale: str | None) -> None:
     """run."""
     if scale and not clients:
         raise UserError("--scale goes with --clients", "name the clients with --clients")
-
-
-def clients_without_spec_or_prefill(spec: str | None, prefill: bool) -> None:
-    """run --clients: a spec and --prefill are about one volume."""
-    if spec or prefill:
-        raise UserError(
-            f"{'--spec' if spec else '--prefill'} does not go with --clients: a spec "
-            "describes one volume, and iobench writes only its own test files there",
-            "hold the aggregate to a figure with --expect",
-        )
-
-
-def clients_take_one_target(targets: Sequence[str]) -> None:
-    """run --clients: one directory, the same on every client."""
-    if len(targets) != 1:
-        raise UserError(
-            "with --clients give exactly one TARGET: the directory each client tests in",
-            "e.g. iobench run /mnt/shared --clients node1,node2",
-        )
-
-
-def clients_not_destructive(destructive: bool) -> None:
-    """run --clients: only iobench's own test files are written on clients."""
-    if destructive:
-        raise UserError(
-            "--destructive does not go with --clients: iobench writes only test files of its "
-            "own on the clients, never devices or existing files",
-            "leave out --destructive",
-        )
 
 
 def size_holds_blocks(size: str, area: int, block_sizes: Sequence[int]) -> None:

@@ -148,7 +148,6 @@ def run(
     )  # fmt: skip
     checks.scale_needs_clients(clients, scale)
     if clients:
-        checks.clients_without_spec_or_prefill(spec, prefill)
         outcome, record = run_on_clients(env, request, clients, scale)
     else:
         outcome, record = execute_request(env, request)
@@ -214,9 +213,9 @@ def run_on_clients(
 ) -> tuple[Outcome, RunRecord]:
     """``run --clients``: ``request`` on the clients; (outcome, stored run)."""
     from iobench.clients import parse_clients
+    from iobench.engine.remote import check_clients_request
 
-    checks.clients_take_one_target(request.targets)
-    checks.clients_not_destructive(request.destructive)
+    check_clients_request(request)  # before the clients are even parsed
     counts = parse_list(scale, _count, "--scale") if scale else []
     on_clients = dataclasses.replace(
         request, clients=tuple(parse_clients(clients)), scale=tuple(counts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from iobench.engine.local import STALL_S, execute_local
 from iobench.engine.preflight import Preflight, preflight
 from iobench.engine.remote import ClientsPreflight, clients_preflight, execute_clients
 from iobench.engine.request import Chooser, Outcome, RunRequest
@@ -56,7 +57,7 @@ def execute(
     *,
     checked: Preflight | ClientsPreflight | None = None,
     timeout_margin_s: float = TIMEOUT_MARGIN_S,
-    stall_s: float | None = None,
+    stall_s: float = STALL_S,
 ) -> Outcome:
     """Run the whole request; returns the stored run's id and status.
 
@@ -66,14 +67,11 @@ def execute(
     workloads are kept either way. ``checked``: the request's :func:`check`, when the
     caller made it before opening the store.
     """
-    from iobench.engine.local import STALL_S, execute_local
-
     obs = observer or NullObserver()
     if checked is None:
         checked = check(request, fio, protected_paths(store.path))
     if isinstance(checked, ClientsPreflight):
-        return execute_clients(request, checked, store, fio, obs, margin_s=timeout_margin_s)
-    stall = STALL_S if stall_s is None else stall_s
+        return execute_clients(request, checked, store, fio, obs, timeout_margin_s=timeout_margin_s)
     return execute_local(
-        request, checked, store, fio, obs, timeout_margin_s=timeout_margin_s, stall_s=stall
+        request, checked, store, fio, obs, timeout_margin_s=timeout_margin_s, stall_s=stall_s
     )

@@ -32,8 +32,9 @@ from iobench.engine.steps import (
     Observer,
     Step,
     expected_seconds,
+    observed,
 )
-from iobench.errors import FioFailed, Interrupted, UserError
+from iobench.errors import FioFailed, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import FioInfo, FioRun, link_target, run_fio
@@ -253,27 +254,17 @@ class LocalRun:
         readonly: bool = False,
     ) -> FioRun:
         assert self.workdir is not None
-        obs = self.obs
-        obs.started(step)
-        outcome = "failed"
-        try:
-            run = run_fio(
+        with observed(self.obs, step):
+            return run_fio(
                 self.fio,
                 job,
                 self.workdir,
                 timeout_s=timeout_s,
                 stall_s=stall_s,
-                on_progress=lambda stats: obs.progress(step, stats),
+                on_progress=lambda stats: self.obs.progress(step, stats),
                 name=f"step{step.index}",
                 readonly=readonly,
             )
-            outcome = "done"
-            return run
-        except (KeyboardInterrupt, Interrupted):
-            outcome = "interrupted"
-            raise
-        finally:
-            obs.finished(step, outcome)
 
 
 def note_fio_cgroup(

@@ -43,6 +43,7 @@ from iobench.engine.steps import (
     Observer,
     Step,
     clients_schedule,
+    observed,
 )
 from iobench.errors import FioFailed, Interrupted, UserError, error_text
 from iobench.fio.confine import Confinement, confinement, private_directory
@@ -97,16 +98,33 @@ class ClientsPreflight:
     findings: tuple[Finding, ...]  # the clients' clocks
 
 
+def check_clients_request(request: RunRequest) -> None:
+    """What a run on clients does not take, each named: a spec or --prefill (they are
+    about one volume), several targets, --destructive (only iobench's own test files are
+    written on clients)."""
+    if request.spec or request.prefill:
+        raise UserError(
+            f"{'--spec' if request.spec else '--prefill'} does not go with --clients: a spec "
+            "describes one volume, and iobench writes only its own test files there",
+            "hold the aggregate to a figure with --expect",
+        )
+    if len(request.targets) != 1:
+        raise UserError(
+            "with --clients give exactly one TARGET: the directory each client tests in",
+            "e.g. iobench run /mnt/shared --clients node1,node2",
+        )
+    if request.destructive:
+        raise UserError(
+            "--destructive does not go with --clients: iobench writes only test files of its "
+            "own on the clients, never devices or existing files",
+            "leave out --destructive",
+        )
+
+
 def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
     """Check the target path, the client counts and every client (connect, a probe job,
     its clock); raises before anything runs."""
-    if len(request.targets) != 1 or request.destructive or request.prefill or request.spec:
-        # The CLI says which option is wrong (cli/checks.py); this guards other callers.
-        raise UserError(
-            "a run on clients takes exactly one target directory, and no --destructive, "
-            "--prefill or --spec",
-            "iobench run /mnt/shared --clients node1,node2",
-        )
+    check_clients_request(request)
     (target,) = request.targets
     check_remote_path(target)
     scale = client_counts(request.scale, len(request.clients))
@@ -138,10 +156,10 @@ def execute_clients(
     fio: FioInfo,
     obs: Observer,
     *,
-    margin_s: float = TIMEOUT_MARGIN_S,
+    timeout_margin_s: float = TIMEOUT_MARGIN_S,
 ) -> Outcome:
     """Run the request on its clients; ``partial`` when some clients failed."""
-    on_clients = ClientsRun(request, preflight, store, fio, obs, margin_s)
+    on_clients = ClientsRun(request, preflight, store, fio, obs, timeout_margin_s)
     with recorded_run(store, on_clients.new_run(), on_clients.finish, hold_signals=False) as end:
         on_clients.run(end)
     return Outcome(end.run_id, end.status, end.error)
@@ -156,7 +174,7 @@ class ClientsRun:
     store: Store
     fio: FioInfo
     obs: Observer
-    margin_s: float
+    timeout_margin_s: float
     files: dict[str, str] = field(default_factory=dict)  # client -> its test file there
     tags: dict[str, str] = field(default_factory=dict)  # client -> c1, c2 ... (sections, files)
     layout_started: bool = False  # from then on, every client may hold a test file
@@ -259,17 +277,8 @@ class ClientsRun:
         self, step: Step, clients: Sequence[Client], work: Callable[[Client], T]
     ) -> dict[str, T | BaseException]:
         """:meth:`_parallel` as one step of the progress display."""
-        self.obs.started(step)
-        outcome = "failed"
-        try:
-            done = self._parallel(clients, work)
-            outcome = "done"
-            return done
-        except BaseException:
-            outcome = "interrupted"
-            raise
-        finally:
-            self.obs.finished(step, outcome)
+        with observed(self.obs, step):
+            return self._parallel(clients, work)
 
     def _fio_on(
         self, c: Client, job: str, name: str, timeout_s: float | None, readonly: bool = False
@@ -325,7 +334,7 @@ class ClientsRun:
             c.name: build_jobfile(w, self.files[c.name], w.size, client=self.tags[c.name])
             for c in live
         }
-        timeout = step.expected_s * 1.5 + self.margin_s
+        timeout = step.expected_s * 1.5 + self.timeout_margin_s
         done = self._observed(
             step,
             live,

@@ -3,10 +3,12 @@ they run in (one schedule per way of running), and the observer told about them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from iobench.errors import Interrupted
 from iobench.model import Suite, Workload
 
 if TYPE_CHECKING:
@@ -65,6 +67,22 @@ class NullObserver:
 
     def close(self) -> None:
         pass
+
+
+@contextlib.contextmanager
+def observed(obs: Observer, step: Step) -> Iterator[None]:
+    """The observer told that ``step`` started, and how it finished: ``done``,
+    ``interrupted`` (Ctrl-C, a stop signal) or ``failed`` (anything else)."""
+    obs.started(step)
+    outcome = "failed"
+    try:
+        yield
+        outcome = "done"
+    except (KeyboardInterrupt, Interrupted):
+        outcome = "interrupted"
+        raise
+    finally:
+        obs.finished(step, outcome)
 
 
 def time_based(w: Workload) -> bool:
