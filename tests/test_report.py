@@ -35,7 +35,7 @@ from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
 from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from iobench.report.charts import latency_curve, nines, percentile_grid, tick_step_s
-from iobench.report.html import render_html
+from iobench.report.html import plotly_js, render_html
 from iobench.report.markdown import md_text, render_markdown
 from iobench.report.model import CLAT_NOTE, result_lines, shape_cells, workload_shape
 from iobench.units import format_iops, format_ns
@@ -308,20 +308,44 @@ class Page(HTMLParser):
 
 
 def without_plotly_js(page: str) -> str:
-    js = plotly.offline.get_plotlyjs()
+    js = str(plotly_js())
     assert page.count(js) == 1
     return page.replace(js, "")
 
 
 # -- the HTML report -------------------------------------------------------------------------
 
+VENDOR = Path(__file__).parent.parent / "src" / "iobench" / "report" / "vendor"
+
 
 def test_plotly_js_is_inlined_exactly_once(page: str) -> None:
-    js = plotly.offline.get_plotlyjs()
+    js = str(plotly_js())
     assert page.count(js) == 1
     # No other copy or loader: one "Plotly" bundle banner, no script with a src.
     assert page.count(js[:200]) == 1
     assert all("src" not in attrs for attrs, _ in Page(page).scripts)
+    # The basic bundle, not the whole of plotly.js: a quarter of its size.
+    assert "plotly.js (basic - minified)" in js[:200]
+    assert len(js) < len(plotly.offline.get_plotlyjs()) / 3
+
+
+def test_the_vendored_plotly_is_the_one_documented_and_speaks_the_figures_schema() -> None:
+    """The bundle is the file its README names (version and sha256), and of the same major
+    version as the plotly.js whose schema the plotly Python package writes figures in."""
+    import hashlib
+
+    bundle = (VENDOR / "plotly-basic.min.js").read_bytes()
+    readme = (VENDOR / "README.md").read_text()
+    assert hashlib.sha256(bundle).hexdigest() in readme
+    version = re.search(rb"plotly\.js \(basic - minified\) v(\d+)\.(\d+)\.(\d+)", bundle[:300])
+    assert version is not None
+    assert f"`plotly.js-basic-dist-min` {'.'.join(v.decode() for v in version.groups())}" in readme
+    python_side = plotly.offline.get_plotlyjs_version().split(".")
+    assert version.group(1).decode() == python_side[0], (
+        f"plotly.js {python_side} (the Python package's) vs the vendored bundle: "
+        "refresh it with scripts/vendor-plotly"
+    )
+    assert "MIT" in (VENDOR / "plotly-LICENSE").read_text()
 
 
 def test_the_page_refers_to_nothing_outside_itself(page: str) -> None:
@@ -371,8 +395,9 @@ def test_every_chart_has_a_json_block_that_parses(page: str) -> None:
     }
     charts = parsed.charts()
     assert sorted(charts) == sorted(blocks)
-    # 4 workloads: bars, timelines and latency curves for all (seqread-1m: fio's listed ones).
-    assert len(charts) == 12
+    # The overview's bars, and for 4 workloads timelines and latency curves (seqread-1m:
+    # fio's listed ones).
+    assert len(charts) == 1 + 4 * 2
     names = {t["name"] for fig in blocks.values() for t in fig["data"] if "name" in t}
     # Plotly reads tags in names: it gets the label escaped, and shows it as text.
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in names
@@ -394,35 +419,65 @@ def _figures(page: str, title: str) -> list[dict[str, Any]]:
 def test_bars_show_the_mean_with_the_95_ci_of_the_repetitions(
     page: str, runs: list[RunRecord]
 ) -> None:
-    bars = _figures(page, "IOPS and bandwidth")[0]  # randread-4k-qd8
+    (bars,) = _figures(page, "IOPS and bandwidth")  # the overview: every workload
     iops = [t for t in bars["data"] if t["xaxis"] == "x"]
-    assert [t["x"] for t in iops] == [["read"]] * 3
+    assert [t["orientation"] for t in iops] == ["h"] * 3  # a bar per setup and workload
+    row = iops[0]["y"].index("randread-4k-qd8")
     reps = [
         (r.metrics or {})["read"]["iops"]
         for r in runs[0].results
         if r.workload == "randread-4k-qd8"
     ]
-    assert iops[0]["y"][0] == pytest.approx(sum(reps) / 3)
-    assert iops[0]["error_y"]["visible"] is True and iops[0]["error_y"]["array"][0] > 0
-    assert iops[2]["error_y"]["visible"] is False  # run 3: one repetition, no interval
-    assert "95 % CI" in iops[0]["hovertext"][0]
+    assert iops[0]["x"][row] == pytest.approx(sum(reps) / 3)
+    assert iops[0]["text"][row] == format_iops(sum(reps) / 3)  # the value, on the bar
+    assert iops[0]["error_x"]["visible"] is True and iops[0]["error_x"]["array"][row] > 0
+    assert iops[2]["error_x"]["visible"] is False  # run 3: one repetition, no interval
+    assert "95 % CI" in iops[0]["hovertext"][row]
 
 
 def test_bars_of_two_repetitions_have_no_error_bars() -> None:
     """With 2 repetitions the 95 % interval is +-12.7 standard errors, below zero for any
     real spread: not drawn, only given in the hover text."""
-    from iobench.report.charts import bars_figure
-    from iobench.report.html import _series
+    from iobench.analysis.stats import summarize
+    from iobench.report.charts import OverviewColumn, overview_figure
 
-    two = make_run(1, "two", 1.0, 2, spread=0.3)
-    (series,) = _series([two], None)
-    reps = [r for r in two.results if r.workload == "randread-4k-qd8"]
-    fig = bars_figure([(series, reps)])
+    two = summarize([1000.0, 1300.0])
+    fig = overview_figure(["w"], [OverviewColumn("two", "#000000", [two], [two])])
     assert fig is not None
     iops = fig.to_plotly_json()["data"][0]
-    assert iops["error_y"]["visible"] is False
-    assert (iops["error_y"]["array"], iops["error_y"]["arrayminus"]) == ([None], [None])
+    assert iops["error_x"]["visible"] is False
+    assert (iops["error_x"]["array"], iops["error_x"]["arrayminus"]) == ([None], [None])
     assert "95 % CI" in iops["hovertext"][0] and "n=2" in iops["hovertext"][0]
+    assert iops["textposition"] == "outside"  # no error bar to collide with
+
+
+@pytest.mark.parametrize(
+    ("values", "log"),
+    [((100.0, 900.0), False), ((100.0, 1000.0), True), ((1e3, 2.5e6), True), ((5.0,), False)],
+)
+def test_bars_are_on_a_log_scale_when_values_span_ten_times(
+    values: tuple[float, ...], log: bool
+) -> None:
+    """A disk beside RAM: 10x apart or more, both bars stay visible on a log axis."""
+    from iobench.analysis.stats import summarize
+    from iobench.report.charts import OverviewColumn, overview_figure
+
+    columns = [
+        OverviewColumn(f"s{i}", "#000000", [summarize([v])], [summarize([v * 4096])])
+        for i, v in enumerate(values)
+    ]
+    drawn = overview_figure(["w"], columns)
+    assert drawn is not None
+    fig = drawn.to_plotly_json()
+    for axis, ref in (("xaxis", "x"), ("xaxis2", "x2")):
+        assert (fig["layout"][axis].get("type") == "log") is log
+        lo, hi = fig["layout"][axis]["range"]
+        xs = [x for t in fig["data"] if t["xaxis"] == ref for x in t["x"]]
+        if log:  # every bar inside the range, with room for its value
+            assert 10**lo < min(xs) and 10**hi > 2 * max(xs)
+        else:
+            assert lo == 0 and hi > max(xs)
+    assert [t["text"] for t in fig["data"][: len(values)]] == [[format_iops(v)] for v in values]
 
 
 def test_latency_curves_come_from_the_histograms(page: str) -> None:
@@ -476,10 +531,11 @@ def test_latency_curve_keeps_the_ends_of_each_plateau() -> None:
 
 def test_timelines_draw_every_repetition_per_second(page: str) -> None:
     timeline = _figures(page, "per second")[0]
-    # 3 + 3 + 1 repetitions, each with IOPS, bandwidth and latency.
-    assert len(timeline["data"]) == 7 * 3
+    # 3 + 3 + 1 repetitions, each with IOPS and latency (bandwidth in the IOPS hover).
+    assert len(timeline["data"]) == 7 * 2
+    assert "MiB/s" in timeline["data"][0]["hovertext"][0]
     assert timeline["data"][0]["x"] == [1, 2, 3, 4, 5]
-    assert "#2" in timeline["data"][3]["hovertext"][0]
+    assert "#2" in timeline["data"][2]["hovertext"][0]
     assert timeline["layout"]["xaxis"]["dtick"] == 1  # whole seconds, not 1.2 s ticks
 
 
@@ -512,9 +568,9 @@ def test_missing_histograms_samples_and_failures_are_said(runs: list[RunRecord])
     run = dataclasses.replace(run, results=bare, status="failed", error="1 workload failed")
     page = render_html([run], None)
     assert "per second: no per-second samples were recorded" in page
-    # Bars and latency curves for the 3 that finished: seqread-1m (plain json, no bins) has
-    # fio's own percentile list drawn as markers, and says so.
-    assert len(Page(page).charts()) == 6
+    # The overview's bars and latency curves for the 3 that finished: seqread-1m (plain
+    # json, no bins) has fio's own percentile list drawn as markers, and says so.
+    assert len(Page(page).charts()) == 1 + 3
     (listed,) = [
         f for f in _figures(page, "latency percentiles") if f["data"][0]["mode"] != "lines"
     ]
@@ -799,7 +855,7 @@ def test_chromium_draws_every_chart_with_no_error_and_no_request(
 ) -> None:
     parsed = Page(page)
     browser.open(report_file.as_uri())
-    assert _wait_for_charts(browser, len(parsed.charts())) == len(parsed.charts()) == 12
+    assert _wait_for_charts(browser, len(parsed.charts())) == len(parsed.charts()) == 9
     assert browser.evaluate(
         "Array.from(document.querySelectorAll('div.chart'))"
         ".every(d => d.querySelectorAll('.main-svg .trace').length > 0)"
@@ -889,7 +945,7 @@ def test_chromium_command_line_screenshot_and_dom(report_file: Path, tmp_path: P
     drawn = [
         a for tag, a in parsed.tags if tag == "div" and "js-plotly-plot" in (a.get("class") or "")
     ]
-    assert len(drawn) == 12
+    assert len(drawn) == 9
     assert '<ul id="js-errors" hidden=""></ul>' in dom
 
 
@@ -899,7 +955,9 @@ def test_chromium_command_line_screenshot_and_dom(report_file: Path, tmp_path: P
 def _headings(page: str) -> list[tuple[str, str]]:
     """(workload, shape) of each chart card, in page order."""
     found = re.findall(
-        r'<article class="workload">\s*<h3>([^<]*) <span class="muted">([^<]*)</span>', page
+        r'<article class="workload" id="card-\d+">\s*'
+        r'<h3>([^<]*) <span class="muted">([^<]*)</span>',
+        page,
     )
     return [(str(w), str(shape)) for w, shape in found]
 
@@ -932,10 +990,21 @@ def test_chart_cards_keep_workloads_with_different_parameters_apart() -> None:
         ("randread-4k-qd8", "randread 4k QD8x1"),
         ("randread-4k-qd8", "randread 8k QD8x1"),
     ]
-    bars = _figures(page, "IOPS and bandwidth")
-    # Matched cards have a bar per setup, the unmatched ones a single bar.
-    assert [len([t for t in f["data"] if t["xaxis"] == "x"]) for f in bars] == [2, 2, 2, 1, 1]
-    assert page.count("not compared: no other run has a workload with these parameters") == 2
+    (bars,) = _figures(page, "IOPS and bandwidth")
+    # Matched rows have a bar per setup, the unmatched ones a single bar.
+    a_bars, b_bars = (t["x"] for t in bars["data"] if t["xaxis"] == "x")
+    assert [x is not None for x in a_bars] == [True] * 5 + [False]
+    assert [x is not None for x in b_bars] == [True] * 4 + [False, True]
+    assert bars["data"][0]["y"] == [
+        "randrw-4k-sync (read)",
+        "randrw-4k-sync (write)",
+        "randwrite-4k-2jobs",
+        "seqread-1m",
+        "randread-4k-qd8, randread 4k QD8x1",
+        "randread-4k-qd8, randread 8k QD8x1",
+    ]
+    # Cards and overview rows both say so.
+    assert page.count("not compared: no other run has a workload with these parameters") == 4
 
 
 def test_p99_without_total_latency_percentiles_is_completion_latency(

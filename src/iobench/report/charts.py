@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from iobench.analysis.histogram import percentiles_from_bins
 from iobench.analysis.results import latency_field, merged_bins, sections
-from iobench.analysis.stats import Summary, interval_shown, summarize
+from iobench.analysis.stats import Summary, interval_shown
 from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
 from iobench.records import ResultRecord, RunRecord
 from iobench.units import (
@@ -125,69 +125,113 @@ def _ci_text(s: Summary, fmt: Callable[[float | None], str]) -> str:
     return f"95 % CI {fmt(s.ci95_low)} to {fmt(s.ci95_high)}, n={s.n}"
 
 
-def bars_figure(entries: Entries) -> Any | None:
-    """IOPS and bandwidth per direction, a bar per setup; error bars are the 95 % CI from 3
-    repetitions on (with 2 it is +-12.7 standard errors; the hover text still gives it)."""
-    per: list[tuple[Series, list[str], list[Summary], list[Summary]]] = []
-    for s, reps in entries:
-        dirs: list[str] = []
-        iops: list[Summary] = []
-        bw: list[Summary] = []
-        for d in DIRECTIONS:
-            secs = sections(reps, d)
-            if secs:
-                dirs.append(d)
-                iops.append(summarize([x.get("iops") for x in secs]))
-                bw.append(summarize([x.get("bw_bytes") for x in secs]))
-        if dirs:
-            per.append((s, dirs, iops, bw))
-    if not per:
+def overview_figure(labels: Sequence[str], columns: Sequence[OverviewColumn]) -> Any | None:
+    """IOPS and bandwidth of every row (``labels``, top to bottom) and setup as horizontal
+    bars with their values printed at the ends, error bars the 95 % CI from 3 repetitions
+    on. An axis whose values span 10x or more is logarithmic, so a disk beside RAM is
+    still a bar."""
+    bw_top = max((s.mean or 0.0 for c in columns for s in c.bw_bytes if s is not None), default=0)
+    if not any(s is not None and s.mean for c in columns for s in (*c.iops, *c.bw_bytes)):
         return None
-    top = max(
-        ((b.ci95_high if interval_shown(b) else b.mean) or 0.0) for _, _, _, bws in per for b in bws
-    )
-    unit, factor = _rate_unit(top)
+    unit, factor = _rate_unit(bw_top)
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("IOPS", f"bandwidth ({unit})"), horizontal_spacing=0.14
-    )
-    for s, dirs, iops, bw in per:
-        for col, summaries, scale, fmt, what in (
-            (1, iops, 1.0, format_iops, "IOPS"),
-            (2, bw, factor, format_rate, "bandwidth"),
-        ):
-            means = [None if x.mean is None else x.mean / scale for x in summaries]
-            fig.add_trace(
-                go.Bar(
-                    x=dirs,
-                    y=means,
-                    name=plot_text(s.name),
-                    marker_color=s.colour,
-                    error_y={
-                        "type": "data",
-                        "symmetric": False,
-                        "array": [
-                            _err(x.ci95_high, x.mean, scale) if interval_shown(x) else None
-                            for x in summaries
-                        ],
-                        "arrayminus": [
-                            _err(x.mean, x.ci95_low, scale) if interval_shown(x) else None
-                            for x in summaries
-                        ],
-                        "visible": any(interval_shown(x) for x in summaries),
-                        "color": "#374151",
-                    },
-                    hovertext=[
-                        f"{plot_text(s.name)}<br>{d}: {what} {fmt(x.mean)}<br>{_ci_text(x, fmt)}"
-                        for d, x in zip(dirs, summaries, strict=True)
-                    ],
-                    hoverinfo="text",
-                ),
-                row=1,
-                col=col,
-            )
-    base_layout(fig, 340)
-    fig.update_layout(barmode="group", bargap=0.25)
+        rows=1, cols=2, subplot_titles=("IOPS", f"bandwidth ({unit})"), shared_yaxes=True,
+        horizontal_spacing=0.06,
+    )  # fmt: skip
+    for col, scale, fmt, what in (
+        (1, 1.0, format_iops, "IOPS"),
+        (2, factor, format_rate, "bandwidth"),
+    ):
+        for c in columns:
+            fig.add_trace(_overview_bars(labels, c, col, scale, fmt, what), row=1, col=col)
+        means = [s.mean / scale for c in columns for s in c.of(col) if s is not None and s.mean]
+        fig.update_xaxes(row=1, col=col, **_value_axis(means, scale, fmt))
+    base_layout(fig, 70 + len(labels) * (8 + 16 * len(columns)))
+    fig.update_layout(barmode="group", bargap=0.2, margin={"l": 10, "r": 70})
+    fig.update_yaxes(autorange="reversed", automargin=True, showgrid=False)
     return fig
+
+
+def _overview_bars(
+    labels: Sequence[str],
+    c: OverviewColumn,
+    col: int,
+    scale: float,
+    fmt: Callable[[float | None], str],
+    what: str,
+) -> Any:
+    """One setup's bars in one of the overview's two panels."""
+    summaries = c.of(col)
+    shown = [s is not None and interval_shown(s) for s in summaries]
+    return go.Bar(
+        orientation="h",
+        y=list(labels),
+        x=[None if s is None or s.mean is None else s.mean / scale for s in summaries],
+        name=plot_text(c.name),
+        marker_color=c.colour,
+        text=["" if s is None or s.mean is None else fmt(s.mean) for s in summaries],
+        # Beyond the bar's end, unless error bars are there: then inside it, at its start.
+        textposition="auto" if any(shown) else "outside",
+        insidetextanchor="start",
+        insidetextfont={"color": "#ffffff"},
+        cliponaxis=False,
+        textfont={"size": 11},
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": [
+                _err(s.ci95_high, s.mean, scale) if s is not None and ok else None
+                for s, ok in zip(summaries, shown, strict=True)
+            ],
+            "arrayminus": [
+                _err(s.mean, s.ci95_low, scale) if s is not None and ok else None
+                for s, ok in zip(summaries, shown, strict=True)
+            ],
+            "visible": any(shown),
+            "color": "#374151",
+        },
+        hovertext=[
+            ""
+            if s is None
+            else f"{plot_text(c.name)}<br>{plot_text(label)}: {what} {fmt(s.mean)}"
+            f"<br>{_ci_text(s, fmt)}"
+            for label, s in zip(labels, summaries, strict=True)
+        ],
+        hoverinfo="text",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class OverviewColumn:
+    """One setup's bars in the overview chart: a summary per row, None where it has none."""
+
+    name: str
+    colour: str
+    iops: Sequence[Summary | None]
+    bw_bytes: Sequence[Summary | None]
+
+    def of(self, col: int) -> Sequence[Summary | None]:
+        return self.iops if col == 1 else self.bw_bytes
+
+
+# Values spanning this factor or more get a logarithmic axis.
+LOG_SPAN = 10.0
+
+
+def _value_axis(
+    values: Sequence[float], scale: float, fmt: Callable[[float | None], str]
+) -> dict[str, Any]:
+    """A value axis from zero, or logarithmic when the values (in units of ``scale``) span
+    LOG_SPAN or more, with room to the right for the values printed at the bars' ends."""
+    if not values:
+        return {}
+    low, high = min(values), max(values)
+    if high / low < LOG_SPAN:
+        return {"range": [0, high * 1.35], "tickformat": "~s"}
+    ticks = _log_ticks(low / 1.5, high * 2.5, lambda v: fmt(None if v is None else v * scale))
+    if scale != 1.0:  # the unit is in the panel's title
+        ticks["ticktext"] = [f"{v:g}" for v in ticks["tickvals"]]
+    return {"type": "log", "range": [math.log10(low / 1.5), math.log10(high * 2.5)], **ticks}
 
 
 def _err(high: float | None, low: float | None, scale: float) -> float | None:
@@ -317,8 +361,8 @@ def _log_ticks(
     low: float, high: float, fmt: Callable[[float | None], str] = format_ns
 ) -> dict[str, Any]:
     """Tick values and labels (``100 µs``, ``1 ms``; or ``fmt``'s) for a log axis."""
-    lo = math.floor(math.log10(max(low, 1.0)))
-    hi = math.ceil(math.log10(max(high, 1.0)))
+    lo = math.floor(math.log10(max(low, 1e-9)))
+    hi = math.ceil(math.log10(max(high, 1e-9)))
     steps = (1, 2, 5) if hi - lo <= 3 else (1,)
     vals = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
     vals = [v for v in vals if low / 2 <= v <= high * 2]
@@ -327,7 +371,9 @@ def _log_ticks(
 
 
 def timeline_figure(entries: Entries) -> Any | None:
-    """Per-second IOPS, bandwidth and mean latency from fio's interval logs."""
+    """Per-second IOPS and mean latency from fio's interval logs (the bandwidth of each
+    second is in the IOPS point's hover text). An axis whose values span 10x or more (a
+    disk beside RAM) is logarithmic."""
     lines = []
     for s, reps in entries:
         for r in reps:
@@ -337,28 +383,30 @@ def timeline_figure(entries: Entries) -> Any | None:
                     lines.append((s, r.repetition, d, samples))
     if not lines:
         return None
-    bw_top = max((v or 0.0) for *_, x in lines for v in x.get("bw_bytes") or [])
-    lat_top = max((v or 0.0) for *_, x in lines for v in x.get("lat_mean_ns") or [])
-    bw_unit, bw_factor = _rate_unit(bw_top)
-    lat_unit, lat_factor = _lat_unit(lat_top)
+    axes = {
+        key: _series_axis([v for *_, x in lines for v in x.get(key) or [] if v], fmt)
+        for key, fmt in (("iops", format_iops), ("lat_mean_ns", format_ns))
+    }
+    lat_title = "mean latency" + (f" ({axes['lat_mean_ns'][2]})" if axes["lat_mean_ns"][2] else "")
     fig = make_subplots(
-        rows=3,
+        rows=2,
         cols=1,
         shared_xaxes=True,
-        vertical_spacing=0.07,
-        subplot_titles=("IOPS", f"bandwidth ({bw_unit})", f"mean latency ({lat_unit})"),
+        vertical_spacing=0.12,
+        subplot_titles=("IOPS", lat_title),
     )
     several = {(s.key, d) for s, rep, d, _ in lines if rep > 1}
     for s, rep, d, samples in lines:
         name = plot_text(s.name)
         label = f"{name} {d}" + (f" #{rep}" if (s.key, d) in several else "")
         t = samples["t_s"]
-        for row, key, scale, fmt in (
-            (1, "iops", 1.0, format_iops),
-            (2, "bw_bytes", bw_factor, format_rate),
-            (3, "lat_mean_ns", lat_factor, format_ns),
-        ):
+        bws = samples.get("bw_bytes") or [None] * len(t)
+        for row, key, fmt in ((1, "iops", format_iops), (2, "lat_mean_ns", format_ns)):
             values = samples.get(key) or [None] * len(t)
+            hover = [f"{label}<br>{ts:g} s: {fmt(v)}" for ts, v in zip(t, values, strict=False)]
+            if key == "iops":
+                hover = [f"{h}, {format_rate(b)}" for h, b in zip(hover, bws, strict=False)]
+            scale = axes[key][0]
             fig.add_trace(
                 go.Scatter(
                     x=t,
@@ -368,20 +416,34 @@ def timeline_figure(entries: Entries) -> Any | None:
                     marker={"size": 4},
                     name=f"{name} {d}",
                     line={"color": s.colour, "dash": _DASH[d], "width": 1.5},
-                    hovertext=[
-                        f"{label}<br>{ts:g} s: {fmt(v)}" for ts, v in zip(t, values, strict=False)
-                    ],
+                    hovertext=hover,
                     hoverinfo="text",
                 ),
                 row=row,
                 col=1,
             )
-    base_layout(fig, 560)
+    base_layout(fig, 340)
     span = max(t for *_, x in lines for t in x["t_s"])
     fig.update_xaxes(tick0=0, dtick=tick_step_s(span))  # whole seconds, about 10 ticks
-    fig.update_xaxes(title_text="seconds since the end of the ramp", row=3, col=1)
-    fig.update_yaxes(rangemode="tozero")
+    fig.update_xaxes(title_text="seconds since the end of the ramp", row=2, col=1)
+    for row, key in ((1, "iops"), (2, "lat_mean_ns")):
+        fig.update_yaxes(row=row, col=1, **axes[key][1])
     return fig
+
+
+def _series_axis(
+    values: Sequence[float], fmt: Callable[[float | None], str]
+) -> tuple[float, dict[str, Any], str]:
+    """How a per-second panel shows ``values``: (the scale they are divided by, the axis,
+    the unit its title names). Logarithmic when they span LOG_SPAN or more; else linear
+    from zero, latency in the unit of its largest value."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) >= LOG_SPAN:
+        return 1.0, {"type": "log", **_log_ticks(min(positive), max(positive), fmt)}, ""
+    if fmt is format_ns:
+        unit, factor = _lat_unit(max(positive, default=0.0))
+        return factor, {"rangemode": "tozero"}, unit
+    return 1.0, {"rangemode": "tozero", "tickformat": "~s"}, ""
 
 
 def tick_step_s(span_s: float) -> float:
@@ -479,32 +541,52 @@ def hockey_figure(cs: Sequence[Any]) -> Any | None:
     return fig
 
 
-def heatmap_figure(cs: Sequence[Any]) -> Any | None:
-    """IOPS by block size (rows) and queue depth (columns): the whole 2-D sweep at a glance."""
+@dataclasses.dataclass(frozen=True)
+class HeatCell:
+    text: str  # the IOPS, formatted
+    background: str  # "#rrggbb"; "" for a point not measured
+    dark: bool  # light text on it
+
+
+@dataclasses.dataclass(frozen=True)
+class HeatTable:
+    """IOPS by block size (rows) and queue depth (columns), shaded by IOPS on a log scale:
+    a table, not a chart, so it prints and reads without JavaScript."""
+
+    depths: list[str]
+    rows: list[tuple[str, list[HeatCell]]]
+
+
+_HEAT_LOW, _HEAT_HIGH = (0xEF, 0xF6, 0xFF), (0x1E, 0x40, 0xAF)
+
+
+def _shade(share: float) -> tuple[str, bool]:
+    rgb = [round(a + (b - a) * share) for a, b in zip(_HEAT_LOW, _HEAT_HIGH, strict=True)]
+    return "#" + "".join(f"{c:02x}" for c in rgb), share > 0.55
+
+
+def heat_table(cs: Sequence[Any]) -> HeatTable | None:
+    """The whole 2-D sweep at a glance; None when it has a single block size or depth."""
     sizes = sorted({c.bs for c in cs})
     depths = sorted({p.iodepth for c in cs for p in c.points})
     if len(sizes) < 2 or len(depths) < 2:
         return None
-    by = {(c.bs, p.iodepth): p for c in cs for p in c.points}
-    z = [[by[(b, d)].iops if (b, d) in by else None for d in depths] for b in sizes]
-    text = [[format_iops(v) if v is not None else "" for v in row] for row in z]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[f"QD{d}" for d in depths],
-            y=[format_size_short(b) for b in sizes],
-            text=text,
-            texttemplate="%{text}",
-            colorscale="Blues",
-            colorbar={"title": {"text": "IOPS"}},
-            hovertemplate="%{y} %{x}: %{text} IOPS<extra></extra>",
-        )
-    )
-    base_layout(fig, 80 + 40 * len(sizes))
-    fig.update_layout(
-        xaxis={"title": {"text": "queue depth"}}, yaxis={"title": {"text": "block size"}}
-    )
-    return fig
+    by = {(c.bs, p.iodepth): p.iops for c in cs for p in c.points}
+    found = [v for v in by.values() if v and v > 0]
+    low, high = (math.log10(min(found)), math.log10(max(found))) if found else (0.0, 0.0)
+    rows = []
+    for b in sizes:
+        cells = []
+        for d in depths:
+            v = by.get((b, d))
+            if v is None or v <= 0:
+                cells.append(HeatCell("-" if v is None else format_iops(v), "", False))
+                continue
+            share = (math.log10(v) - low) / (high - low) if high > low else 1.0
+            colour, dark = _shade(share)
+            cells.append(HeatCell(format_iops(v), colour, dark))
+        rows.append((format_size_short(b), cells))
+    return HeatTable([f"QD{d}" for d in depths], rows)
 
 
 def limits_figure(lim: Any) -> Any | None:

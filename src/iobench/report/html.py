@@ -16,10 +16,10 @@ import json
 import re
 import shlex
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 import jinja2
-import plotly.offline  # type: ignore[import-untyped]
 from markupsafe import Markup
 
 from iobench.analysis.compare import Comparison, shape_key
@@ -29,12 +29,14 @@ from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import ResultRecord, RunRecord
 from iobench.report.charts import (
     PALETTE,
+    HeatTable,
+    OverviewColumn,
     Series,
-    bars_figure,
-    heatmap_figure,
+    heat_table,
     hockey_figure,
     latency_figure,
     limits_figure,
+    overview_figure,
     scaling_figure,
     timeline_figure,
 )
@@ -66,6 +68,15 @@ from iobench.report.model import (
     run_title,
     verdict_counts,
     workload_shape,
+)
+from iobench.report.overview import (
+    SEVERITY_TITLES,
+    Notice,
+    Overview,
+    OverviewRow,
+    notice_groups,
+    notices,
+    overview,
 )
 from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, HeldTo, held_to
 from iobench.units import format_duration, format_iops, format_ns, format_rate
@@ -175,9 +186,14 @@ def figure_payload(fig: Any) -> Markup:
     return Markup(text)  # escaped above for this context
 
 
+# plotly.js's basic bundle (scatter and bar, the traces the report draws), vendored: a
+# quarter of the size of the full plotly.js (src/iobench/report/vendor/README.md).
+PLOTLY_BUNDLE = "plotly-basic.min.js"
+
+
 def plotly_js() -> Markup:
-    """plotly.js as shipped with the plotly package (no network: it is inlined)."""
-    js: str = plotly.offline.get_plotlyjs()
+    """plotly.js, inlined (no network)."""
+    js = resources.files("iobench.report").joinpath("vendor", PLOTLY_BUNDLE).read_text("utf-8")
     # In a string, regex or comment ``<\/script`` means the same as ``</script``.
     return Markup(re.sub(r"</(script)", r"<\\/\1", js, flags=re.IGNORECASE))
 
@@ -193,6 +209,7 @@ class Chart:
 
 @dataclasses.dataclass(frozen=True)
 class WorkloadCharts:
+    anchor: str  # the card's element id: the overview and the warnings link to it
     workload: str
     shape: str
     charts: list[Chart]
@@ -202,28 +219,28 @@ class WorkloadCharts:
 def workload_charts(
     series: Sequence[Series], comparison: Comparison | None
 ) -> list[WorkloadCharts]:
+    """A card per workload: its latency percentiles and its per-second figures, side by
+    side (its IOPS and bandwidth are in the overview)."""
     out: list[WorkloadCharts] = []
     for card in _cards(series, comparison):
         charts: list[Chart] = []
         notes: list[str] = list(card.notes)
         for title, build, missing in (
-            ("IOPS and bandwidth", bars_figure, ""),
             ("latency percentiles", latency_figure, "no latency percentiles were stored"),
             ("per second", timeline_figure, "no per-second samples were recorded"),
         ):
             fig = build(card.entries)
             if fig is None:
-                if missing:
-                    notes.append(f"{title}: {missing}")
+                notes.append(f"{title}: {missing}")
                 continue
             chart_id = f"chart-{len(out)}-{len(charts)}"
             charts.append(Chart(chart_id, title, figure_payload(fig), int(fig.layout.height)))
         if not charts:
             continue
-        # The timeline, and a chart left alone on its row, take the whole width.
-        alone = sum(1 for c in charts if c.title != "per second") == 1
-        charts = [dataclasses.replace(c, wide=alone or c.title == "per second") for c in charts]
-        out.append(WorkloadCharts(card.workload, workload_shape(card.params), charts, notes))
+        if len(charts) == 1:  # a chart alone on its row takes the whole width
+            charts = [dataclasses.replace(charts[0], wide=True)]
+        shape = workload_shape(card.params)
+        out.append(WorkloadCharts(f"card-{len(out)}", card.workload, shape, charts, notes))
     return out
 
 
@@ -234,9 +251,11 @@ def workload_charts(
 class CurveSection:
     """One run's curves and limits (sweep, characterize, orion-simple)."""
 
+    anchor: str  # its charts' element id
     title: str
     summary: list[str]  # Orion's lines, characterize's stop reason
     charts: list[Chart]
+    heat: list[tuple[str, HeatTable]]  # (what it shows, the table)
     limits: list[tuple[str, str, str]]  # (limit, value with interval, how found or why not)
 
 
@@ -261,14 +280,16 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
         if kind == "orion":
             summary += orion_summary(run).lines()
         charts: list[Chart] = []
+        heat: list[tuple[str, HeatTable]] = []
         for (target, rw, jobs), group in curve_groups(cs).items():
             where = f"{target}, {rw}" + (f" x{jobs} jobs" if jobs > 1 else "")
-            for title, fig in (
-                (f"IOPS and latency against outstanding IO ({where})", hockey_figure(group)),
-                (f"IOPS by block size and queue depth ({where})", heatmap_figure(group)),
-            ):
-                if fig is not None:
-                    charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
+            fig = hockey_figure(group)
+            if fig is not None:
+                title = f"IOPS and latency against outstanding IO ({where})"
+                charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
+            table = heat_table(group)
+            if table is not None:
+                heat.append((f"IOPS by block size and queue depth ({where})", table))
         limits: list[tuple[str, str, str]] = []
         for lim in lims:
             fig = limits_figure(lim)
@@ -277,8 +298,13 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
                     f"IOPS and bandwidth by block size, with the limits ({lim.target}, {lim.rw})"
                 )
                 charts.append(_chart(f"curve-{len(out)}-{len(charts)}", title, fig))
-            limits += [(name, value or "none found", how) for name, value, how in limit_rows(lim)]
-        out.append(CurveSection(run_title(run), summary, charts, limits))
+            # Several curves (targets, directions): each limit says whose it is.
+            whose = f"{lim.rw} " if len(lims) > 1 else ""
+            whose += f"on {lim.target}: " if len({x.target for x in lims}) > 1 else ""
+            limits += [
+                (whose + name, value or "none found", how) for name, value, how in limit_rows(lim)
+            ]
+        out.append(CurveSection(f"curve-{len(out)}", run_title(run), summary, charts, heat, limits))
     return out
 
 
@@ -392,23 +418,89 @@ def run_contexts(runs: Sequence[RunRecord]) -> list[RunContext]:
 # -- the page ---------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class OverviewView:
+    table: Overview
+    chart: Chart | None
+
+
+def _row_labels(rows: Sequence[OverviewRow]) -> list[str]:
+    """The chart's name for each overview row, unique: the workload, with its direction
+    when it has several, and its shape when two rows would still read the same."""
+    directions: dict[str, set[str]] = {}
+    for r in rows:
+        directions.setdefault(r.workload, set()).add(r.direction)
+    labels = [
+        r.workload + (f" ({r.direction})" if len(directions[r.workload]) > 1 else "") for r in rows
+    ]
+    seen: dict[str, int] = {}
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+    out: list[str] = []
+    for label, r in zip(labels, rows, strict=True):
+        base = f"{label}, {r.shape}" if seen[label] > 1 else label
+        label, k = base, 1
+        while label in out:  # still the same: number it
+            k += 1
+            label = f"{base} #{k}"
+        out.append(label)
+    return out
+
+
+def overview_view(
+    series: Sequence[Series],
+    comparison: Comparison | None,
+    found: Sequence[Notice],
+    card_of: Any,
+) -> OverviewView | None:
+    setups = [(s.key, s.name, s.colour, s.run, s.target) for s in series]
+    table = overview(setups, comparison, found, card_of)
+    if table is None:
+        return None
+    columns = []
+    for i, s in enumerate(table.setups):
+        cells = [r.cells[i] for r in table.rows]
+        columns.append(
+            OverviewColumn(
+                s.name,
+                s.colour,
+                [None if c is None else c.iops_summary for c in cells],
+                [None if c is None else c.bw_summary for c in cells],
+            )
+        )
+    fig = overview_figure(_row_labels(table.rows), columns)
+    chart = None if fig is None else _chart("overview-chart", "IOPS and bandwidth", fig)
+    return OverviewView(table, chart)
+
+
 def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str:
     """The whole report as one HTML document (UTF-8 text)."""
     names = {s.key: s.name for s in comparison.setups} if comparison else {}
     # A sweep's or characterize's points are drawn as curves, not one card each.
     series = [s for s in _series(runs, comparison) if analysis_kind(s.run) not in CURVE_ONLY]
+    cards = workload_charts(series, comparison)
+
+    def card_of(workload: str) -> str | None:
+        return next((c.anchor for c in cards if workload in c.workload.split(" / ")), None)
+
+    found = notices(runs, card_of)
+    curves = curve_sections(runs)
     template = _ENV.get_template("report.html.j2")
     return template.render(
         title="iobench report: " + ", ".join(run_title(r) for r in runs),
         runs=run_lines(runs),
+        overview=overview_view(series, comparison, found, card_of),
+        notice_groups=notice_groups(found),
+        severity_titles=SEVERITY_TITLES,
         results=[(run_title(r), result_lines(r), failed_lines(r), r.error) for r in runs],
         comparison=comparison,
         setup_names=names,
         baseline=names.get(comparison.baseline) if comparison else None,
         compare_lines=compare_lines(comparison) if comparison else [],
         verdict_counts=verdict_counts(comparison) if comparison else [],
-        charts=workload_charts(series, comparison),
-        curve_sections=curve_sections(runs),
+        charts=cards,
+        curve_sections=curves,
+        curve_overview=[sec for sec in curves if sec.limits or sec.heat or sec.summary],
         client_sections=client_sections(runs),
         held=held_to_runs(runs),
         promised_header=PROMISED_HEADER,
