@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -10,14 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from conftest import Cli
-from iobench.engine import RunRequest, Step, execute
+from iobench.engine import RunRequest, execute
 from iobench.errors import TargetUnsafe
-from iobench.fio.runner import LiveStats, find_fio
+from iobench.fio.runner import find_fio
 from iobench.model import Target
-from iobench.report.progress import ProgressDisplay
 from iobench.store import Store
 from iobench.suites import load_suite_file
 from iobench.targets import check_file_writable
@@ -108,39 +105,3 @@ def test_loop_backing_file_and_swap_file_are_never_written(scratch: Scratch) -> 
         check_file_writable(_target(swapfile))
     plain = scratch.image(1 << 20)
     check_file_writable(_target(plain))  # an unused file passes
-
-
-def test_progress_display_on_a_terminal_shows_live_rates() -> None:
-    buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=140)
-    display = ProgressDisplay(console)
-    steps = [Step(0, "/data", "lay out test file", 2.0, None), Step(1, "/data", "rr", 3.0, None)]
-    display.planned(steps)
-    display.started(steps[0])
-    display.finished(steps[0], "done")
-    display.started(steps[1])
-    display.progress(steps[1], LiveStats(1.0, 12345.0, 50 * 2**20))
-    display._progress.refresh()  # type: ignore[union-attr]
-    display.finished(steps[1], "interrupted")
-    display.close()
-    text = buf.getvalue()
-    assert "2 steps on 1 target(s), about 5s" in text
-    assert "[1/2] lay out test file on /data" in text and "done" in text
-    assert "12.3k IOPS" in text and "50.0 MiB/s" in text
-    assert "[2/2] rr on /data" in text and "interrupted" in text
-
-
-def test_progress_display_without_a_terminal_prints_plain_lines() -> None:
-    buf = io.StringIO()
-    display = ProgressDisplay(Console(file=buf, force_terminal=False, width=140))
-    step = Step(0, "/data", "rr", 3.0, None)
-    display.planned([step])
-    display.started(step)
-    display.progress(step, LiveStats(1.0, 100.0, 100.0))
-    display.finished(step, "failed")
-    display.close()
-    assert buf.getvalue().splitlines() == [
-        "iobench: 1 steps on 1 target(s), about 3s",
-        "[1/1] rr on /data ...",
-        "[1/1] rr on /data failed",
-    ]

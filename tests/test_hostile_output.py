@@ -29,9 +29,11 @@ from hypothesis import strategies as st
 from conftest import Cli
 from iobench.cli.env import stderr_console
 from iobench.engine import Step
+from iobench.engine.steps import StepEnd
 from iobench.export import read_csv
 from iobench.fio.parse import parse_fio_output
 from iobench.metrics import workload_metrics
+from iobench.model import Workload
 from iobench.records import ResultRecord, TargetRecord, now_iso
 from iobench.report.literal import (
     LiteralConsole,
@@ -466,17 +468,24 @@ def _steps(h: str) -> list[Step]:
 
 
 def test_progress_lines(hostile: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Off a terminal: a line per finished step, the target, the names and fio's error in
+    it as typed, on one line each."""
     display = ProgressDisplay(stderr_console())  # not a terminal: one line per step
-    steps = _steps(hostile)
+    workload = Workload(hostile, "randread", 4096, 1, 1, runtime_s=1.0)
+    steps = [*_steps(hostile), Step(2, hostile, hostile, 1.5, workload)]
     display.planned(steps)
-    for step, outcome in zip(steps, ("done", "failed"), strict=True):
+    ends = [StepEnd("done"), StepEnd("done", notes=(hostile,)), StepEnd("failed", error=hostile)]
+    for step, end in zip(steps, ends, strict=True):
         display.started(step)
-        display.finished(step, outcome)
+        display.finished(step, end)
     display.close()
     out, err = capsys.readouterr()
     assert_safe(0, out, err)
-    assert shown(f"[1/2] {hostile}-0 on {hostile} ...", err)
-    assert shown(f"[2/2] {hostile}-1 on {hostile} failed", err)
+    assert out == ""
+    assert shown(f"[1/3] {hostile}-0 on {hostile}: written in 0s | 1/3 done", err)
+    assert shown(f"[2/3] {hostile}-1 on {hostile}: written in 0s ! {hostile} | 2/3 done", err)
+    assert shown(f"[3/3] {hostile} on {hostile}: failed: {hostile}", err)
+    assert len(err.splitlines()) == 4  # the plan, then one line per step
 
 
 def test_progress_on_a_terminal(hostile: str) -> None:
@@ -485,13 +494,15 @@ def test_progress_on_a_terminal(hostile: str) -> None:
     steps = _steps(hostile)
     display.planned(steps)
     display.started(steps[0])
-    display.finished(steps[0], "done")
+    display._progress.refresh()  # type: ignore[union-attr]
+    display.finished(steps[0], StepEnd("done"))
     display.close()
     text = console.file.getvalue()  # type: ignore[attr-defined]
     # rich's own colours and cursor movements are there; nothing of the data's is.
     assert "\x1b]" not in text and "\x07" not in text and "\x9b" not in text
     assert "\u202e" not in text and "\x7f" not in text and "\x1b[2J" not in text
-    assert shown(f"{hostile}-0 on {hostile}", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text))
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    assert shown(f"[1/2] {hostile}-0 on {hostile}: written in", plain)
 
 
 # -- commands without stored data -------------------------------------------------------------

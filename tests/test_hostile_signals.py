@@ -138,7 +138,8 @@ def test_interrupted_before_any_workload_finished_warns_about_nothing_planned(
     )
     try:
         deadline = time.monotonic() + 60
-        while "[2/4] first" not in (proc.stderr.readline() if proc.stderr else ""):
+        # The layout's line: the first workload starts as it is printed.
+        while "[1/4] lay out test file" not in (proc.stderr.readline() if proc.stderr else ""):
             assert time.monotonic() < deadline
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)

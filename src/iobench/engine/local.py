@@ -202,7 +202,10 @@ class LocalRun:
             direct = all(w.direct for w in request.suite.workloads)
             job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
             link_target(self.workdir, p.filename)
-            self._run_step(step, job, timeout_s=None, stall_s=self.stall_s)
+            with observed(self.obs, step) as told:
+                run = self._fio(step, job, timeout_s=None, stall_s=self.stall_s)
+                if run.output is not None and run.output.jobs:  # how fast it was written
+                    told.metrics = workload_metrics(run.output)
 
     def _run_chosen(self, run_id: int, p: PreparedTarget, chooser: Chooser) -> None:
         """Ask the chooser for workloads until it has none; each result goes back to it."""
@@ -226,25 +229,28 @@ class LocalRun:
         disks_before = disk_snapshot(devices)
         before = cpu_times()
         timeout_s = step.expected_s * 1.5 + self.timeout_margin_s
-        try:
-            run = self._run_step(step, job, readonly=p.readonly, timeout_s=timeout_s)
-        except FioFailed as e:
-            self.store.add_result(run_id, result_record(p, w, position, job, step, failure=e))
-            raise
-        assert run.output is not None
-        self.fio_version = self.fio_version or run.output.fio_version
-        record = result_record(p, w, position, job, step, run=run)
-        host_cpu = busy(before, cpu_times())
-        if record.metrics is not None:
-            if host_cpu is not None:
-                record.metrics["host_cpu"] = host_cpu
-            # fio's own disk_util describes the disk of the link it reaches the target by.
-            record.metrics["disk_util"] = disk_util(disks_before, disk_snapshot(devices))
-        note_fio_cgroup(self.findings, run.cgroup, self.cgroup, p.target.spec, ctx)
-        self.store.add_result(run_id, record)
+        # Stored inside the step, so the observer is told the stored figures.
+        with observed(self.obs, step) as told:
+            try:
+                run = self._fio(step, job, readonly=p.readonly, timeout_s=timeout_s)
+            except FioFailed as e:
+                self.store.add_result(run_id, result_record(p, w, position, job, step, failure=e))
+                raise
+            assert run.output is not None
+            self.fio_version = self.fio_version or run.output.fio_version
+            record = result_record(p, w, position, job, step, run=run)
+            host_cpu = busy(before, cpu_times())
+            if record.metrics is not None:
+                if host_cpu is not None:
+                    record.metrics["host_cpu"] = host_cpu
+                # fio's own disk_util describes the disk of the link it reaches the target by.
+                record.metrics["disk_util"] = disk_util(disks_before, disk_snapshot(devices))
+            note_fio_cgroup(self.findings, run.cgroup, self.cgroup, p.target.spec, ctx)
+            self.store.add_result(run_id, record)
+            told.metrics = record.metrics
         return record
 
-    def _run_step(
+    def _fio(
         self,
         step: Step,
         job: str,
@@ -253,18 +259,18 @@ class LocalRun:
         stall_s: float | None = None,
         readonly: bool = False,
     ) -> FioRun:
+        """fio for ``step``, its live figures told to the observer."""
         assert self.workdir is not None
-        with observed(self.obs, step):
-            return run_fio(
-                self.fio,
-                job,
-                self.workdir,
-                timeout_s=timeout_s,
-                stall_s=stall_s,
-                on_progress=lambda stats: self.obs.progress(step, stats),
-                name=f"step{step.index}",
-                readonly=readonly,
-            )
+        return run_fio(
+            self.fio,
+            job,
+            self.workdir,
+            timeout_s=timeout_s,
+            stall_s=stall_s,
+            on_progress=lambda stats: self.obs.progress(step, stats),
+            name=f"step{step.index}",
+            readonly=readonly,
+        )
 
 
 def note_fio_cgroup(

@@ -42,6 +42,7 @@ from iobench.engine.steps import (
     TIMEOUT_MARGIN_S,
     Observer,
     Step,
+    Told,
     clients_schedule,
     observed,
 )
@@ -273,13 +274,6 @@ class ClientsRun:
             out[name] = exc if exc is not None else f.result()
         return out
 
-    def _observed(
-        self, step: Step, clients: Sequence[Client], work: Callable[[Client], T]
-    ) -> dict[str, T | BaseException]:
-        """:meth:`_parallel` as one step of the progress display."""
-        with observed(self.obs, step):
-            return self._parallel(clients, work)
-
     def _fio_on(
         self, c: Client, job: str, name: str, timeout_s: float | None, readonly: bool = False
     ) -> FioRun:
@@ -311,18 +305,20 @@ class ClientsRun:
             job = build_layout_jobfile(self.files[c.name], size, direct=direct, remote=True)
             return self._fio_on(c, job, "layout", timeout)
 
-        done = self._observed(step, clients, lay_out)
-        for c in clients:
-            got = done[c.name]
-            if isinstance(got, BaseException):
-                self.dead[c.name] = f"laying out its test file failed: {error_text(got)}"
-        if len(self.dead) == len(clients):
-            raise FioFailed(
-                "no client could lay out its test file: "
-                + "; ".join(f"{n}: {why}" for n, why in self.dead.items()),
-                "check that the target directory exists and is writable on the clients, with "
-                "room for --size",
-            )
+        with observed(self.obs, step) as told:
+            done = self._parallel(clients, lay_out)
+            for c in clients:
+                got = done[c.name]
+                if isinstance(got, BaseException):
+                    self.dead[c.name] = f"laying out its test file failed: {error_text(got)}"
+                    told.notes.append(f"client {c.name} {self.dead[c.name]}")
+            if len(self.dead) == len(clients):
+                raise FioFailed(
+                    "no client could lay out its test file: "
+                    + "; ".join(f"{n}: {why}" for n, why in self.dead.items()),
+                    "check that the target directory exists and is writable on the clients, "
+                    "with room for --size",
+                )
 
     def _run_step(self, run_id: int, step: Step, clients: Sequence[Client]) -> None:
         """One workload on ``clients`` at once; every client's result and their aggregate
@@ -335,13 +331,30 @@ class ClientsRun:
             for c in live
         }
         timeout = step.expected_s * 1.5 + self.timeout_margin_s
-        done = self._observed(
-            step,
-            live,
-            lambda c: self._fio_on(
-                c, jobs[c.name], f"step{step.index}", timeout, readonly=not w.writes
-            ),
-        )
+        # The results are stored inside the step, so the observer is told the aggregate.
+        with observed(self.obs, step) as told:
+            done = self._parallel(
+                live,
+                lambda c: self._fio_on(
+                    c, jobs[c.name], f"step{step.index}", timeout, readonly=not w.writes
+                ),
+            )
+            told.metrics = self._results(run_id, step, clients, jobs, done, told)
+
+    def _results(
+        self,
+        run_id: int,
+        step: Step,
+        clients: Sequence[Client],
+        jobs: dict[str, str],
+        done: dict[str, FioRun | BaseException],
+        told: Told,
+    ) -> dict[str, Any]:
+        """Every client's result of ``step`` and their aggregate stored; the aggregate's
+        metrics. A client that fails here is told as a note, and left out from now on."""
+        w = step.workload
+        assert w is not None
+        live = [c for c in clients if c.name in done]
         shares: list[ClientShare] = []
         entries: list[JobResult] = []
         failed = [c.name for c in clients if c.name in self.dead]
@@ -356,6 +369,7 @@ class ClientsRun:
                     else "its result is missing from fio's report"
                 )
                 self.dead[c.name] = f"failed in {step.name}: {why}"
+                told.notes.append(f"client {c.name} failed: {why}")
                 failed.append(c.name)
                 self._store(run_id, step, c.name, jobs[c.name], got, None, None, why)
                 continue
@@ -374,6 +388,7 @@ class ClientsRun:
         merged = job_metrics(merge_jobs(entries, sum_rates=True), ())
         merged["clients"] = step_timing(shares, failed)
         self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares))
+        return merged
 
     def _store(
         self,

@@ -4,12 +4,12 @@ they run in (one schedule per way of running), and the observer told about them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
-from iobench.errors import Interrupted
-from iobench.model import Suite, Workload
+from iobench.errors import Interrupted, error_text
+from iobench.model import DIRECTIONS, Suite, Workload
 
 if TYPE_CHECKING:
     from iobench.fio.runner import LiveStats
@@ -26,7 +26,7 @@ TIMEOUT_MARGIN_S = 60.0
 class Step:
     """One fio invocation of a run: a layout or a workload, on a target or on clients.
 
-    Observers are told ``finished`` with the outcome ``done``, ``failed`` or ``interrupted``.
+    Observers are told ``finished`` with a :class:`StepEnd`.
     """
 
     index: int
@@ -36,6 +36,53 @@ class Step:
     workload: Workload | None  # None for the layout step
     repetition: int = 1
     clients: int | None = None  # --clients: how many clients run this step together
+    layout_bytes: int = 0  # a layout on this host: the bytes it writes (its live progress)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One direction's figures of a finished step, as an observer is told them."""
+
+    direction: str  # read, write or trim
+    iops: float | None
+    bw_bytes: float | None  # bytes/s
+    p99_ns: float | None  # of the total latency (submission to completion)
+
+
+def measured(metrics: Mapping[str, Any] | None) -> tuple[Measured, ...]:
+    """The directions that did IO in a step's stored metrics (:mod:`iobench.metrics`), in
+    fio's order (read, write, trim)."""
+    out: list[Measured] = []
+    for d in DIRECTIONS:
+        section = (metrics or {}).get(d)
+        if not isinstance(section, Mapping):
+            continue
+        lat = section.get("lat_ns")
+        p99 = lat.get("p99") if isinstance(lat, Mapping) else None
+        out.append(Measured(d, section.get("iops"), section.get("bw_bytes"), p99))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """How a step ended, as an observer is told: ``outcome`` is ``done``, ``failed`` or
+    ``interrupted``; a step done carries what it measured (on clients: their aggregate),
+    a failed one why, in one line; ``notes``: what else the watcher should know now (a
+    client that failed in this step)."""
+
+    outcome: str
+    measured: tuple[Measured, ...] = ()
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Told:
+    """What the code running a step tells its observer before the step ends (set inside
+    :func:`observed`): the step's stored metrics once parsed, and notes."""
+
+    metrics: Mapping[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 class Observer(Protocol):
@@ -48,7 +95,7 @@ class Observer(Protocol):
     def planned(self, steps: Sequence[Step], budget_s: float | None = None) -> None: ...
     def started(self, step: Step) -> None: ...
     def progress(self, step: Step, stats: LiveStats) -> None: ...
-    def finished(self, step: Step, outcome: str) -> None: ...
+    def finished(self, step: Step, end: StepEnd) -> None: ...
     def close(self) -> None: ...
 
 
@@ -62,7 +109,7 @@ class NullObserver:
     def progress(self, step: Step, stats: LiveStats) -> None:
         pass
 
-    def finished(self, step: Step, outcome: str) -> None:
+    def finished(self, step: Step, end: StepEnd) -> None:
         pass
 
     def close(self) -> None:
@@ -70,19 +117,24 @@ class NullObserver:
 
 
 @contextlib.contextmanager
-def observed(obs: Observer, step: Step) -> Iterator[None]:
-    """The observer told that ``step`` started, and how it finished: ``done``,
-    ``interrupted`` (Ctrl-C, a stop signal) or ``failed`` (anything else)."""
+def observed(obs: Observer, step: Step) -> Iterator[Told]:
+    """The observer told that ``step`` started, and how it finished: ``done`` with the
+    metrics the block set on the :class:`Told` it gets, ``interrupted`` (Ctrl-C, a stop
+    signal) or ``failed`` (anything else, with the error's message)."""
     obs.started(step)
-    outcome = "failed"
+    told = Told()
+    end = StepEnd("failed")
     try:
-        yield
-        outcome = "done"
+        yield told
+        end = StepEnd("done", measured(told.metrics), notes=tuple(told.notes))
     except (KeyboardInterrupt, Interrupted):
-        outcome = "interrupted"
+        end = StepEnd("interrupted", notes=tuple(told.notes))
+        raise
+    except BaseException as e:
+        end = StepEnd("failed", error=error_text(e), notes=tuple(told.notes))
         raise
     finally:
-        obs.finished(step, outcome)
+        obs.finished(step, end)
 
 
 def time_based(w: Workload) -> bool:
@@ -113,7 +165,7 @@ def local_schedule(
     """Layouts first (``(target, step name, bytes)``), then every repetition: each
     workload on every target in turn, so drift over time hits all targets alike."""
     steps = [
-        Step(i, target, name, layout_seconds(size), None)
+        Step(i, target, name, layout_seconds(size), None, layout_bytes=size)
         for i, (target, name, size) in enumerate(layouts)
     ]
     for rep in range(1, repeat + 1):

@@ -54,6 +54,7 @@ class LiveStats:
     elapsed_s: float
     iops: float | None
     bw_bytes: float | None
+    io_bytes: int | None = None  # moved so far, all jobs and directions
 
 
 @dataclass(frozen=True)
@@ -401,7 +402,8 @@ class _Watch:
                 continue  # client mode: no snapshots to read
             self._read_snapshots()
             if self.on_progress is not None:
-                self.on_progress(LiveStats(time.monotonic() - self.started, *self.rate))
+                moved = self.last[2] if self.last else None
+                self.on_progress(LiveStats(time.monotonic() - self.started, *self.rate, moved))
         return None
 
     def _read_snapshots(self) -> None:
