@@ -149,6 +149,14 @@ EXPECTED = {
     "clients": ("#clients table", "#clients .chart"),
 }
 
+# What the overview must say of a kind.
+OVERVIEW_TEXT = {
+    "repeats": "±",  # the interval of 3 repetitions
+    "clients": "(aggregate of 2 clients)",
+    "characterize": "limit",
+    "compare": "(baseline)",
+}
+
 # What the page says is wrong with itself, in one expression: empty sections and chart
 # grids, articles with only a heading, tables without rows, links that lead nowhere.
 DEFECTS = """(() => {
@@ -193,6 +201,8 @@ def test_each_report_kind_renders_in_chromium(runs: Runs, kind: str, tmp_path: P
             assert b.evaluate(f"document.querySelector({selector!r}) !== null"), selector
         # The overview (or a curve run's limits) comes first: the first screen answers.
         assert b.evaluate("document.querySelector('main section').id") == "overview"
+        overview = b.evaluate("document.getElementById('overview').textContent")
+        assert OVERVIEW_TEXT.get(kind, "") in overview
         # No error of any kind, and nothing asked of the network.
         assert b.evaluate("document.getElementById('js-errors').textContent") == ""
         assert b.page_events("Runtime.exceptionThrown") == []

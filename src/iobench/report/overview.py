@@ -75,6 +75,7 @@ class OverviewSetup:
     target: str
     baseline: bool
     markers: tuple[Marker, ...]  # findings about the whole run or target
+    note: str = ""  # "aggregate of 3 clients": what its figures are
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,10 +276,18 @@ def overview(
             target=target,
             baseline=comparison is not None and key == comparison.baseline,
             markers=tuple(_marker(n) for n in found if _about_setup(n, run, target)),
+            note=_clients_note(run, target),
         )
         for key, name, colour, run, target in setups
     )
     return Overview(heads, tuple(rows), comparison is not None)
+
+
+def _clients_note(run: RunRecord, target: str) -> str:
+    """What a run on many clients shows in the overview: the aggregate of the most clients
+    it ran (the comparison's figures, :func:`iobench.analysis.results.groups`)."""
+    most = max((r.clients or 0 for r in run.results if r.target == target), default=0)
+    return f"aggregate of {most} clients" if most else ""
 
 
 def _concerns(n: Notice, run: RunRecord, target: str) -> bool:
