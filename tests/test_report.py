@@ -435,6 +435,19 @@ def test_bars_show_the_mean_with_the_95_ci_of_the_repetitions(
     assert "95 % CI" in iops[0]["hovertext"][row]
 
 
+def test_a_hostile_workload_name_is_text_in_the_overview_chart() -> None:
+    """Plotly reads tags (links among them) in axis labels: a workload's name is escaped
+    there, as in hover text and trace names."""
+    from iobench.analysis.stats import summarize
+    from iobench.report.charts import OverviewColumn, overview_figure
+
+    name = '<a href="javascript:alert(1)">x</a>'
+    fig = overview_figure([name], [OverviewColumn("s", "#000000", [summarize([5.0])], [None])])
+    assert fig is not None
+    text = fig.to_json()
+    assert "<a " not in text and "&lt;a href=" in text
+
+
 def test_bars_of_two_repetitions_have_no_error_bars() -> None:
     """With 2 repetitions the 95 % interval is +-12.7 standard errors, below zero for any
     real spread: not drawn, only given in the hover text."""

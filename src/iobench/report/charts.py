@@ -165,7 +165,7 @@ def _overview_bars(
     shown = [s is not None and interval_shown(s) for s in summaries]
     return go.Bar(
         orientation="h",
-        y=list(labels),
+        y=[plot_text(label) for label in labels],  # Plotly reads tags in tick labels too
         x=[None if s is None or s.mean is None else s.mean / scale for s in summaries],
         name=plot_text(c.name),
         marker_color=c.colour,
