@@ -162,6 +162,7 @@ def test_fio_jobfile_is_written_like_a_report(cli: Cli, tmp_path: Path) -> None:
     code, out, err = cli("doctor", str(target), "-s", suite(tmp_path), "--fio-jobfile", str(plan))
     assert code == 0, err
     assert plan.read_text().startswith("; the steps `iobench run` would run with the doc suite")
+    assert f"wrote {plan} (2 fio jobs); run them: fio --output-format=json+ " in err
     assert (plan.stat().st_mode & 0o777) == 0o640, "an existing file keeps its permissions"
     code, out, err = cli("doctor", str(target), "--fio-jobfile", str(tmp_path))
     assert code == 2 and "cannot write" in err and "a directory" in err
@@ -184,6 +185,14 @@ def test_no_fio_jobfile_for_a_run_that_would_be_refused(cli: Cli, tmp_path: Path
     )
     assert code == 0, err
     assert f";  - these jobs WRITE to {data}, destroying its data" in plan.read_text()
+    # Only reads: iobench gives fio --readonly, and so does the command it suggests.
+    code, out, err = cli("doctor", str(data), "-s", suite(tmp_path), "--fio-jobfile", str(plan))
+    assert code == 0, err
+    assert f"wrote {plan} (1 fio job); run them: fio --output-format=json+ " in err
+    assert "--output=result.json --readonly " in err
+    assert "; run them: fio --output-format=json+ --output=result.json --readonly THIS-FILE\n" in (
+        plan.read_text()
+    )
     assert data.read_bytes() == b"precious" * 1000
 
 

@@ -315,4 +315,6 @@ def _write_fio_jobfile(name: str, doc: dict[str, Any]) -> str:
     from iobench.report.doctor import fio_command, fio_jobfile
 
     where = write_output(name, fio_jobfile(doc))
-    return f"wrote {where} ({len(doc['jobs'])} fio jobs); run them: {fio_command(doc, where)}"
+    n = len(doc["jobs"])
+    jobs = "1 fio job" if n == 1 else f"{n} fio jobs"
+    return f"wrote {where} ({jobs}); run them: {fio_command(doc, where)}"
