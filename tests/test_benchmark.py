@@ -15,6 +15,7 @@ from iobench.engine import RunRequest, execute
 from iobench.errors import TargetUnsafe
 from iobench.fio.runner import find_fio
 from iobench.model import Target
+from iobench.report.markdown import md_text
 from iobench.store import Store
 from iobench.suites import load_suite_file
 from iobench.targets import check_file_writable
@@ -51,6 +52,49 @@ def test_two_targets_one_run(cli: Cli, real_fio: str, tmp_path: Path, mini_suite
     assert [(r["target"], r["workload"]) for r in doc["results"]] == [
         (str(a), "rr"), (str(a), "rw"), (str(b), "rr"), (str(b), "rw"),
     ]  # fmt: skip
+
+
+@pytest.mark.fio
+def test_a_relative_target_is_stored_and_shown_by_its_absolute_path(
+    cli: Cli, real_fio: str, tmp_path: Path, mini_suite: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`iobench run .`: every command that names the target names /the/directory, not
+    "." (which means another place in every other directory)."""
+    work = tmp_path / "work"
+    (work / "vol").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PWD", str(work))
+    vol = str(work / "vol")
+    code, out, err = cli("run", "./vol/", "--suite", mini_suite, "--label", "a")
+    assert code == 0, err
+    assert f"\n{vol} (directory" in out
+    code, out, err = cli("run", "vol", "--suite", mini_suite, "--label", "b", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(t["spec"], t["path"]) for t in doc["targets"]] == [(vol, vol)]
+    assert {r["target"] for r in doc["results"]} == {vol}
+    assert {w["target"] for w in doc["warnings"]} <= {vol, None}
+    code, out, _ = cli("show", "1")
+    assert f"\n{vol} (directory" in out
+    code, out, _ = cli("list", "--json")
+    assert [r["targets"] for r in json.loads(out)["runs"]] == [[vol], [vol]]
+    code, out, _ = cli("list")
+    assert out.count(vol) == 2 and " . " not in out
+    code, out, _ = cli("compare", "1", "2", "--json")
+    assert {s["target"] for s in json.loads(out)["setups"]} == {vol}
+    code, out, _ = cli("compare", "1", "2")
+    assert f"a: run 1 on {vol}" in out and f"b: run 2 on {vol}" in out
+    code, out, _ = cli("export", "2", "--format", "csv")
+    assert {line.split(",")[2] for line in out.splitlines()[1:]} == {vol}
+    code, out, _ = cli("export", "2", "--format", "json")
+    assert json.loads(out)["targets"][0]["spec"] == vol
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    assert cli("report", "1", "2", "-o", str(md))[0] == 0
+    assert f"- target {md_text(vol)}: directory" in md.read_text()
+    assert f"| {md_text(vol)} | rr |" in md.read_text()
+    assert cli("report", "1", "2", "-o", str(html))[0] == 0
+    assert html.read_text().count(vol) >= 2
+    assert list((work / "vol").iterdir()) == []
 
 
 def test_the_same_target_twice_is_refused(cli: Cli, tmp_path: Path) -> None:

@@ -3,9 +3,11 @@ points it measures, when it stops, and what it concludes. Pure: no fio."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 
 import pytest
+from rich.console import Console
 
 from iobench.analysis.characterize import (
     Probe,
@@ -16,6 +18,7 @@ from iobench.analysis.characterize import (
     probe_workload,
 )
 from iobench.analysis.curves import Point
+from iobench.report.curves import render_characterization
 from test_curves import point
 
 Device = Callable[[int, int], Point]
@@ -62,6 +65,12 @@ def test_a_capped_volume_is_found_in_a_few_points() -> None:
     assert set(doc["limits"]) == {"iops", "bw_bytes", "crossover_bs"}
     assert set(doc["limits"]["iops"]) == {"value", "low", "high", "basis"}
     assert doc["reasons"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}
+    # On the terminal every figure says what it counts: "5.00k IOPS", not "5.00k".
+    buffer = io.StringIO()
+    render_characterization(c, Console(file=buffer, width=200, emoji=False), 1e9)
+    out = buffer.getvalue()
+    assert "check at 16 KiB: 5.00k IOPS, the two limits predict 5.00k IOPS (+0.0%)" in out
+    assert "queue depth (1 job)" in out
 
 
 def test_bandwidth_binding_at_4k_sends_it_to_smaller_blocks() -> None:

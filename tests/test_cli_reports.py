@@ -16,7 +16,16 @@ from iobench.store import Store
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 
 
-def _store_run(store: Store, label: str, status: str = "complete", speed: float = 1.0) -> int:
+def _store_run(
+    store: Store,
+    label: str,
+    status: str = "complete",
+    speed: float = 1.0,
+    *,
+    target: tuple[str, str] | None = None,
+) -> int:
+    """A run of one workload, twice, on the target ``(spec, path)`` (``/label``)."""
+    spec, path = target or (f"/{label}", f"/{label}")
     output = parse_fio_output((RECORDED / "libaio-randread-4k-qd8-jsonplus.json").read_text())
     metrics = workload_metrics(output)
     run_id = store.create_run(
@@ -26,7 +35,7 @@ def _store_run(store: Store, label: str, status: str = "complete", speed: float 
         argv=["iobench", "run"],
         host={"hostname": "h"},
         iobench_version="0.1.0",
-        targets=[TargetRecord(0, f"/{label}", f"/{label}", "directory", None, {})],
+        targets=[TargetRecord(0, spec, path, "directory", None, {})],
     )
     for rep in (1, 2):
         m = json.loads(json.dumps(metrics))
@@ -34,7 +43,7 @@ def _store_run(store: Store, label: str, status: str = "complete", speed: float 
         store.add_result(
             run_id,
             ResultRecord(
-                target=f"/{label}", workload="rr", position=0, status="ok",
+                target=spec, workload="rr", position=0, status="ok",
                 params={"rw": "randread", "bs": 4096, "iodepth": 8, "numjobs": 1,
                         "ioengine": "libaio", "direct": True, "runtime_s": 1.0, "ramp_s": 0.0,
                         "size": 16 << 20, "rwmixread": None, "options": {}},
@@ -128,6 +137,39 @@ def test_export_csv_and_errors(cli: Cli, two_runs: tuple[int, int], tmp_path: Pa
     assert len(lines) == 1 + 2, "one row per workload, direction and repetition"
     code, _, err = cli("export", "9")
     assert code == 2 and "there is no run 9" in err
+
+
+def test_a_run_stored_with_a_relative_target_still_reads_shows_and_compares(
+    cli: Cli, isolated_db: Path, tmp_path: Path
+) -> None:
+    """Runs stored before targets were stored by their absolute path keep their ".";
+    where they were is the target's path, which the headings add."""
+    with Store.open(isolated_db) as store:
+        _store_run(store, "old", target=(".", "/data/vol"))
+        _store_run(store, "new", target=("/data/vol", "/data/vol"), speed=0.5)
+    code, out, err = cli("show", "1")
+    assert code == 0, err
+    assert ". \u2192 /data/vol (directory" in out
+    code, out, _ = cli("show", "2")
+    assert "/data/vol (directory" in out and "\u2192" not in out
+    code, out, _ = cli("list", "--json")
+    assert [r["targets"] for r in json.loads(out)["runs"]] == [["/data/vol"], ["."]]
+    code, out, err = cli("compare", "1", "2", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [s["target"] for s in doc["setups"]] == [".", "/data/vol"]
+    assert [c["verdict"] for c in doc["rows"][0]["cells"]] == ["baseline", "slower"]
+    code, out, err = cli("compare", "1", "2")
+    # Each setup with its verdicts counted, the count first, as the reports sum them up.
+    assert "  old: run 1 on .\n" in out and "  new: run 2 on /data/vol (1 \u00d7 slower)\n" in out
+    code, _, err = cli("report", "1", "2", "-o", str(tmp_path / "r.md"))
+    assert code == 0, err
+    text = (tmp_path / "r.md").read_text()
+    assert "- target . \u2192 /data/vol: directory" in text
+    assert "- target /data/vol: directory" in text
+    assert "- **new**: 1 \u00d7 slower" in text
+    code, out, _ = cli("export", "1", "--format", "json")
+    assert json.loads(out)["targets"][0]["spec"] == "."
 
 
 def test_labels_and_messages_are_text_not_markup_or_emoji(

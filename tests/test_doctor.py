@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +72,128 @@ def test_doctor_shows_the_plan_and_the_exact_job_files_and_writes_nothing(
     layout, rr = doc["jobs"]
     assert layout["workload"] is None and "[layout]" in layout["job_file"]
     assert rr["workload"] == "rr" and "[rr]\nrw=randread\nbs=4096" in rr["job_file"]
+    for job in (layout, rr):  # the test file by its path, not iobench's private link
+        assert f"\nfilename={t['test_file']}\n" in job["job_file"]
     assert doc["fio_argv"][:2] == ["fio", "--output-format=json+"]
     assert list(target.iterdir()) == [] and not isolated_db.exists()
     code, out, _ = cli("doctor", str(target), "--suite", suite(tmp_path))
     assert code == 0 and "job file rr on" in out and "[rr]" in out and "nothing is run" in out
+    assert "./target is a symbolic link" in out and "iobench creates the test file" in out
+
+
+def _options(job_file: str) -> dict[str, str]:
+    return dict(
+        line.split("=", 1) for line in job_file.splitlines() if "=" in line and line[0] != ";"
+    )
+
+
+@pytest.mark.fio
+def test_the_jobs_doctor_shows_are_the_jobs_run_runs(
+    cli: Cli, real_fio: str, tmp_path: Path
+) -> None:
+    """Option for option, but for the file's name (iobench's own job file reaches it
+    through ./target) and stonewall (which keeps the steps of one file apart)."""
+    target = tmp_path / "t"
+    target.mkdir()
+    args = (str(target), "--suite", suite(tmp_path, runtime="1s"), "--runtime", "1s")
+    code, doc = doctor(cli, *args)
+    assert code == 0
+    shown = {j["workload"]: _options(j["job_file"]) for j in doc["jobs"]}
+    code, out, err = cli("run", *args)
+    assert code == 0, err
+    code, out, err = cli("export", "latest", "--format", "json")
+    (result,) = json.loads(out)["results"]
+    ran = _options(result["job_file"])
+    assert ran["filename"] == "target"
+    expected = {**ran, "filename": doc["targets"][0]["test_file"], "stonewall": ""}
+    assert {**shown["rr"], "stonewall": ""} == expected
+
+
+def _fio(fio: str, job: Path, cwd: Path) -> list[dict[str, Any]]:
+    """Plain fio on ``job`` in ``cwd``: its jobs' reports."""
+    proc = subprocess.run(
+        [fio, "--output-format=json", "--output=out.json", str(job)],
+        cwd=cwd, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    jobs: list[dict[str, Any]] = json.loads((cwd / "out.json").read_text())["jobs"]
+    return jobs
+
+
+@pytest.mark.fio
+def test_plain_fio_runs_the_fio_jobfile_and_the_job_files_shown(
+    cli: Cli, real_fio: str, tmp_path: Path
+) -> None:
+    """--fio-jobfile writes every step in the run's order; plain fio runs the file, and
+    the text doctor shows, pasted into a file, as it is."""
+    target = tmp_path / "a: b"  # a colon, escaped; a blank, kept
+    target.mkdir()
+    two = suite(tmp_path, runtime="1s", extra='[[workload]]\nname = "rw"\nrw = "randwrite"')
+    plan, work = tmp_path / "plan.fio", tmp_path / "work"
+    work.mkdir()
+    code, out, err = cli("doctor", str(target), "-s", two, "--fio-jobfile", str(plan))
+    assert code == 0, err
+    assert f"wrote {plan} (3 fio jobs); run them: fio " in err
+    test_file = Path(re.findall(r"^filename=(.*)$", plan.read_text(), re.M)[0].replace("\\:", ":"))
+    assert test_file.parent == target and not test_file.exists(), "doctor writes nothing there"
+    jobs = _fio(real_fio, plan, work)
+    assert [(j["jobname"], j["groupid"]) for j in jobs] == [("layout", 0), ("rr", 1), ("rw", 2)]
+    assert jobs[0]["write"]["io_bytes"] == 4 * MiB
+    assert jobs[1]["read"]["io_bytes"] > 0 and jobs[2]["write"]["io_bytes"] > 0
+    assert sorted(p.name for p in target.iterdir()) == [test_file.name]  # as the notes say
+    test_file.unlink()
+    # The text on the terminal: each job file between its heading and a blank line.
+    shown = re.findall(r"^job file (\S+) on .*?:\n(.*?)(?:\n\n|\Z)", out, re.M | re.S)
+    assert [name for name, _ in shown] == ["layout", "rr", "rw"]
+    pasted = tmp_path / "pasted.fio"
+    pasted.write_text(dict(shown)["rr"] + "\n")
+    (rr,) = _fio(real_fio, pasted, work)
+    assert rr["jobname"] == "rr" and rr["read"]["io_bytes"] > 0
+    assert rr["job options"]["filename"] == str(test_file).replace(":", "\\:")
+    test_file.unlink()
+
+
+def test_fio_jobfile_is_written_like_a_report(cli: Cli, tmp_path: Path) -> None:
+    target = tmp_path / "t"
+    target.mkdir()
+    plan = tmp_path / "plan.fio"
+    plan.write_text("old")
+    plan.chmod(0o640)
+    code, out, err = cli("doctor", str(target), "-s", suite(tmp_path), "--fio-jobfile", str(plan))
+    assert code == 0, err
+    assert plan.read_text().startswith("; the steps `iobench run` would run with the doc suite")
+    assert f"wrote {plan} (2 fio jobs); run them: fio --output-format=json+ " in err
+    assert (plan.stat().st_mode & 0o777) == 0o640, "an existing file keeps its permissions"
+    code, out, err = cli("doctor", str(target), "--fio-jobfile", str(tmp_path))
+    assert code == 2 and "cannot write" in err and "a directory" in err
+    code, out, err = cli("doctor", str(target), "--fio-jobfile", "-")
+    assert (code, out) == (2, "") and "standard output holds doctor's own output" in err
+    assert list(target.iterdir()) == []
+
+
+def test_no_fio_jobfile_for_a_run_that_would_be_refused(cli: Cli, tmp_path: Path) -> None:
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"precious" * 1000)
+    plan = tmp_path / "plan.fio"
+    writes = suite(tmp_path, extra='[[workload]]\nname = "rw"\nrw = "randwrite"')
+    code, out, err = cli("doctor", str(data), "-s", writes, "--fio-jobfile", str(plan))
+    assert code == 3 and "the run would be refused" in out
+    assert f"no job file written to {plan}: the run would be refused" in err
+    assert not plan.exists() and data.read_bytes() == b"precious" * 1000
+    code, out, err = cli(
+        "doctor", str(data), "-s", writes, "--destructive", "--fio-jobfile", str(plan)
+    )
+    assert code == 0, err
+    assert f";  - these jobs WRITE to {data}, destroying its data" in plan.read_text()
+    # Only reads: iobench gives fio --readonly, and so does the command it suggests.
+    code, out, err = cli("doctor", str(data), "-s", suite(tmp_path), "--fio-jobfile", str(plan))
+    assert code == 0, err
+    assert f"wrote {plan} (1 fio job); run them: fio --output-format=json+ " in err
+    assert "--output=result.json --readonly " in err
+    assert "; run them: fio --output-format=json+ --output=result.json --readonly THIS-FILE\n" in (
+        plan.read_text()
+    )
+    assert data.read_bytes() == b"precious" * 1000
 
 
 def test_buffered_io(cli: Cli, tmp_path: Path) -> None:
@@ -224,3 +344,18 @@ def test_prefill_writes_the_area_before_the_reads(
         area = f.read(4 * MiB)
         rest = f.read(4 * MiB)
     assert area.count(0) < len(area) // 100 and rest == bytes(len(rest))
+
+
+def test_a_hostile_target_name_cannot_forge_a_line_of_the_fio_jobfile(
+    cli: Cli, tmp_path: Path
+) -> None:
+    target = tmp_path / "d\n[evil]\nexec_prerun=touch pwned;#"
+    target.mkdir()
+    plan = tmp_path / "plan.fio"
+    code, out, err = cli("doctor", str(target), "-s", suite(tmp_path), "--fio-jobfile", str(plan))
+    assert code == 0, err
+    lines = plan.read_text().splitlines()
+    assert not [line for line in lines if line.startswith(("[evil]", "exec_prerun"))]
+    assert [line for line in lines if line.startswith("filename=")] == ["filename=target"] * 2
+    assert "run fio where ./target is a" in plan.read_text()
+    assert "\n[evil]" not in out and "\\n[evil]\\nexec_prerun" in out

@@ -1,12 +1,20 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from iobench.fio.jobfile import TARGET_LINK, build_jobfile, build_layout_jobfile
+from iobench.fio.jobfile import (
+    TARGET_LINK,
+    build_jobfile,
+    build_layout_jobfile,
+    plain_filename,
+    plain_job,
+    plain_layout_job,
+)
 from iobench.model import Workload
 
 
@@ -132,3 +140,75 @@ def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -
     for line in probe.splitlines()[1:]:
         key, value = line.split("=", 1)
         assert key in SENT_TO_SERVERS and (key != "write_lat_log" or value == "iobench-probe")
+
+
+# -- job files for plain fio (`iobench doctor`) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("/mnt/vol/iobench-1-ab.dat", "/mnt/vol/iobench-1-ab.dat"),
+        ("/mnt/a b/é,=\"'%&()[]{}*?!|<>`~@^+/f", "/mnt/a b/é,=\"'%&()[]{}*?!|<>`~@^+/f"),
+        ("/dev/disk/by-path/pci-0000:00:1f.2", "/dev/disk/by-path/pci-0000\\:00\\:1f.2"),
+    ],
+)
+def test_a_path_fio_reads_as_itself_is_named_with_its_colons_escaped(path: str, value: str) -> None:
+    assert plain_filename(path) == value
+
+
+@pytest.mark.parametrize(
+    "path", ["/srv/a#b", "/srv/a;b", "/x/$ncpus", "/x/${HOME}", "/x/a\\b", "/x/t ", "/x/a\nb"]
+)
+def test_a_path_fio_would_misread_has_no_filename_value(path: str) -> None:
+    """fio cuts values at ';' and '#', expands '$', strips trailing blanks, and a control
+    character does not paste: such a path is reached through ./target, as iobench does."""
+    assert plain_filename(path) is None
+    text = plain_job(_w(), path, 1 << 20, section="rr", title="t")
+    assert f"filename={TARGET_LINK}" in text.splitlines()
+    assert f"; target: {json.dumps(path)}: fio cannot take this path" in text
+    assert ("ln -s -- " in text) == path.isprintable()
+    options = [line for line in text.splitlines() if not line.startswith(";")]
+    assert all(path not in line for line in options), "only in comments"
+
+
+def test_a_plain_job_holds_the_options_of_the_job_file_iobench_runs() -> None:
+    w = _w(rw="randrw", rwmixread=70, ramp_s=1.0, options=(("fsync", "4"), ("time_based", "0")))
+    ran = _options(build_jobfile(w, "/d/f.dat", 1 << 20))
+    shown = plain_job(w, "/d/f.dat", 1 << 20, section="mixed", title="a title")
+    assert shown.startswith("; a title\n[mixed]\n") and shown.endswith("stonewall\n")
+    assert "[global]" not in shown  # one file holds every step: a [global] would carry over
+    assert _options(shown) == {**ran, "filename": "/d/f.dat"}
+    layout = plain_layout_job("/d/f.dat", 1 << 20, direct=False, section="layout", title="t")
+    assert _options(layout) == {
+        **_options(build_layout_jobfile("/d/f.dat", 1 << 20, direct=False)),
+        "filename": "/d/f.dat",
+    }
+
+
+@pytest.mark.fio
+def test_plain_fio_runs_a_plain_job_on_the_file_it_names(real_fio: str, tmp_path: Path) -> None:
+    """A path with blanks and colons is read by its name; one fio cannot name is reached
+    through ./target after the `ln -s` its comment gives."""
+    for name in ("a b: c", "d#1;$ncpus"):
+        where = tmp_path / name
+        where.mkdir()
+        data = where / "f.dat"
+        data.write_bytes(os.urandom(1 << 20))
+        work = tmp_path / f"work-{len(name)}"
+        work.mkdir()
+        job = work / "job.fio"
+        layout = plain_layout_job(str(data), 1 << 20, direct=False, section="layout", title="t")
+        read = plain_job(_w(runtime_s=1.0), str(data), 1 << 20, section="rr", title="t")
+        job.write_text(layout + "\n" + read)
+        if plain_filename(str(data)) is None:
+            (work / TARGET_LINK).symlink_to(data)
+        proc = subprocess.run(
+            [real_fio, "--output-format=json", "--output=out.json", "job.fio"],
+            cwd=work, capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        jobs = json.loads((work / "out.json").read_text())["jobs"]
+        assert [(j["jobname"], j["groupid"]) for j in jobs] == [("layout", 0), ("rr", 1)]
+        assert jobs[0]["write"]["io_bytes"] == 1 << 20 and jobs[1]["read"]["io_bytes"] > 0
+        assert sorted(p.name for p in where.iterdir()) == ["f.dat"], "no other file made"

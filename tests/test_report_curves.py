@@ -166,6 +166,10 @@ def test_markdown_and_terminal_have_the_tables(sweep_run: RunRecord) -> None:
     assert "41.0 KiB (41.0 KiB to 41.0 KiB)" in out
     # The best point names its figures: at 1 MiB, 200 IOPS are 200 MiB/s, once each.
     assert "200 IOPS = 200 MiB/s" in out and "200 200 MiB/s" not in out
+    # So does the best under the p99 bound (4 KiB: QD2, the shallowest with 5000 IOPS),
+    # and the title its number of jobs.
+    assert "5.00k IOPS at QD2" in out and "queue depth (1 job)" in out and "x1 jobs" not in out
+    assert "(1 job) by block size" in text and "job(s)" not in text
 
 
 def test_show_json_carries_the_analysis(sweep_run: RunRecord) -> None:

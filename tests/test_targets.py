@@ -180,6 +180,56 @@ def test_resolve_directory_and_file(tmp_path: Path) -> None:
     assert (t.kind, t.path, t.size_bytes, t.spec) == ("file", str(f), 4096, str(link))
 
 
+def test_a_relative_target_is_named_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A target typed as ".", "data", "../x" or "./f.img" is stored and shown as the
+    absolute path it names: "." and ".." and slashes resolved, symbolic links kept."""
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (tmp_path / "x").mkdir()
+    (work / "f.img").write_bytes(b"x" * 4096)
+    (tmp_path / "via").symlink_to(work / "data")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PWD", str(work))
+    for typed, named in (
+        (".", work),
+        ("data", work / "data"),
+        ("data/", work / "data"),
+        ("./data//.", work / "data"),
+        ("../x", tmp_path / "x"),
+        ("./f.img", work / "f.img"),
+        ("../via", tmp_path / "via"),  # the link as named; its path is where it leads
+    ):
+        t = resolve_target(typed)
+        assert (typed, t.spec) == (typed, str(named))
+        assert t.path == str(named.resolve())
+    assert resolve_target("../via").path == str(work / "data")
+
+
+def test_a_relative_target_under_a_linked_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The working directory as the shell names it ($PWD, when it is the directory the
+    process is in); a ".." after a link goes where the kernel goes: the real path."""
+    real = tmp_path / "real" / "work"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.chdir(tmp_path / "link")
+    monkeypatch.setenv("PWD", str(tmp_path / "link"))
+    t = resolve_target(".")
+    assert (t.spec, t.path) == (str(tmp_path / "link"), str(real.resolve()))
+    # "link/.." is tmp_path/real to the kernel, not tmp_path as the text suggests.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PWD", str(tmp_path))
+    assert resolve_target("link/..").spec == str((tmp_path / "real").resolve())
+    # A $PWD that is not the working directory (a stale one, a lie) is not believed.
+    monkeypatch.setenv("PWD", str(real))
+    assert resolve_target(".").spec == str(tmp_path.resolve())
+    monkeypatch.setenv("PWD", "relative/dir")
+    assert resolve_target(".").spec == str(tmp_path.resolve())
+
+
 def test_missing_path_suggests_mkdir(tmp_path: Path) -> None:
     with pytest.raises(UserError) as info:
         resolve_target(str(tmp_path / "new"))

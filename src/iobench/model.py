@@ -107,10 +107,12 @@ TargetKind = Literal["directory", "file", "block"]
 
 @dataclass(frozen=True)
 class Target:
-    """A resolved target: what the user typed and what it is."""
+    """A resolved target: the path the user named and what it is."""
 
-    spec: str  # as the user gave it
-    path: str  # absolute, symlinks resolved
+    # The absolute, normalised path the user named ("." run in /mnt/vol: "/mnt/vol"),
+    # symbolic links kept (targets.named_path); what runs store and show.
+    spec: str
+    path: str  # absolute, symlinks resolved: the file or device fio uses
     kind: TargetKind
     size_bytes: int | None  # file or device size; None for a directory
     free_bytes: int | None = None  # free space (directory targets)

@@ -280,8 +280,12 @@ class SuiteDefinition(JsonObject):
 @dataclass(frozen=True)
 class TargetRecord:
     position: int
+    # The name every result and warning of the run gives the target: the absolute path
+    # the user named, symbolic links kept (targets.named_path); what was typed in runs
+    # stored by an earlier iobench ("."). Imported fio files: fio's filename; --clients:
+    # the directory on the clients.
     spec: str
-    path: str
+    path: str  # where it leads, links resolved (imported, --clients: the spec)
     kind: str
     size_bytes: int | None
     context: dict[str, Any]

@@ -111,11 +111,48 @@ def _missing(spec: str, absolute: str) -> UserError:
     )
 
 
+def _working_directory() -> str:
+    """The working directory as the user's shell names it: ``$PWD`` when it is absolute,
+    free of ``.`` and ``..`` and the very directory the process is in (as ``pwd -L``
+    decides), else the kernel's path with symbolic links resolved."""
+    physical = str(Path.cwd())
+    logical = os.environ.get("PWD", "")
+    parts = logical.split("/")
+    if not logical.startswith("/") or "." in parts or ".." in parts:
+        return physical
+    try:
+        if Path(logical).samefile(physical):
+            return logical
+    except OSError:
+        pass
+    return physical
+
+
+def named_path(spec: str) -> str:
+    """The absolute, normalised path that ``spec`` names, as a run stores and shows it.
+
+    Relative to the working directory (as the shell names it, see
+    :func:`_working_directory`); ``.``, ``..``, repeated and trailing slashes resolved;
+    symbolic links kept, so ``/dev/disk/by-id/...`` or a link to a mount stays what the
+    user named (the storage it leads to is :attr:`Target.path`). Where a ``..`` follows a
+    symbolic link, the kernel goes to the link target's parent, which the text alone
+    cannot tell: then the path with its links resolved.
+    """
+    named = os.path.normpath(Path(_working_directory()) / spec)
+    if named.startswith("//"):  # POSIX keeps a leading "//"; nothing here means by it
+        named = "/" + named.lstrip("/")
+    if os.path.realpath(named) != os.path.realpath(spec):
+        return os.path.realpath(spec)
+    return named
+
+
 def resolve_target(spec: str) -> Target:
     """What ``spec`` names: a directory, an existing file or a block device (symlinks followed).
 
-    Raises UserError for a missing path, a character device, a socket, a FIFO, or a path
-    that cannot be accessed, saying what it is and what is accepted.
+    The Target's ``spec`` is the absolute path the user named (:func:`named_path`), its
+    ``path`` the file or device that path leads to. Raises UserError for a missing path, a
+    character device, a socket, a FIFO, or a path that cannot be accessed, saying what it
+    is (as the user typed it) and what is accepted.
     """
     if not spec.strip():
         raise UserError("the target is empty", hint=ACCEPTED)
@@ -135,17 +172,18 @@ def resolve_target(spec: str) -> Target:
         raise UserError(f"cannot access {spec}: {exc.strerror or exc}") from None
     real = os.path.realpath(absolute)
     mode = st.st_mode
+    named = named_path(spec)
     if stat.S_ISDIR(mode):
         try:
             vfs = os.statvfs(real)
             free: int | None = vfs.f_bavail * vfs.f_frsize
         except OSError:
             free = None
-        return Target(spec=spec, path=real, kind="directory", size_bytes=None, free_bytes=free)
+        return Target(spec=named, path=real, kind="directory", size_bytes=None, free_bytes=free)
     if stat.S_ISREG(mode):
-        return Target(spec=spec, path=real, kind="file", size_bytes=st.st_size)
+        return Target(spec=named, path=real, kind="file", size_bytes=st.st_size)
     if stat.S_ISBLK(mode):
-        return Target(spec=spec, path=real, kind="block", size_bytes=_block_size(real, st))
+        return Target(spec=named, path=real, kind="block", size_bytes=_block_size(real, st))
     if stat.S_ISCHR(mode):
         what, hint = "a character device", _char_device_hint(real)
     elif stat.S_ISSOCK(mode):

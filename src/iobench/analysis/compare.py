@@ -80,7 +80,7 @@ class Setup:
 
     key: str  # "run 7", or "run 7 /mnt/x" when the run has several targets
     run_id: int
-    target: str  # the target as given on the command line (TargetRecord.spec)
+    target: str  # TargetRecord.spec: the absolute path named (older runs: as typed)
     label: str | None  # the run's label
     name: str  # what a person reads: the label (with the key if the label is shared), else key
 

@@ -5,7 +5,7 @@ request from what both were asked."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,7 +22,7 @@ from iobench.cli.options import (
     size_option,
     with_options,
 )
-from iobench.errors import IobenchError
+from iobench.errors import IobenchError, UserError
 from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
 
@@ -233,6 +233,12 @@ def _count(value: str) -> int:
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("targets", nargs=-1, metavar="[TARGET]...")
 @workload_options
+@click.option(
+    "--fio-jobfile",
+    metavar="FILE",
+    help="Also write every step's fio job, in the run's order, to FILE: one job file that "
+    "plain fio runs (fio FILE). Written like a report (see `iobench report --help`).",
+)
 @json_option()
 @pass_env
 def doctor(
@@ -248,16 +254,18 @@ def doctor(
     spec: str | None,
     spec_params: tuple[str, ...],
     prefill: bool,
+    fio_jobfile: str | None,
     as_json: bool,
 ) -> int:
     """Explain what `iobench run` would do, and its pitfalls, without running anything.
 
     Takes the same TARGETs and options as `run`. Shows the host and each target's storage,
-    the steps and how long they take, the exact fio job file of every step, the
-    expectations (and a provider spec's promise per workload), and every finding about the
-    method with its reason and fix. Reads a few blocks of an existing file or device to see
-    whether its test area was ever written; writes nothing. Exits like `run` would refuse
-    (2 or 3) when the run could not start.
+    the steps and how long they take, the fio job of every step as plain fio runs it (the
+    file or device by its path, with what iobench does around it), the expectations (and a
+    provider spec's promise per workload), and every finding about the method with its
+    reason and fix. Reads a few blocks of an existing file or device to see whether its
+    test area was ever written; writes nothing but the --fio-jobfile FILE. Exits like `run`
+    would refuse (2 or 3) when the run could not start, and then writes no job file.
 
     \b
     Examples:
@@ -265,11 +273,19 @@ def doctor(
       iobench doctor /mnt/vol --suite standard
       iobench doctor /dev/sdb --suite volume --destructive --spec aws-gp2
       iobench doctor /mnt/vol --expect 'randread-4k-qd32x4.read.iops>=20k' --json
+      iobench doctor /mnt/vol --size 1G --runtime 10s --fio-jobfile plan.fio
     """
     from iobench.engine import protected_paths
     from iobench.engine.preflight import preflight
+    from iobench.output import STDOUT
     from iobench.report.doctor import doctor_document, render_doctor
+    from iobench.report.literal import literal
 
+    if fio_jobfile == STDOUT:
+        raise UserError(
+            "--fio-jobfile -: standard output holds doctor's own output",
+            "name a file: --fio-jobfile plan.fio",
+        )
     request = run_request(
         env, targets, suite=suite, runtime=runtime, ramp=ramp, size=size,
         destructive=destructive, overwrite_signatures=overwrite_signatures,
@@ -281,8 +297,24 @@ def doctor(
     except IobenchError as e:
         planned, refused = None, e
     doc = doctor_document(planned, refused, request.suite)
+    # The file first: a name that cannot be written fails the command before it speaks.
+    wrote = _write_fio_jobfile(fio_jobfile, doc) if fio_jobfile and not refused else None
     if as_json:
         env.emit_json(doc)
     else:
         render_doctor(doc, env.stdout)
+    if fio_jobfile:
+        said = wrote or f"no job file written to {fio_jobfile}: the run would be refused"
+        env.stderr.print(literal(said), highlight=False, markup=False)
     return int(refused.exit_code) if refused else 0
+
+
+def _write_fio_jobfile(name: str, doc: dict[str, Any]) -> str:
+    """``doctor --fio-jobfile``: the plan's job file, written like a report; what to say."""
+    from iobench.output import write_output
+    from iobench.report.doctor import fio_command, fio_jobfile
+
+    where = write_output(name, fio_jobfile(doc))
+    n = len(doc["jobs"])
+    jobs = "1 fio job" if n == 1 else f"{n} fio jobs"
+    return f"wrote {where} ({jobs}); run them: {fio_command(doc, where)}"

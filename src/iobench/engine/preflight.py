@@ -183,10 +183,10 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     suite = request.suite
     targets = [resolve_target(spec) for spec in request.targets]
     seen: dict[str, str] = {}
-    for t in targets:
+    for typed, t in zip(request.targets, targets, strict=True):
         if t.path in seen:
-            raise UserError(f"{t.spec} and {seen[t.path]} are the same target ({t.path})")
-        seen[t.path] = t.spec
+            raise UserError(f"{typed} and {seen[t.path]} are the same target ({t.path})")
+        seen[t.path] = typed
     prepared = [prepare_target(t, suite, request, protected) for t in targets]
     check_space(prepared)
     host = probe_host()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 from iobench import __version__
 from iobench.fio.logs import INTERVAL_MS, LOG_PREFIX
@@ -35,6 +36,51 @@ def section_name(name: str, client: str | None = None) -> str:
     return f"{section}.{client}" if client else section
 
 
+def _global_options(workload: Workload, size: int, *, client: str | None = None) -> list[str]:
+    """A workload's options that iobench sets for it, whatever its shape (the [global]
+    section of its job file), without ``filename``."""
+    time_based = dict(workload.options).get("time_based", "1") != "0"
+    lines = [
+        f"size={size}",
+        f"ioengine={workload.ioengine}",
+        f"direct={1 if workload.direct else 0}",
+        f"runtime={fio_duration(workload.runtime_s)}",
+    ]
+    if time_based:
+        lines.append("time_based=1")
+    if workload.ramp_s:
+        lines.append(f"ramp_time={fio_duration(workload.ramp_s)}")
+    return [
+        *lines,
+        "group_reporting=1",
+        "clat_percentiles=1",
+        "lat_percentiles=1",
+        f"percentile_list={PERCENTILE_LIST}",
+        "randrepeat=0",
+        # Per-second IOPS, bandwidth and latency for timelines (fio/logs.py reads them).
+        f"write_iops_log={LOG_PREFIX}",
+        f"write_bw_log={LOG_PREFIX}",
+        f"write_lat_log={LOG_PREFIX}",
+        f"log_avg_msec={INTERVAL_MS}",
+        *(["log_unix_epoch=1"] if client else []),
+    ]
+
+
+def _shape_options(workload: Workload) -> list[str]:
+    """The workload's own shape and the suite's fio options (its job section)."""
+    lines = [
+        f"rw={workload.rw}",
+        f"bs={workload.bs}",
+        f"iodepth={workload.iodepth}",
+        f"numjobs={workload.numjobs}",
+    ]
+    if workload.rwmixread is not None:
+        lines.append(f"rwmixread={workload.rwmixread}")
+    opts = dict(workload.options)
+    opts.pop("time_based", None)  # iobench's own: see _global_options
+    return lines + [f"{key}={value}" for key, value in opts.items()]
+
+
 def build_jobfile(
     workload: Workload, target_path: str, size: int, *, client: str | None = None
 ) -> str:
@@ -50,45 +96,29 @@ def build_jobfile(
     both get percentiles and json+ histogram bins; ``group_reporting`` makes fio sum the
     jobs' histograms exactly, so numjobs > 1 yields one result per workload.
     """
-    opts = dict(workload.options)
-    time_based = opts.pop("time_based", "1") != "0"
     lines = [
         f"; iobench {__version__}: workload {workload.name}",
         _target_comment(target_path, remote=client is not None),
         "[global]",
         f"filename={target_path if client else TARGET_LINK}",
-        f"size={size}",
-        f"ioengine={workload.ioengine}",
-        f"direct={1 if workload.direct else 0}",
-        f"runtime={fio_duration(workload.runtime_s)}",
-    ]
-    if time_based:
-        lines.append("time_based=1")
-    if workload.ramp_s:
-        lines.append(f"ramp_time={fio_duration(workload.ramp_s)}")
-    lines += [
-        "group_reporting=1",
-        "clat_percentiles=1",
-        "lat_percentiles=1",
-        f"percentile_list={PERCENTILE_LIST}",
-        "randrepeat=0",
-        # Per-second IOPS, bandwidth and latency for timelines (fio/logs.py reads them).
-        f"write_iops_log={LOG_PREFIX}",
-        f"write_bw_log={LOG_PREFIX}",
-        f"write_lat_log={LOG_PREFIX}",
-        f"log_avg_msec={INTERVAL_MS}",
-        *(["log_unix_epoch=1"] if client else []),
+        *_global_options(workload, size, client=client),
         "",
         f"[{section_name(workload.name, client)}]",
-        f"rw={workload.rw}",
-        f"bs={workload.bs}",
-        f"iodepth={workload.iodepth}",
-        f"numjobs={workload.numjobs}",
+        *_shape_options(workload),
     ]
-    if workload.rwmixread is not None:
-        lines.append(f"rwmixread={workload.rwmixread}")
-    lines += [f"{key}={value}" for key, value in opts.items()]
     return "\n".join(lines) + "\n"
+
+
+def _layout_options(size: int, direct: bool) -> list[str]:
+    return [
+        f"size={size}",
+        "rw=write",
+        "bs=1M",
+        "ioengine=psync",
+        f"direct={1 if direct else 0}",
+        "refill_buffers=1",
+        "end_fsync=1",
+    ]
 
 
 def build_layout_jobfile(
@@ -108,16 +138,69 @@ def build_layout_jobfile(
             _target_comment(target_path, remote=remote),
             "[layout]",
             f"filename={target_path if remote else TARGET_LINK}",
-            f"size={size}",
-            "rw=write",
-            "bs=1M",
-            "ioengine=psync",
-            f"direct={1 if direct else 0}",
-            "refill_buffers=1",
-            "end_fsync=1",
+            *_layout_options(size, direct),
             "",
         ]
     )
+
+
+# -- job files for plain fio (`iobench doctor`) ------------------------------------------------
+
+# What a job file cannot carry in an option value (see TARGET_LINK): fio cuts a value at
+# ';' and '#', strips trailing blanks, expands '$' keywords and ${VARIABLES} (and sends
+# '$ncpus'-like values to bc), and '\' escapes; a character that does not show as itself
+# cannot be pasted. ':' separates file names and is escaped as '\:'.
+_UNSAFE_IN_VALUE = frozenset(";#$\\")
+
+
+def plain_filename(path: str) -> str | None:
+    """The ``filename=`` value that makes plain fio open ``path``; None when no value
+    can (then fio reaches it only through a link of a plain name, as iobench does)."""
+    if not path.isprintable() or path != path.rstrip() or _UNSAFE_IN_VALUE & set(path):
+        return None
+    return path.replace(":", "\\:")
+
+
+def _plain_filename_lines(path: str) -> list[str]:
+    value = plain_filename(path)
+    if value is not None:
+        return [f"filename={value}"]
+    quoted = json.dumps(path)  # one line, whatever the path holds
+    lines = [
+        f"; target: {quoted}: fio cannot take this path in a job file (it cuts values at ';'",
+        "; and '#', expands '$', strips trailing blanks); run fio where ./target is a",
+        "; symbolic link to it, as iobench does"
+        + (f": ln -s -- {shlex.quote(path)} target" if path.isprintable() else ""),
+    ]
+    return [*lines, f"filename={TARGET_LINK}"]
+
+
+def plain_job(workload: Workload, path: str, size: int, *, section: str, title: str) -> str:
+    """One workload as a section plain fio runs on its own or after others in one file:
+    the options of :func:`build_jobfile`'s job file, all in the section (a [global] would
+    carry over into the next step's), the file by its path, and ``stonewall`` so that it
+    starts when the step before it has ended."""
+    lines = [
+        f"; {title}",
+        f"[{section}]",
+        *_shape_options(workload),
+        *_plain_filename_lines(path),
+        *_global_options(workload, size),
+        "stonewall",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plain_layout_job(path: str, size: int, *, direct: bool, section: str, title: str) -> str:
+    """:func:`build_layout_jobfile` as a section for plain fio (see :func:`plain_job`)."""
+    lines = [
+        f"; {title}",
+        f"[{section}]",
+        *_plain_filename_lines(path),
+        *_layout_options(size, direct),
+        "stonewall",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def build_cleanup_jobfile(target_path: str) -> str:

@@ -18,6 +18,8 @@ from iobench.report.model import (
     format_ratio,
     mark_kind,
     row_shape,
+    tally_text,
+    verdict_counts,
 )
 from iobench.units import format_iops, format_ns, format_rate
 
@@ -58,9 +60,13 @@ def render_comparison(c: Comparison, console: Console) -> None:
         f"comparing {len(c.setups)} setups, baseline [bold]{markup_literal(base.name)}[/]",
         highlight=False,
     )
+    others = [s for s in c.setups if s.key != c.baseline]
+    tallies = {s.key: counts for s, (_, counts) in zip(others, verdict_counts(c), strict=True)}
     for s in c.setups:
         where = f"run {s.run_id} on {s.target}"
         text = where if s.name == s.key else f"{s.name}: {where}"
+        if s.key in tallies:  # its verdicts counted, as the reports sum them up
+            text += f" ({tally_text(tallies[s.key]) or 'nothing matched'})"
         console.print(markup_literal(f"  {text}"), highlight=False, style="dim")
     for row in c.rows:
         console.print(_row_table(c, row))

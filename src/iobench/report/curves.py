@@ -46,6 +46,11 @@ ORION_SUITE = "orion-simple"
 LIMITS = (("iops", "IOPS"), ("bw_bytes", "bandwidth"), ("crossover_bs", "crossover"))
 
 
+def jobs_text(jobs: int) -> str:
+    """``1 job``, ``4 jobs``."""
+    return f"{jobs} job" if jobs == 1 else f"{jobs} jobs"
+
+
 def knee_text(c: Curve) -> str:
     """``QD4``; ``not reached`` (still rising); ``one QD`` (a single queue depth)."""
     if c.saturated is None:
@@ -163,7 +168,7 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
         depths = sorted({p.iodepth for c in group for p in c.points})
         table = Table(
             title=markup_literal(
-                f"{target}: {rw} IOPS by block size and queue depth (x{jobs} jobs)"
+                f"{target}: {rw} IOPS by block size and queue depth ({jobs_text(jobs)})"
             ),
             title_justify="left",
             title_style="bold",
@@ -194,7 +199,9 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
             ]
             if p99_under_ns is not None:
                 under = c.best_under_p99(p99_under_ns)
-                cells.append(f"{format_iops(under.iops)} at QD{under.iodepth}" if under else "none")
+                cells.append(
+                    f"{format_iops(under.iops)} IOPS at QD{under.iodepth}" if under else "none"
+                )
             table.add_row(*cells)
         console.print(table)
         mismatches = [x for c in group for x in c.little() if not x.ok]
@@ -262,7 +269,7 @@ def render_characterization(
         _plain(
             console,
             f"  check at {format_bytes(x.bs)}: {format_iops(x.iops)} IOPS, the two limits "
-            f"predict {format_iops(x.model_iops)} ({x.deviation:+.1%})",
+            f"predict {format_iops(x.model_iops)} IOPS ({x.deviation:+.1%})",
             "yellow" if abs(x.deviation) > 0.1 else "dim",
         )
 

@@ -9,17 +9,23 @@ method; or, when the run would be refused, why.
 
 from __future__ import annotations
 
+import json
 import math
+import shlex
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from iobench import __version__
 from iobench.documents import envelope
+from iobench.engine.local import STALL_S
 from iobench.engine.preflight import Preflight
+from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import IobenchError
-from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
+from iobench.fio.jobfile import TARGET_LINK, plain_job, plain_layout_job, section_name
+from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.runner import fio_argv
 from iobench.records import SuiteDefinition
 from iobench.report.context import host_lines, render_lines, target_lines
@@ -97,28 +103,103 @@ def _targets(p: Preflight) -> list[dict[str, Any]]:
 
 
 def _jobs(p: Preflight) -> list[dict[str, Any]]:
-    """The exact fio job file of every step, per target: the layout (when the test file
-    must be laid out first), then each workload."""
+    """Every step's fio job in the order `run` runs them, as plain fio takes it: the
+    options of the job file iobench runs, the file or device named by its path (iobench's
+    own names it ./target, a link), each a section that waits for the one before it."""
+    several = len(p.prepared) > 1
+    by_spec = {pt.target.spec: (i, pt) for i, pt in enumerate(p.prepared)}
+    direct = all(w.direct for w in p.suite.workloads)
     jobs = []
-    for pt in p.prepared:
-        direct = all(w.direct for w in p.suite.workloads)
-        if pt.layout_bytes:
-            jobs.append(
-                {
-                    "target": pt.target.spec,
-                    "workload": None,
-                    "job_file": build_layout_jobfile(pt.filename, pt.layout_bytes, direct=direct),
-                }
+    for step in p.schedule():
+        i, pt = by_spec[step.target]
+        tag = f".target{i + 1}" if several else ""
+        w = step.workload
+        what = step.name if w is None else f"workload {w.name}"
+        title = f"iobench {__version__}: {what} on {json.dumps(step.target)}"
+        if w is None:
+            text = plain_layout_job(
+                pt.filename, pt.layout_bytes, direct=direct, section=f"layout{tag}", title=title
             )
-        for w in p.suite.workloads:
-            jobs.append(
-                {
-                    "target": pt.target.spec,
-                    "workload": w.name,
-                    "job_file": build_jobfile(w, pt.filename, pt.size_of(w)),
-                }
-            )
+        else:
+            section = section_name(w.name) + tag
+            text = plain_job(w, pt.filename, pt.size_of(w), section=section, title=title)
+        jobs.append({"target": step.target, "workload": w.name if w else None, "job_file": text})
     return jobs
+
+
+def _path_shown(path: str) -> str:
+    """A path as a shell takes it, on one line."""
+    return shlex.quote(path) if path.isprintable() else json.dumps(path)
+
+
+def around_jobs(doc: dict[str, Any]) -> list[str]:
+    """What `iobench run` does around the job files that ``doc`` (a doctor document)
+    shows, which plain fio does not: one sentence each."""
+    targets = doc.get("targets") or []
+    readonly = all(t["readonly"] for t in targets)
+    argv = " ".join(doc.get("fio_argv") or [])
+    notes = [
+        f"iobench runs each step as a fio process of its own, `{argv}`, in a private "
+        f"temporary directory where ./{TARGET_LINK} is a symbolic link to the file or device "
+        f"(the job files it stores say filename={TARGET_LINK})",
+        f"each step has a hard time limit of 1.5 x (ramp + runtime) + {TIMEOUT_MARGIN_S:.0f} s; "
+        f"a layout runs until it makes no progress for {format_duration(STALL_S)}",
+        f"fio's interval logs ({LOG_PREFIX}_iops.1.log ...) land in the private directory "
+        "and go with it; from one job file they land in fio's working directory, and each "
+        "step waits for the one before it (stonewall)",
+        "fio runs in iobench's own cgroups, so under the IO throttles shown for each target",
+    ]
+    for t in targets:
+        name = _path_shown(t["test_file"])
+        if t["created"]:
+            notes.append(
+                f"iobench creates the test file {name} (O_EXCL, at its full size, so it "
+                "never writes over a file that is there) before laying it out, and removes "
+                "it after the last step, on a failure or Ctrl-C too; plain fio creates it "
+                f"itself and leaves it: rm -- {name}"
+            )
+        elif not t["readonly"]:
+            notes.append(
+                f"these jobs WRITE to {_path_shown(t['path'])}, destroying its data "
+                "(iobench does only with --destructive, after its checks"
+                + (
+                    ", and holds the device open with O_EXCL while the run lasts, so "
+                    "nothing can mount it meanwhile)"
+                    if t["kind"] == "block"
+                    else ")"
+                )
+            )
+        elif not readonly:
+            notes.append(
+                f"iobench passes --readonly to fio for the steps on {_path_shown(t['path'])}"
+            )
+    return notes
+
+
+def fio_command(doc: dict[str, Any], jobfile: str) -> str:
+    """How plain fio runs the job file of a doctor document's plan (``--readonly`` when
+    every step only reads, as iobench passes it), as a shell takes it."""
+    targets = doc.get("targets") or []
+    readonly = bool(targets) and all(t["readonly"] for t in targets)
+    flags = " --readonly" if readonly else ""
+    return f"fio --output-format=json+ --output=result.json{flags} {_path_shown(jobfile)}"
+
+
+def fio_jobfile(doc: dict[str, Any]) -> str:
+    """Every step of a doctor document's plan in one job file for plain fio: what
+    ``iobench doctor --fio-jobfile`` writes."""
+    targets = doc.get("targets") or []
+    suite = doc["suite"]["name"]
+    on = ", ".join(json.dumps(t["spec"]) for t in targets)
+    head = [
+        f"; the steps `iobench run` would run with the {suite} suite on {on}, in its order,",
+        f"; as plain fio runs them (iobench {__version__}, `iobench doctor --fio-jobfile`).",
+        f"; run them: {fio_command(doc, 'THIS-FILE')}",
+        "; what iobench does around them, which plain fio does not:",
+        *(f";  - {note}" for note in around_jobs(doc)),
+        "",
+    ]
+    return "\n".join(head) + "\n" + "\n".join(j["job_file"] for j in doc.get("jobs") or [])
 
 
 def _spec(p: Preflight) -> dict[str, Any] | None:
@@ -185,21 +266,28 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
             )
         console.print(table)
         console.print(f"  in all about {format_duration(round(doc['expected_s']))}", style="dim")
-    if doc.get("fio_argv"):
+    if doc.get("jobs"):
         console.print(
-            literal(f"  fio runs each job file as `{' '.join(doc['fio_argv'])}`, in a private ")
-            + "temporary directory where ./target links to the file or device",
-            style="dim",
+            "\n[bold]fio job files[/]: each step as plain fio runs it (paste one, or all of "
+            "them in order into one file; --fio-jobfile FILE writes that file); around "
+            "them:",
             highlight=False,
-            markup=False,
         )
+        for note in around_jobs(doc):
+            console.print(literal(f"  - {note}"), highlight=False, markup=False)
     for job in doc.get("jobs") or []:
         what = job["workload"] or "layout"
         console.print(
             f"\n[bold]job file[/] {markup_literal(what)} on {markup_literal(job['target'])}:",
             highlight=False,
         )
-        console.print(literal_lines(job["job_file"].rstrip()), highlight=False, markup=False)
+        # soft_wrap: a long line stays one line (the terminal folds it), so it pastes.
+        console.print(
+            literal_lines(job["job_file"].rstrip()),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     _render_spec(doc.get("spec"), console)
     if doc.get("expectations"):
         console.print("\n[bold]expectations[/] (checked after the run; exit 4 if one fails)")

@@ -21,6 +21,7 @@ from iobench.report.clients import client_figures, clients_document, is_client_r
 from iobench.report.curves import (
     analysis_kind,
     curve_groups,
+    jobs_text,
     knee_text,
     limit_rows,
     run_characterization,
@@ -38,6 +39,7 @@ from iobench.report.model import (
     result_lines,
     run_lines,
     run_title,
+    tally_text,
     target_summaries,
     verdict_counts,
     workload_shape,
@@ -182,7 +184,7 @@ def _curves(run: RunRecord) -> list[str]:
     cs, limits = run_curves(run, kind)
     for (target, rw, jobs), group in curve_groups(cs).items():
         depths = sorted({p.iodepth for c in group for p in c.points})
-        title = f"IOPS of {rw} on {target} ({jobs} job(s)) by block size and queue depth:"
+        title = f"IOPS of {rw} on {target} ({jobs_text(jobs)}) by block size and queue depth:"
         out += [md_text(title), ""]
         rows = []
         for c in sorted(group, key=lambda c: c.bs):
@@ -292,8 +294,7 @@ def _comparison(comparison: Comparison) -> list[str]:
         "",
     ]
     for name, counts in verdict_counts(comparison):
-        summary = ", ".join(f"{n} \u00d7 {v}" for v, n in sorted(counts.items()))
-        out.append(f"- **{md_text(name)}**: {md_text(summary) or 'nothing matched'}")
+        out.append(f"- **{md_text(name)}**: {md_text(tally_text(counts)) or 'nothing matched'}")
     out.append("")
     out += _matched(comparison)
     out.append("")

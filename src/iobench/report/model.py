@@ -15,7 +15,7 @@ from iobench.analysis.compare import Cell, Comparison, Row
 from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
-from iobench.records import RunRecord
+from iobench.records import RunRecord, TargetRecord
 from iobench.report.context import host_lines
 from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
 
@@ -154,6 +154,16 @@ def host_summary(run: RunRecord) -> str:
     return "; ".join(parts) or "-"
 
 
+def target_title(t: TargetRecord) -> str:
+    """A target as a heading names it: the path the user named, and the file or device it
+    leads to when that is another path (a symbolic link, ``/dev/disk/by-id/...``). A run
+    stored before targets were stored by their absolute path keeps its ``.``, and this
+    shows where it was."""
+    if not t.path or t.path == t.spec:
+        return t.spec
+    return f"{t.spec} \u2192 {t.path}"
+
+
 def target_summaries(run: RunRecord) -> list[tuple[str, str]]:
     """(target, one line about it: kind, filesystem, mount options, first disk)."""
     out = []
@@ -170,7 +180,7 @@ def target_summaries(run: RunRecord) -> list[tuple[str, str]]:
             or None,
             throttle_summary(ctx),
         ]
-        out.append((t.spec, ", ".join(p for p in parts if p) or "-"))
+        out.append((target_title(t), ", ".join(p for p in parts if p) or "-"))
     return out
 
 
@@ -385,6 +395,12 @@ def compare_lines(comparison: Comparison) -> list[CompareLine]:
                 )
             )
     return out
+
+
+def tally_text(counts: dict[str, int]) -> str:
+    """A setup's verdicts counted, the count first so it does not read as part of a
+    verdict: ``2 \u00d7 faster, 3 \u00d7 too few repeats``; empty when nothing matched."""
+    return ", ".join(f"{n} \u00d7 {v}" for v, n in sorted(counts.items()))
 
 
 def verdict_counts(comparison: Comparison) -> list[tuple[str, dict[str, int]]]:

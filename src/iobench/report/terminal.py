@@ -14,7 +14,14 @@ from iobench.records import RunRecord
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
 from iobench.report.literal import literal, literal_lines, markup_literal
-from iobench.report.model import CLAT_NOTE, ResultLine, mark_kind, result_lines, shape_cells
+from iobench.report.model import (
+    CLAT_NOTE,
+    ResultLine,
+    mark_kind,
+    result_lines,
+    shape_cells,
+    target_title,
+)
 from iobench.units import (
     format_bytes,
     format_duration,
@@ -96,7 +103,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
         used_clat = False
         if not rows:
             console.print(
-                markup_literal(f"{t.spec} ({t.kind}{_target_detail(t.context)})")
+                markup_literal(f"{target_title(t)} ({t.kind}{_target_detail(t.context)})")
                 + ": no workload finished",
                 highlight=False,
             )
@@ -105,7 +112,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
             _render_repeated(t, rows, [x for x in lines if x.target == t.spec], console)
             continue
         table = Table(
-            title=markup_literal(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
+            title=markup_literal(f"{target_title(t)} ({t.kind}{_target_detail(t.context)})"),
             title_justify="left",
             title_style="bold",
         )
@@ -173,7 +180,7 @@ def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: 
     """One row per workload and direction: the mean over the repetitions with the 95 % CI
     relative to it, and the CV (the figures of the HTML and Markdown reports)."""
     table = Table(
-        title=markup_literal(f"{t.spec} ({t.kind}{_target_detail(t.context)})"),
+        title=markup_literal(f"{target_title(t)} ({t.kind}{_target_detail(t.context)})"),
         title_justify="left",
         title_style="bold",
         caption="mean ±half-width of its 95 % confidence interval over n repetitions "
