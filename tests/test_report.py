@@ -1058,3 +1058,13 @@ def test_markdown_has_each_runs_host_targets_and_warnings(runs: list[RunRecord])
     assert "indicative &lt;b&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;/b&gt;" in text
     assert text.count("(fix: use --suite standard)") == 3
     assert "<b>" not in text and "<script" not in text
+
+
+def test_a_run_stored_with_a_relative_target_shows_where_it_was() -> None:
+    """Runs stored before targets were stored by their absolute path keep their ``.``; the
+    report's header, runs table and context also say where it led."""
+    run = make_run(5, "old", 1.0, 1)
+    (t,) = run.targets
+    old = dataclasses.replace(run, targets=[dataclasses.replace(t, spec=".", path="/srv/vol")])
+    page = render_html([old], None)
+    assert page.count(". \u2192 /srv/vol") == 3  # header, runs table, context heading

@@ -66,6 +66,7 @@ from iobench.report.model import (
     result_lines,
     run_lines,
     run_title,
+    target_title,
     verdict_counts,
     workload_shape,
 )
@@ -399,7 +400,7 @@ def run_contexts(runs: Sequence[RunRecord]) -> list[RunContext]:
         ]
         targets = [
             (
-                t.spec,
+                target_title(t),
                 target_lines(
                     {
                         "path": t.path,

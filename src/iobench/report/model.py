@@ -133,7 +133,10 @@ def run_lines(runs: Sequence[RunRecord]) -> list[RunLine]:
             status=run.status,
             fio_version=run.fio_version or "-",
             host=str(run.host.get("hostname") or "-"),
-            targets=", ".join(t.spec for t in run.targets) or "-",
+            targets=", ".join(
+                target_title(t) for t in sorted(run.targets, key=lambda t: t.position)
+            )
+            or "-",
             started=run.started_at.replace("T", " ")[:19],
             results=sum(1 for r in run.results if r.status == "ok"),
             warnings=len(run.warnings),
