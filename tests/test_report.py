@@ -851,7 +851,30 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         b.close()
 
 
-def _wait_for_charts(browser: Browser, expected: int) -> int:
+def assert_clean(browser: Browser, uri: str) -> None:
+    """No error of any kind (the page's own error list, exceptions, console, browser log),
+    and no request but the page itself; nothing failed to load."""
+    assert browser.evaluate("document.getElementById('js-errors').textContent") == ""
+    assert browser.evaluate("document.getElementById('js-errors').hidden") is True
+    assert browser.page_events("Runtime.exceptionThrown") == []
+    assert [
+        e["params"]
+        for e in browser.page_events("Runtime.consoleAPICalled")
+        if e["params"]["type"] in ("error", "warning", "assert")
+    ] == []
+    assert [
+        e["params"]["entry"]
+        for e in browser.page_events("Log.entryAdded")
+        if e["params"]["entry"]["level"] in ("error", "warning")
+    ] == []
+    requests = {
+        e["params"]["request"]["url"] for e in browser.page_events("Network.requestWillBeSent")
+    }
+    assert requests == {uri}
+    assert browser.page_events("Network.loadingFailed") == []
+
+
+def wait_for_charts(browser: Browser, expected: int) -> int:
     deadline = time.monotonic() + 30
     drawn = 0
     while time.monotonic() < deadline:
@@ -868,31 +891,12 @@ def test_chromium_draws_every_chart_with_no_error_and_no_request(
 ) -> None:
     parsed = Page(page)
     browser.open(report_file.as_uri())
-    assert _wait_for_charts(browser, len(parsed.charts())) == len(parsed.charts()) == 9
+    assert wait_for_charts(browser, len(parsed.charts())) == len(parsed.charts()) == 9
     assert browser.evaluate(
         "Array.from(document.querySelectorAll('div.chart'))"
         ".every(d => d.querySelectorAll('.main-svg .trace').length > 0)"
     )
-    # No error of any kind: the page's own error list, exceptions, console, browser log.
-    assert browser.evaluate("document.getElementById('js-errors').textContent") == ""
-    assert browser.evaluate("document.getElementById('js-errors').hidden") is True
-    assert browser.page_events("Runtime.exceptionThrown") == []
-    assert [
-        e["params"]
-        for e in browser.page_events("Runtime.consoleAPICalled")
-        if e["params"]["type"] in ("error", "warning", "assert")
-    ] == []
-    assert [
-        e["params"]["entry"]
-        for e in browser.page_events("Log.entryAdded")
-        if e["params"]["entry"]["level"] in ("error", "warning")
-    ] == []
-    # The only request is the file itself; nothing failed to load.
-    requests = {
-        e["params"]["request"]["url"] for e in browser.page_events("Network.requestWillBeSent")
-    }
-    assert requests == {report_file.as_uri()}
-    assert browser.page_events("Network.loadingFailed") == []
+    assert_clean(browser, report_file.as_uri())
     # The label never ran (no alert dialog) and reads as text: title, chart key, no extra script.
     assert browser.page_events("Page.javascriptDialogOpening") == []
     assert browser.evaluate("document.title") == parsed.title
