@@ -65,6 +65,18 @@ def isolated_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
 
 
 @pytest.fixture
+def one_cpu() -> Iterator[int]:
+    """This process (and the fio it starts) may use one CPU only, as on a 1-CPU machine;
+    the affinity iobench had before comes back afterwards."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
+    try:
+        yield 1
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+@pytest.fixture
 def real_fio() -> str:
     path = shutil.which("fio")
     if path is None:

@@ -211,6 +211,46 @@ def test_quick_suite_json_end_to_end(cli: Cli, real_fio: str, tmp_path: Path) ->
     assert "--output-format=json+" in raw and "[randread-4k-qd1]" in raw
 
 
+WIDE = ("randread-4k-qd32x4", "randwrite-4k-qd32x4", "read-256k-qd32x4", "write-256k-qd32x4")
+
+
+@pytest.mark.fio
+def test_the_default_suite_is_fitted_to_the_cpus_and_stores_what_ran(
+    cli: Cli, real_fio: str, tmp_path: Path, one_cpu: int
+) -> None:
+    """On one CPU, quick's 4 jobs at QD32 run as 1 job at QD128: fio gets that, the run
+    stores that, and the run says so once, as information."""
+    code, out, err = cli("run", str(tmp_path), "--runtime", "1s", "--ramp", "0", "--size", "16M")
+    assert code == 0, err
+    assert "numjobs-over-cpus" not in out
+    assert "  info [fitted-to-cpus]\n" in out and out.count("fitted to this host") == 1
+    assert (
+        "the quick suite is fitted to this host's 1 CPU, so that its jobs do not compete for "
+        "CPU time: randread-4k-qd32x4, randwrite-4k-qd32x4, read-256k-qd32x4 and "
+        "write-256k-qd32x4 run 1 job at iodepth 128 instead of 4 at 32 (the same 128 IOs in "
+        "flight)"
+    ) in " ".join(out.split())
+    assert "  info [indicative]\n" in out
+    # What the user typed is theirs to change: --runtime 1s warns, once.
+    assert "  warning [short-runtime]\n    --runtime 1s is too short" in out
+    assert out.count("--runtime 1s is too short") == 1
+
+    code, exported, _ = cli("export", "latest", "--format", "json")
+    doc = json.loads(exported)
+    shapes = {w["name"]: (w["numjobs"], w["iodepth"]) for w in doc["suite_def"]["workloads"]}
+    assert shapes == {
+        "randread-4k-qd1": (1, 1),
+        "randwrite-4k-qd1": (1, 1),
+        **dict.fromkeys(WIDE, (1, 128)),
+    }
+    for r in doc["results"]:
+        assert (r["params"]["numjobs"], r["params"]["iodepth"]) == shapes[r["workload"]]
+        assert f"numjobs={shapes[r['workload']][0]}\n" in r["job_file"]
+        assert f"iodepth={shapes[r['workload']][1]}\n" in r["job_file"]
+    fitted = [w for w in doc["warnings"] if w["id"] == "fitted-to-cpus"]
+    assert [(w["severity"], w["data"]) for w in fitted] == [("info", {"cpus": 1})]
+
+
 @pytest.mark.fio
 def test_existing_file_read_only_suite_leaves_it_unchanged(
     cli: Cli, real_fio: str, tmp_path: Path

@@ -208,6 +208,26 @@ def test_numjobs_over_the_cpu_count(cli: Cli, tmp_path: Path) -> None:
     assert "numjobs-over-cpus" not in ids(doctor(cli, str(tmp_path), "-s", suite(tmp_path))[1])
 
 
+def test_the_default_suite_fits_the_machine_and_warns_of_nothing_it_chose(
+    cli: Cli, tmp_path: Path, one_cpu: int
+) -> None:
+    code, doc = doctor(cli, str(tmp_path))
+    assert code == 0 and doc["suite"]["name"] == "quick"
+    mine = {"numjobs-over-cpus", "small-file", "short-runtime", "buffered-io", "indicative"}
+    assert not [w for w in doc["warnings"] if w["id"] in mine and w["severity"] == "warning"]
+    notes = [w["id"] for w in doc["warnings"] if w["severity"] == "info"]
+    assert notes[:2] == ["fitted-to-cpus", "indicative"]
+    jobs = {j["workload"]: j["job_file"] for j in doc["jobs"] if j["workload"]}
+    assert "numjobs=1\n" in jobs["randread-4k-qd32x4"]
+    assert "iodepth=128\n" in jobs["randread-4k-qd32x4"]
+    # A suite file of the user's runs as written, and keeps its warning.
+    many = suite(tmp_path, numjobs=4)
+    code, doc = doctor(cli, str(tmp_path), "-s", many)
+    assert "numjobs-over-cpus" in ids(doc) and "fitted-to-cpus" not in ids(doc)
+    (rr,) = [j["job_file"] for j in doc["jobs"] if j["workload"] == "rr"]
+    assert "numjobs=4\n" in rr and "iodepth=4\n" in rr
+
+
 def test_short_runtime(cli: Cli, tmp_path: Path) -> None:
     short = suite(tmp_path, runtime="2s")
     assert "short-runtime" in ids(doctor(cli, str(tmp_path), "-s", short)[1])

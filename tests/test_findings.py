@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from iobench.analysis.findings import TargetFacts, method_findings
+import pytest
+
+from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.expect import parse_expectation
 from iobench.model import Suite, Workload
+from iobench.suites import apply_overrides, builtin_names, fit_to_cpus, load_builtin
+
+GiB = 1 << 30
 
 
-def _suite(*workloads: Workload, indicative: bool = False) -> Suite:
-    return Suite("s", "d", workloads, "builtin", indicative=indicative)
+def _suite(*workloads: Workload, indicative: bool = False, source: str = "my.toml") -> Suite:
+    return Suite("s", "d", workloads, source, indicative=indicative)
 
 
 def _w(name: str = "w", **kw: object) -> Workload:
@@ -30,6 +35,14 @@ def _ids(suite: Suite, facts: TargetFacts | None = None, cpus: int | None = 8) -
     return [f.id for f in method_findings(suite, facts or _facts(), cpus)]
 
 
+def _on_disk(suite: Suite, cpus: int, device: int = 256 * GiB) -> list[Finding]:
+    """The findings of ``suite`` as the preflight makes them: fitted to ``cpus``, in a
+    directory on a disk of ``device`` bytes."""
+    fitted = fit_to_cpus(suite, cpus)
+    area = max(w.size for w in fitted.workloads)
+    return method_findings(fitted, _facts(area, device), cpus)
+
+
 def test_clean_plan_has_no_findings() -> None:
     assert _ids(_suite(_w())) == []
 
@@ -41,31 +54,176 @@ def test_numjobs_over_cpu_count() -> None:
     assert _ids(_suite(_w(numjobs=4)), cpus=None) == []
 
 
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4, 64])
+def test_a_user_suite_keeps_its_numjobs_warning(cpus: int) -> None:
+    """A suite file runs as written: more jobs than CPUs is the user's to change."""
+    mine = _suite(_w("a", numjobs=4, iodepth=32), _w("b"))
+    found = _on_disk(mine, cpus, device=4 * GiB)
+    expected = [("numjobs-over-cpus", "warning", "a")] if cpus < 4 else []
+    assert [(f.id, f.severity, f.workload) for f in found] == expected
+
+
+@pytest.mark.parametrize(
+    ("cpus", "said"),
+    [
+        (1, "run 1 job at iodepth 128 instead of 4 at 32 (the same 128 IOs in flight)"),
+        (2, "run 2 jobs at iodepth 64 instead of 4 at 32 (the same 128 IOs in flight)"),
+        (3, "run 3 jobs at iodepth 43 instead of 4 at 32 (129 IOs in flight for the "
+            "suite's 128, as near as 3 jobs share them)"),
+        (4, None),
+        (64, None),
+    ],
+)  # fmt: skip
+def test_a_builtin_suite_fitted_to_the_cpus_says_so_once(cpus: int, said: str | None) -> None:
+    found = _on_disk(load_builtin("standard"), cpus)
+    assert "numjobs-over-cpus" not in [f.id for f in found]
+    fitted = [f for f in found if f.id == "fitted-to-cpus"]
+    if said is None:
+        assert fitted == []
+        return
+    (info,) = fitted
+    assert info.severity == "info" and info.workload is None and info.data == {"cpus": cpus}
+    assert info.message.startswith(f"the standard suite is fitted to this host's {cpus} CPU")
+    assert (
+        "randread-4k-qd32x4, randwrite-4k-qd32x4, read-256k-qd32x4 and write-256k-qd32x4 " + said
+    ) in info.message
+    assert "qd1" not in info.message
+    assert "to run 4 jobs anyway" in info.fix and "suite file of your own" in info.fix
+
+
+def test_the_fitted_note_names_each_shape_and_only_what_ran() -> None:
+    mixed = _suite(
+        _w("deep", numjobs=4, iodepth=32),
+        _w("odd", numjobs=3, iodepth=5),
+        _w("one", numjobs=1, iodepth=8),
+        source="builtin",
+    )
+    fitted = fit_to_cpus(mixed, 2)
+    (info,) = method_findings(fitted, _facts(), 2)
+    assert info.message.endswith(
+        "deep runs 2 jobs at iodepth 64 instead of 4 at 32 (the same 128 IOs in flight); "
+        "odd runs 2 jobs at iodepth 8 instead of 3 at 5 (16 IOs in flight for the suite's "
+        "15, as near as 2 jobs share them). The results hold what ran"
+    )
+    assert "the suite's job counts anyway" in info.fix
+    # An interrupted run speaks only of what ran.
+    (only,) = method_findings(fitted.only(["odd", "one"]), _facts(), 2)
+    assert "odd runs" in only.message and "deep" not in only.message
+    assert method_findings(fitted.only(["one"]), _facts(), 2) == []
+
+
 def test_buffered_io() -> None:
-    assert _ids(_suite(_w(direct=False))) == ["buffered-io"]
+    found = method_findings(_suite(_w("a", direct=False), _w("b", direct=False)), _facts(), 8)
+    assert [(f.id, f.severity, f.workload) for f in found] == [
+        ("buffered-io", "warning", "a"), ("buffered-io", "warning", "b")
+    ]  # fmt: skip
+    assert "direct = true" in found[0].fix
+
+
+def test_a_builtin_suite_buffered_by_its_method_says_so_once() -> None:
+    (info,) = _on_disk(load_builtin("dd"), 2, device=4 * GiB)
+    assert (info.id, info.severity, info.workload) == ("buffered-io", "info", None)
+    assert "the dd suite uses buffered IO (direct=0) in write-dsync and read-back" in info.message
+    assert "--suite standard" in info.fix
 
 
 def test_small_file_on_a_big_device() -> None:
     found = method_findings(_suite(_w()), _facts(256 << 20, 256 << 30), 8)
-    assert [f.id for f in found] == ["small-file"]
+    assert [(f.id, f.severity) for f in found] == [("small-file", "warning")]
     assert "256 MiB" in found[0].message and "0.098 %" in found[0].message
     assert "/dev/vdb" in found[0].message and "under /data" in found[0].message
-    assert "25.6 GiB" in found[0].fix
+    assert found[0].fix == "use --size 26G or more, or test the whole device"
     assert _ids(_suite(_w()), _facts(1 << 30, 4 << 30)) == []
     assert _ids(_suite(_w()), _facts(1 << 30, None)) == []
 
 
-def test_short_runtime_indicative_suite_says_so_once() -> None:
+@pytest.mark.parametrize(
+    ("device", "size"),
+    [(256 * GiB, "26G"), (80 * GiB, "8G"), (4 * GiB, "410M"), (12 << 40, "1229G"),
+     (200 << 40, "20T")],
+)  # fmt: skip
+def test_the_small_file_fix_is_a_size_to_type(device: int, size: str) -> None:
+    (found,) = method_findings(_suite(_w(size=1 << 20)), _facts(1 << 20, device), 8)
+    assert found.fix == f"use --size {size} or more, or test the whole device"
+
+
+def test_small_file_of_a_builtin_suite_warns_only_when_the_user_chose_the_size() -> None:
+    standard = load_builtin("standard")
+    (own,) = [f for f in _on_disk(standard, 64) if f.id == "small-file"]
+    assert own.severity == "info"
+    assert "(4 GiB, the size the standard suite defines) is 1.6 %" in own.message
+    assert own.fix == "use --size 26G or more, or test the whole device"
+    chosen = apply_overrides(standard, size=8 * GiB)
+    (warned,) = [f for f in _on_disk(chosen, 64) if f.id == "small-file"]
+    assert warned.severity == "warning" and "defines" not in warned.message
+    # The quick suite's own small area is part of its one note.
+    quick = _on_disk(load_builtin("quick"), 64)
+    assert [(f.id, f.severity) for f in quick] == [("indicative", "info")]
+    chosen_quick = _on_disk(apply_overrides(load_builtin("quick"), size=16 << 20), 64)
+    assert [(f.id, f.severity) for f in chosen_quick] == [
+        ("small-file", "warning"), ("indicative", "info")
+    ]  # fmt: skip
+
+
+def test_an_indicative_suite_says_so_once() -> None:
     found = method_findings(
-        _suite(_w("a", runtime_s=5), _w("b", runtime_s=5), indicative=True), _facts(), 8
+        _suite(_w("a", runtime_s=5, ramp_s=1), _w("b", runtime_s=5, ramp_s=1), indicative=True),
+        _facts(),
+        8,
     )
-    assert [(f.id, f.severity) for f in found] == [("short-runtime", "info")]
-    assert "indicative" in found[0].message
+    assert [(f.id, f.severity, f.workload) for f in found] == [("indicative", "info", None)]
+    assert found[0].message == (
+        "the s suite is a first look: each workload runs 5s after a 1s ramp on a test area of "
+        "1 GiB, too short for a steady state and too small to get past caches, so its numbers "
+        "are indicative"
+    )
+    assert "--suite standard" in found[0].fix
+
+
+def test_the_quick_suite_names_its_time_and_area() -> None:
+    (info,) = [f for f in _on_disk(load_builtin("quick"), 2) if f.id == "indicative"]
+    assert "each workload runs 5s after a 1s ramp on a test area of 256 MiB" in info.message
 
 
 def test_short_runtime_in_a_suite_meant_for_quoting() -> None:
     found = method_findings(_suite(_w("a", runtime_s=10), _w("b", runtime_s=30)), _facts(), 8)
     assert [(f.id, f.severity, f.workload) for f in found] == [("short-runtime", "warning", "a")]
+    assert found[0].fix == "use --runtime 30s or more"
+
+
+def test_short_runtime_of_a_builtin_method_is_said_once_as_information() -> None:
+    orion = load_builtin("orion-simple")
+    (info,) = [f for f in _on_disk(orion, 2) if f.id == "short-runtime"]
+    assert (info.severity, info.workload) == ("info", None)
+    assert info.message.startswith("the orion-simple suite runs each workload for 20s, as its")
+    # A short --runtime the user typed warns, once; a long one says nothing.
+    typed = [
+        f for f in _on_disk(apply_overrides(orion, runtime_s=10), 2) if f.id == "short-runtime"
+    ]
+    assert [(f.severity, f.workload) for f in typed] == [("warning", None)]
+    assert typed[0].message.startswith("--runtime 10s is too short for the storage")
+    long = _on_disk(apply_overrides(orion, runtime_s=30), 2)
+    assert "short-runtime" not in [f.id for f in long]
+    # So does a short --runtime on the indicative quick suite, beside its note.
+    quick = _on_disk(apply_overrides(load_builtin("quick"), runtime_s=2), 2)
+    assert [(f.id, f.severity) for f in quick if f.id != "fitted-to-cpus"] == [
+        ("indicative", "info"), ("short-runtime", "warning")
+    ]  # fmt: skip
+
+
+def test_steady_state_detection_is_not_short() -> None:
+    steady = _w("a", runtime_s=15, options=(("ss", "iops_slope:0.1%"),))
+    assert _ids(_suite(steady)) == []
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4, 64])
+@pytest.mark.parametrize("name", builtin_names())
+def test_no_builtin_suite_warns_about_itself(name: str, cpus: int) -> None:
+    """What the user did not choose is information; a warning is something to act on."""
+    for device in (4 * GiB, 256 * GiB, 4 << 40):
+        found = _on_disk(load_builtin(name), cpus, device)
+        assert [f for f in found if f.severity == "warning"] == [], (name, cpus, device)
+        assert len({f.id for f in found}) == len(found), "each said once"
 
 
 # -- what the target is (issue 6) ---------------------------------------------------------------

@@ -3,6 +3,7 @@ strictly, and every mistake is reported at the right line with what is accepted.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,16 +11,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iobench.errors import ExitCode, SuiteError, UserError
-from iobench.model import Suite, Workload
+from iobench.model import Fitted, Suite, Workload
 from iobench.suites import (
     DEFAULT_SUITE,
     apply_overrides,
     builtin_names,
+    fit_to_cpus,
     load_builtin,
     load_suite,
     load_suite_file,
     parse_suite,
 )
+from iobench.suites.fit import fitted_iodepth
+from iobench.suites.options import MAX_IODEPTH
 
 K, M, G = 1 << 10, 1 << 20, 1 << 30
 
@@ -639,3 +643,83 @@ def test_long_runtime_override_makes_quick_not_indicative() -> None:
     assert apply_overrides(quick, runtime_s=5).indicative
     assert not apply_overrides(quick, runtime_s=300).indicative
     assert apply_overrides(quick, size=1 << 20).indicative
+
+
+def test_overrides_name_what_the_user_chose() -> None:
+    quick = load_builtin("quick")
+    assert quick.overridden == frozenset()
+    assert apply_overrides(quick).overridden == frozenset()
+    assert apply_overrides(quick, size=1 << 20).overridden == {"size"}
+    both = apply_overrides(apply_overrides(quick, runtime_s=2), ramp_s=0)
+    assert both.overridden == {"runtime", "ramp"}
+
+
+# --- built-in suites fitted to the host's CPUs ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cpus", "jobs", "depth"), [(1, 1, 128), (2, 2, 64), (3, 3, 43), (4, 4, 32), (64, 4, 32)]
+)
+def test_a_builtin_suite_runs_no_more_jobs_than_cpus(cpus: int, jobs: int, depth: int) -> None:
+    quick = load_builtin("quick")
+    fitted = fit_to_cpus(quick, cpus)
+    shapes = {w.name: (w.numjobs, w.iodepth) for w in fitted.workloads}
+    assert shapes == {
+        "randread-4k-qd1": (1, 1),
+        "randwrite-4k-qd1": (1, 1),
+        "randread-4k-qd32x4": (jobs, depth),
+        "randwrite-4k-qd32x4": (jobs, depth),
+        "read-256k-qd32x4": (jobs, depth),
+        "write-256k-qd32x4": (jobs, depth),
+    }
+    wide = [w.name for w in quick.workloads if w.numjobs == 4]
+    assert fitted.fitted == (tuple(Fitted(name, 4, 32, cpus) for name in wide) if cpus < 4 else ())
+    if cpus >= 4:
+        assert fitted is quick  # nothing to fit: the suite as loaded
+    # Only numjobs and iodepth change; names, so --expect and the reports, stay.
+    for before, after in zip(quick.workloads, fitted.workloads, strict=True):
+        assert before == dataclasses.replace(after, numjobs=before.numjobs, iodepth=before.iodepth)
+
+
+@pytest.mark.parametrize(
+    ("iodepth", "numjobs", "cpus", "fitted"),
+    [
+        (32, 4, 2, 64),  # 128 in flight, exactly
+        (32, 4, 3, 43),  # 129 is nearer 128 than 126
+        (5, 3, 2, 8),  # 14 and 16 are as near 15: the deeper
+        (1, 5, 3, 2),  # 6 is nearer 5 than 3
+        (1, 6, 4, 2),  # 4 and 8 are as near 6: the deeper
+        (1, 64, 63, 1),  # 63 is as near as 63 jobs get to 64
+        (4096, 256, 1, 4096),  # never deeper than a suite file may ask
+    ],
+)
+def test_the_fitted_iodepth_keeps_the_ios_in_flight(
+    iodepth: int, numjobs: int, cpus: int, fitted: int
+) -> None:
+    assert fitted_iodepth(iodepth, numjobs, cpus) == fitted
+    suite = Suite("s", "d", (Workload("w", "randread", 4096, iodepth, numjobs),), "builtin")
+    (w,) = fit_to_cpus(suite, cpus).workloads
+    assert (w.numjobs, w.iodepth) == (cpus, fitted)
+
+
+def test_a_users_suite_and_a_sync_engine_are_not_fitted(tmp_path: Path) -> None:
+    mine = load_suite_file(write(tmp_path, GOOD.replace("numjobs = 1", "numjobs = 8")))
+    assert any(w.numjobs == 8 for w in mine.workloads)
+    assert fit_to_cpus(mine, 2) is mine
+    # psync keeps one IO in flight per job whatever iodepth says: fewer jobs, less IO.
+    sync = Suite("s", "d", (Workload("w", "read", 4096, 1, 4, ioengine="psync"),), "builtin")
+    assert fit_to_cpus(sync, 2) is sync
+    assert fit_to_cpus(load_builtin("quick"), None) == load_builtin("quick")
+
+
+@given(
+    iodepth=st.integers(1, MAX_IODEPTH),
+    numjobs=st.integers(1, 256),
+    cpus=st.integers(1, 256),
+)
+def test_no_other_iodepth_is_nearer(iodepth: int, numjobs: int, cpus: int) -> None:
+    depth = fitted_iodepth(iodepth, numjobs, cpus)
+    total = iodepth * numjobs
+    assert 1 <= depth <= MAX_IODEPTH
+    best = min(abs(d * cpus - total) for d in range(1, MAX_IODEPTH + 1))
+    assert abs(depth * cpus - total) == best

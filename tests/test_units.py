@@ -25,6 +25,7 @@ from iobench.units import (
     plain_figure,
     rate_is_decimal,
     rounded_down,
+    size_to_type,
 )
 
 
@@ -251,3 +252,25 @@ def test_a_rate_says_whether_it_is_decimal() -> None:
     assert [rate_is_decimal(t) for t in ("150MB/s", "75 kB/s", "200MiB/s", "1.5GiB/s", "4k")] == [
         True, True, False, False, None
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("n", "typed"),
+    [
+        (25.6 * (1 << 30), "26G"),  # a tenth of a 256 GiB disk
+        (8 << 30, "8G"),  # whole: as it is
+        (1.2 * (1 << 40), "1229G"),  # 2T would be 67 % more
+        (12.8 * (1 << 40), "13T"),
+        (409.6 * (1 << 20), "410M"),
+        (5000, "5k"),
+        (900, "900"),
+    ],
+)
+def test_a_size_to_type_is_round_and_enough(n: float, typed: str) -> None:
+    assert size_to_type(n) == typed
+
+
+@given(st.floats(min_value=1, max_value=2.0**50))
+def test_a_size_to_type_reads_back_as_at_least_the_size_and_under_a_tenth_more(n: float) -> None:
+    back = parse_size(size_to_type(n))
+    assert n <= back <= max(n * 1.1, n + 1)

@@ -85,6 +85,21 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class Fitted:
+    """A built-in suite's workload fitted to the host (iobench.suites.fit): its numjobs and
+    iodepth as the suite defines them; the workload itself holds what runs."""
+
+    workload: str
+    numjobs: int
+    iodepth: int
+    cpus: int  # the CPUs it was fitted to
+
+
+# What the user may set for every workload on the command line (--runtime, --size, --ramp).
+Override = Literal["runtime", "size", "ramp"]
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     description: str
@@ -93,6 +108,15 @@ class Suite:
     # True when the suite's numbers are a first look only (short runs, small file).
     indicative: bool = False
     expectations: tuple[Expectation, ...] = ()
+    # What the user set on the command line: the findings ask them to change only that,
+    # or what they wrote themselves (a suite file).
+    overridden: frozenset[Override] = frozenset()
+    fitted: tuple[Fitted, ...] = ()  # built-in workloads fitted to the host's CPUs
+
+    @property
+    def builtin(self) -> bool:
+        """Shipped with iobench: the user did not write it."""
+        return self.source == "builtin"
 
     def only(self, names: Iterable[str]) -> Suite:
         """The suite with only the workloads named (an interrupted run's, say), in order."""

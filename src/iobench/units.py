@@ -350,6 +350,18 @@ def format_size_short(n: int) -> str:
     return str(n)
 
 
+def size_to_type(n: float) -> str:
+    """The size to type for at least ``n`` bytes, as iobench and fio read it: rounded up
+    to a whole number of the largest unit (T, G, M, k) that adds under 10 % to it, e.g.
+    25.6 GiB -> ``26G``, 1.2 TiB -> ``1229G``, 8 GiB -> ``8G``."""
+    need = max(1, math.ceil(n))
+    for unit, factor in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)):
+        count = -(-need // factor)
+        if count * factor <= need * 1.1:
+            return f"{count}{unit}"
+    return str(need)
+
+
 def format_rate(bytes_per_s: float | None) -> str:
     """Bandwidth in binary units a second, as fio prints it: ``202 MiB/s``, ``4.79 GiB/s``,
     ``28.0 KiB/s``; None -> ``-``."""

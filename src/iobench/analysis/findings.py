@@ -6,13 +6,13 @@ severity, a message saying what and why, and a fix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from iobench.expect import directions_of
 from iobench.model import Expectation, Suite, Workload
-from iobench.units import format_bytes, format_duration, format_iops, format_ns
+from iobench.units import format_bytes, format_duration, format_iops, format_ns, size_to_type
 
 Severity = Literal["info", "warning"]
 
@@ -69,8 +69,31 @@ class TargetFacts:
 
 def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) -> list[Finding]:
     """Findings about the plan; those about the suite alone have no target (the same for
-    every target), those about this target name it."""
-    found: list[Finding] = []
+    every target), those about this target name it.
+
+    A warning is about something the user can act on. What a built-in suite is by its
+    own definition (dd's buffered IO, orion-simple's 20 s points, quick's first look, the
+    jobs fitted to the CPUs) is said once, as information; what the user chose (their
+    suite file, --runtime, --size) is warned about."""
+    found = _job_findings(suite, cpu_count)
+    found.extend(_buffered_findings(suite))
+    small = _small_file(suite, target)
+    if small is not None:
+        found.append(small)
+    found.extend(_runtime_findings(suite))
+    found.extend(_target_findings(suite, target))
+    return found
+
+
+def _listed(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _job_findings(suite: Suite, cpu_count: int | None) -> list[Finding]:
+    """``fitted-to-cpus`` (a built-in suite's jobs fitted to the CPUs, said once) and
+    ``numjobs-over-cpus`` (more jobs than CPUs, in a suite the user wrote)."""
+    found = _fitted(suite)
     if cpu_count:
         for w in suite.workloads:
             if w.numjobs > cpu_count:
@@ -85,68 +108,192 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
                         workload=w.name,
                     )
                 )
-    for w in suite.workloads:
-        if not w.direct:
-            found.append(
-                Finding(
-                    "buffered-io",
-                    "warning",
-                    f"{w.name} uses buffered IO (direct=0): reads may come from the page cache "
-                    "and writes land in memory first, so the numbers can exceed what the "
-                    "storage does",
-                    "set `direct = true` in the suite, or make the test file much larger than RAM",
-                    workload=w.name,
-                )
+    return found
+
+
+def _fitted(suite: Suite) -> list[Finding]:
+    """``fitted-to-cpus``: which workloads run fewer jobs at a deeper queue, and how."""
+    workloads = {w.name: w for w in suite.workloads}
+    fitted = [f for f in suite.fitted if f.workload in workloads]
+    if not fitted:
+        return []
+    groups: dict[tuple[int, int, int, int], list[str]] = {}
+    for f in fitted:
+        w = workloads[f.workload]
+        groups.setdefault((f.numjobs, f.iodepth, w.numjobs, w.iodepth), []).append(w.name)
+    parts = []
+    for (was_jobs, was_depth, jobs, depth), names in groups.items():
+        was, now = was_jobs * was_depth, jobs * depth
+        flight = (
+            f"the same {now} IOs in flight"
+            if now == was
+            else f"{now} IOs in flight for the suite's {was}, as near as {jobs} jobs share them"
+        )
+        parts.append(
+            f"{_listed(names)} {'runs' if len(names) == 1 else 'run'} {jobs} "
+            f"job{'s' if jobs > 1 else ''} at iodepth {depth} instead of {was_jobs} at "
+            f"{was_depth} ({flight})"
+        )
+    cpus = fitted[0].cpus
+    counts = {f.numjobs for f in fitted}
+    defined = f"{counts.pop()} jobs" if len(counts) == 1 else "the suite's job counts"
+    return [
+        Finding(
+            "fitted-to-cpus",
+            "info",
+            f"the {suite.name} suite is fitted to this host's {cpus} "
+            f"CPU{'s' if cpus > 1 else ''}, so that its jobs do not compete for CPU "
+            f"time: {'; '.join(parts)}. The results hold what ran",
+            f"nothing to do; to run {defined} anyway (to compare with a larger host), put "
+            "the workloads in a suite file of your own, which iobench runs as written",
+            data={"cpus": cpus},
+        )
+    ]
+
+
+def _buffered_findings(suite: Suite) -> list[Finding]:
+    """``buffered-io``: a warning per workload of a suite the user wrote; once, as
+    information, for a built-in suite that is buffered by its definition (dd)."""
+    buffered = [w.name for w in suite.workloads if not w.direct]
+    if not buffered:
+        return []
+    if suite.builtin:
+        return [
+            Finding(
+                "buffered-io",
+                "info",
+                f"the {suite.name} suite uses buffered IO (direct=0) in {_listed(buffered)}, "
+                "as its method does: reads may come from the page cache and writes land in "
+                "memory first, so its numbers can exceed what the storage does",
+                "for the storage's own figures, run a suite with direct IO, such as "
+                "--suite standard",
             )
-    if target.device_bytes and target.test_bytes < SMALL_FILE_RATIO * target.device_bytes:
-        share = 100.0 * target.test_bytes / target.device_bytes
-        device = target.device_name or "the device"
-        under = "" if target.kind == "block" else f" under {target.path}"
+        ]
+    return [
+        Finding(
+            "buffered-io",
+            "warning",
+            f"{name} uses buffered IO (direct=0): reads may come from the page cache "
+            "and writes land in memory first, so the numbers can exceed what the "
+            "storage does",
+            "set `direct = true` in the suite, or make the test file much larger than RAM",
+            workload=name,
+        )
+        for name in buffered
+    ]
+
+
+def _small_file(suite: Suite, target: TargetFacts) -> Finding | None:
+    """``small-file``: a warning when the user chose the size (--size, their suite file);
+    information when it is a built-in suite's own; nothing for an indicative built-in
+    suite at its own size (its ``indicative`` finding says the area is small)."""
+    if not target.device_bytes or target.test_bytes >= SMALL_FILE_RATIO * target.device_bytes:
+        return None
+    own = suite.builtin and "size" not in suite.overridden
+    if own and suite.indicative:
+        return None
+    share = 100.0 * target.test_bytes / target.device_bytes
+    device = target.device_name or "the device"
+    under = "" if target.kind == "block" else f" under {target.path}"
+    return Finding(
+        "small-file",
+        "info" if own else "warning",
+        f"the test area ({format_bytes(target.test_bytes)}"
+        + (f", the size the {suite.name} suite defines" if own else "")
+        + f") is {share:.2g} % of {device} ({format_bytes(target.device_bytes)}){under}: "
+        "random IO then touches a small part of it, where caches and locality flatter the "
+        "numbers",
+        f"use --size {size_to_type(SMALL_FILE_RATIO * target.device_bytes)} or more, or test "
+        "the whole device",
+        target=target.spec,
+    )
+
+
+def _short(suite: Suite) -> list[Workload]:
+    """Workloads too short for a steady state. A workload with fio's steady-state detection
+    (ss=, characterize) runs until its IOPS are steady: its runtime is a ceiling, not a
+    choice."""
+    return [
+        w
+        for w in suite.workloads
+        if w.runtime_s < MIN_STEADY_RUNTIME_S and "ss" not in dict(w.options)
+    ]
+
+
+def _runtime_findings(suite: Suite) -> list[Finding]:
+    """``indicative`` (a first look, said once), and ``short-runtime``: a warning when the
+    user chose the runtime (once for --runtime, per workload of their suite file),
+    information, once, when it is a built-in suite's own."""
+    found: list[Finding] = []
+    if suite.indicative:
+        found.append(_indicative(suite))
+    short = _short(suite)
+    typed = "runtime" in suite.overridden
+    if not short or (suite.indicative and not typed):
+        return found
+    steady = format_duration(MIN_STEADY_RUNTIME_S)
+    why = (
+        "too short for the storage to reach a steady state (caches, burst credits, SSD "
+        "write cliffs)"
+    )
+    if typed:
         found.append(
             Finding(
-                "small-file",
+                "short-runtime",
                 "warning",
-                f"the test area ({format_bytes(target.test_bytes)}) is {share:.2g} % of "
-                f"{device} ({format_bytes(target.device_bytes)}){under}: random IO then "
-                "touches a small part of it, where caches and locality flatter the numbers",
-                f"use --size of at least {format_bytes(SMALL_FILE_RATIO * target.device_bytes)},"
-                " or test the whole device",
-                target=target.spec,
+                f"--runtime {format_duration(short[0].runtime_s)} is {why}",
+                f"use --runtime {steady} or more",
             )
         )
-    if suite.indicative:
-        longest = max(w.runtime_s for w in suite.workloads)
+    elif suite.builtin:
+        runtimes = sorted({w.runtime_s for w in short})
         found.append(
             Finding(
                 "short-runtime",
                 "info",
-                f"the {suite.name} suite runs each workload for at most "
-                f"{format_duration(longest)}: its numbers are indicative, a first look",
-                "use --suite standard (or --runtime 60s) for numbers to quote",
+                f"the {suite.name} suite runs "
+                + (
+                    "each workload"
+                    if len(short) == len(suite.workloads)
+                    else _listed([w.name for w in short])
+                )
+                + f" for {'/'.join(format_duration(r) for r in runtimes)}, as its method does: "
+                f"{why}, so compare its numbers with runs of the same method",
+                f"to measure the steady state, add --runtime {steady} or more",
             )
         )
     else:
-        # A workload with fio's steady-state detection (ss=, characterize) runs until its
-        # IOPS are steady: its runtime is a ceiling, not a choice.
-        short = [
-            w
-            for w in suite.workloads
-            if w.runtime_s < MIN_STEADY_RUNTIME_S and "ss" not in dict(w.options)
-        ]
-        for w in short:
-            found.append(
-                Finding(
-                    "short-runtime",
-                    "warning",
-                    f"{w.name} runs for {format_duration(w.runtime_s)}: too short for the "
-                    "storage to reach a steady state (caches, burst credits, SSD write "
-                    "cliffs)",
-                    f"use --runtime {format_duration(MIN_STEADY_RUNTIME_S)} or more",
-                    workload=w.name,
-                )
+        found.extend(
+            Finding(
+                "short-runtime",
+                "warning",
+                f"{w.name} runs for {format_duration(w.runtime_s)}: {why}",
+                f"use --runtime {steady} or more",
+                workload=w.name,
             )
-    found.extend(_target_findings(suite, target))
+            for w in short
+        )
     return found
+
+
+def _indicative(suite: Suite) -> Finding:
+    """The suite's numbers are a first look: how long and on how much, once."""
+    runtimes = {w.runtime_s for w in suite.workloads}
+    ramps = {w.ramp_s for w in suite.workloads}
+    longest, largest = max(runtimes), max(w.size for w in suite.workloads)
+    runs = f"runs {'' if len(runtimes) == 1 else 'at most '}{format_duration(longest)}"
+    if len(ramps) == 1 and max(ramps) > 0:
+        runs += f" after a {format_duration(max(ramps))} ramp"
+    area = "a test area of" if len({w.size for w in suite.workloads}) == 1 else "test areas up to"
+    return Finding(
+        "indicative",
+        "info",
+        f"the {suite.name} suite is a first look: each workload {runs} on {area} "
+        f"{format_bytes(largest)}, too short for a steady state and too small to get past "
+        "caches, so its numbers are indicative",
+        "for numbers to quote, run --suite standard, or this suite with --runtime 60s and a "
+        "larger --size",
+    )
 
 
 def _random(w: Workload) -> bool:

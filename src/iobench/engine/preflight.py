@@ -25,6 +25,7 @@ from iobench.probe.throttle import throttle_text
 from iobench.probe.written import unwritten as unwritten_area
 from iobench.specs import Promise, Volume, spec_expectations
 from iobench.specs import resolve as resolve_spec
+from iobench.suites.fit import fit_to_cpus
 from iobench.targets import (
     check_access,
     check_block_device_writable,
@@ -190,6 +191,8 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     prepared = [prepare_target(t, suite, request, protected) for t in targets]
     check_space(prepared)
     host = probe_host()
+    # A built-in suite runs no more jobs than this host has CPUs (the user did not write it).
+    suite = fit_to_cpus(suite, host_cpu_count(host))
     contexts = [probe_target(t.path) for t in targets]
     promise = None
     if request.spec:

@@ -246,10 +246,12 @@ def _target_detail(ctx: dict[str, Any]) -> str:
 
 
 def render_warnings(warnings: list[dict[str, Any]], console: Console) -> None:
-    """Warnings grouped by id and fix, so one fix is not repeated per workload."""
+    """Warnings grouped by id and fix, so one fix is not repeated per workload; headed
+    ``notes`` when every finding is information (nothing there asks the user to act)."""
     if not warnings:
         return
-    console.print("[bold]warnings[/]")
+    acting = any(w.get("severity") == "warning" for w in warnings)
+    console.print("[bold]warnings[/]" if acting else "[bold]notes[/]")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for w in warnings:
         groups.setdefault((str(w.get("id")), str(w.get("fix"))), []).append(w)

@@ -5,6 +5,7 @@ See ``docs/suites.md`` for the file format, every accepted key and what is refus
 
 from __future__ import annotations
 
+from iobench.suites.fit import fit_to_cpus
 from iobench.suites.loader import (
     DEFAULT_SUITE,
     apply_overrides,
@@ -21,6 +22,7 @@ __all__ = [
     "apply_overrides",
     "builtin_names",
     "check_overrides",
+    "fit_to_cpus",
     "load_builtin",
     "load_suite",
     "load_suite_file",

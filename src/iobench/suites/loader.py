@@ -20,7 +20,7 @@ from pathlib import Path
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
-from iobench.model import Expectation, Suite, Workload
+from iobench.model import Expectation, Override, Suite, Workload
 from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
@@ -687,7 +687,8 @@ def apply_overrides(
     size: int | None = None,
     ramp_s: float | None = None,
 ) -> Suite:
-    """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload.
+    """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload, and
+    named in ``Suite.overridden`` (the user chose them).
 
     The values come from the CLI's --runtime, --size and --ramp, which its errors name.
     They have the bounds of a suite file's runtime, size and ramp (:func:`check_overrides`).
@@ -711,8 +712,12 @@ def apply_overrides(
     # A suite that is indicative because its runs are short stops being so when the user
     # gives a runtime long enough for steady state.
     indicative = suite.indicative and (runtime_s is None or runtime_s < MIN_STEADY_RUNTIME_S)
+    given: dict[Override, object] = {"runtime": runtime_s, "size": size, "ramp": ramp_s}
     return dataclasses.replace(
-        suite, workloads=tuple(override(w) for w in suite.workloads), indicative=indicative
+        suite,
+        workloads=tuple(override(w) for w in suite.workloads),
+        indicative=indicative,
+        overridden=suite.overridden | {name for name, value in given.items() if value is not None},
     )
 
 
