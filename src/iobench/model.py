@@ -95,6 +95,9 @@ class Fitted:
     cpus: int  # the CPUs it was fitted to
 
 
+# The suites iobench makes from a command's options (their ``source``).
+GENERATED_SOURCES = ("sweep", "characterize")
+
 # What the user may set for every workload on the command line (--runtime, --size, --ramp).
 Override = Literal["runtime", "size", "ramp"]
 
@@ -117,6 +120,13 @@ class Suite:
     def builtin(self) -> bool:
         """Shipped with iobench: the user did not write it."""
         return self.source == "builtin"
+
+    @property
+    def iobench_made(self) -> bool:
+        """Its durations and sizes are iobench's own unless ``overridden`` says the user
+        typed them: a built-in suite, or the matrix of ``sweep`` and ``characterize``
+        (whose other axes are the user's options)."""
+        return self.source in ("builtin", *GENERATED_SOURCES)
 
     def only(self, names: Iterable[str]) -> Suite:
         """The suite with only the workloads named (an interrupted run's, say), in order."""

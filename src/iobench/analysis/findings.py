@@ -189,7 +189,7 @@ def _small_file(suite: Suite, target: TargetFacts) -> Finding | None:
     suite at its own size (its ``indicative`` finding says the area is small)."""
     if not target.device_bytes or target.test_bytes >= SMALL_FILE_RATIO * target.device_bytes:
         return None
-    own = suite.builtin and "size" not in suite.overridden
+    own = suite.iobench_made and "size" not in suite.overridden
     if own and suite.indicative:
         return None
     share = 100.0 * target.test_bytes / target.device_bytes
@@ -199,7 +199,15 @@ def _small_file(suite: Suite, target: TargetFacts) -> Finding | None:
         "small-file",
         "info" if own else "warning",
         f"the test area ({format_bytes(target.test_bytes)}"
-        + (f", the size the {suite.name} suite defines" if own else "")
+        + (
+            (
+                f", the size the {suite.name} suite defines"
+                if suite.builtin
+                else f", {suite.name}'s default --size"
+            )
+            if own
+            else ""
+        )
         + f") is {share:.2g} % of {device} ({format_bytes(target.device_bytes)}){under}: "
         "random IO then touches a small part of it, where caches and locality flatter the "
         "numbers",
@@ -245,20 +253,21 @@ def _runtime_findings(suite: Suite) -> list[Finding]:
                 f"use --runtime {steady} or more",
             )
         )
-    elif suite.builtin:
+    elif suite.iobench_made:
         runtimes = sorted({w.runtime_s for w in short})
         found.append(
             Finding(
                 "short-runtime",
                 "info",
-                f"the {suite.name} suite runs "
+                (f"the {suite.name} suite runs " if suite.builtin else f"{suite.name} runs ")
                 + (
-                    "each workload"
+                    ("each workload" if suite.builtin else "each point")
                     if len(short) == len(suite.workloads)
                     else _listed([w.name for w in short])
                 )
-                + f" for {'/'.join(format_duration(r) for r in runtimes)}, as its method does: "
-                f"{why}, so compare its numbers with runs of the same method",
+                + f" for {'/'.join(format_duration(r) for r in runtimes)}, "
+                + ("as its method does" if suite.builtin else "its default --runtime")
+                + f": {why}, so compare its numbers with runs of the same method",
                 f"to measure the steady state, add --runtime {steady} or more",
             )
         )

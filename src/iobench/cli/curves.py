@@ -28,7 +28,7 @@ from iobench.cli.options import (
 )
 from iobench.documents import envelope
 from iobench.errors import UserError
-from iobench.model import READ_MODES, Suite, Workload
+from iobench.model import READ_MODES, Override, Suite, Workload
 from iobench.suites import check_overrides
 from iobench.suites.options import MAX_RUNTIME_S, WHY_RUNTIME, say_seconds
 from iobench.units import format_size_short, parse_duration, parse_size
@@ -145,6 +145,8 @@ def sweep(
     checks.size_holds_blocks(size, area, sizes)
     p99 = _p99(p99_under)
     suite = sweep_suite(modes, sizes, depths, counts, runtime_s, ramp_s, area)
+    # The findings ask the user to change what they typed; the defaults are iobench's.
+    suite = dataclasses.replace(suite, overridden=typed("runtime", "ramp", "size"))
     axes = {"rw": modes, "bs": sizes, "iodepth": depths, "numjobs": counts}
     outcome, record = run_curve(
         env, target, suite, label, destructive, overwrite_signatures,
@@ -155,6 +157,14 @@ def sweep(
     else:
         _render(env, record)
     return outcome_code(env, outcome)
+
+
+def typed(*names: Override) -> frozenset[Override]:
+    """Which of the command's options ``names`` the user typed (not left at the default)."""
+    ctx = click.get_current_context()
+    return frozenset(
+        n for n in names if ctx.get_parameter_source(n) != click.core.ParameterSource.DEFAULT
+    )
 
 
 def sweep_suite(
@@ -286,6 +296,7 @@ def characterize(
         f"{max_time}" + ("" if settings.rw in READ_MODES else " (writes)"),
         workloads=(template,),
         source="characterize",
+        overridden=typed("size"),
     )
     outcome, record = run_curve(
         env, target, suite, label, destructive, overwrite_signatures,
