@@ -23,6 +23,7 @@ from iobench.model import DIRECTIONS
 from iobench.records import RunRecord
 from iobench.report.model import (
     compare_lines,
+    differs_text,
     format_compared,
     mark_kind,
     run_title,
@@ -97,7 +98,7 @@ class OverviewRow:
     shape: str
     direction: str
     cells: tuple[OverviewCell | None, ...]  # per setup, in the overview's setup order
-    note: str = ""  # why the row is not compared
+    note: str = ""  # why the row is not compared, or the durations that differ
     card: str | None = None  # the anchor of the workload's charts
 
 
@@ -194,6 +195,7 @@ def _figures_of(run: RunRecord, target: str) -> list[tuple[str, dict[str, Any], 
 def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[OverviewRow]:
     """One row per matched workload and direction; cells from the comparison's lines."""
     rows = []
+    names = {s.key: s.name for s in comparison.setups}
     lines = iter(compare_lines(comparison))
     for row in comparison.rows:
         cells: list[OverviewCell | None] = [None] * len(order)
@@ -209,8 +211,15 @@ def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[Overvie
                 iops_summary=c.iops,
                 bw_summary=c.bw_bytes,
             )
+        differs = differs_text(row, names)
         rows.append(
-            OverviewRow(row.workload, workload_shape(row.params), row.direction, tuple(cells))
+            OverviewRow(
+                row.workload,
+                workload_shape(row.params),
+                row.direction,
+                tuple(cells),
+                f"not the same duration: {differs}" if differs else "",
+            )
         )
     return rows
 
@@ -231,7 +240,8 @@ def _unmatched_rows(
                 continue
             cells: list[OverviewCell | None] = [None] * len(order)
             cells[index] = _cell(f)
-            rows.append(OverviewRow(workload, workload_shape(params), d, tuple(cells), u.reason))
+            note = f"not compared: {u.reason}"
+            rows.append(OverviewRow(workload, workload_shape(params), d, tuple(cells), note))
     return rows
 
 
