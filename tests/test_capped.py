@@ -20,6 +20,7 @@ import pytest
 from conftest import Cli
 from iobench.units import format_iops, format_rate
 from scratch import Cgroup, MiB, Scratch, capped_volume
+from test_report import CHROMIUM, check_report
 
 pytestmark = [pytest.mark.fio, pytest.mark.root]
 
@@ -34,6 +35,16 @@ def iobench_in(group: Cgroup, db: Path, *args: str, timeout: float = 300) -> tup
         check=False,
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def report_renders(group: Cgroup, db: Path, run: object, tmp_path: Path, *expected: str) -> None:
+    """The run's HTML report, checked in headless Chromium (test_report.check_report)."""
+    if CHROMIUM is None:
+        return  # the report itself is tested without it; check_report needs chromium
+    html = tmp_path / "report.html"
+    code, _, err = iobench_in(group, db, "report", str(run), "-o", str(html))
+    assert code == 0, err
+    check_report(html, tmp_path / "profile", ("#overview table", *expected), "limit")
 
 
 def characterize(group: Cgroup, db: Path, dev: str, *extra: str) -> tuple[dict[str, Any], float]:
@@ -92,6 +103,8 @@ def test_characterize_says_when_no_cap_is_in_reach(
     CPU, the loop device's kernel thread), not a storage limit; it must say so."""
     dev, group = capped_volume(scratch, 64 * MiB, 0, 0)
     doc, _ = characterize(group, tmp_path / "r.db", dev, "--max-qd", "32")
+    # Its report leads with the limits not found and why, and has no empty section.
+    report_renders(group, tmp_path / "r.db", "latest", tmp_path, "#curves .chart")
     assert doc["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
         doc["limits"], doc["reasons"]
     )  # fmt: skip
@@ -115,6 +128,7 @@ def test_sweep_measures_the_matrix_and_finds_the_same_caps(
     assert code == 0, err
     assert "6 steps on 1 target(s), about 21s" in err, "the plan and its time are shown up front"
     doc = json.loads(out)
+    report_renders(group, db, doc["run_id"], tmp_path, "#overview table.heat", "#curves .chart")
     assert doc["suite"] == "sweep" and len(doc["results"]) == 6
     analysis = doc["analysis"]
     assert analysis["kind"] == "sweep"

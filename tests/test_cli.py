@@ -162,7 +162,11 @@ def _check_direction(d: dict[str, Any]) -> None:
 
 
 @pytest.mark.fio
-def test_quick_suite_json_end_to_end(cli: Cli, real_fio: str, tmp_path: Path) -> None:
+def test_quick_suite_json_end_to_end(
+    cli: Cli, real_fio: str, tmp_path: Path, one_cpu: int
+) -> None:
+    """The quick suite end to end, on one CPU (as on a 1-CPU machine): its 4 jobs at QD32
+    run as 1 job at QD128, fio gets that, the run stores that and says so once."""
     target = tmp_path / "vol"
     target.mkdir()
     code, out, err = cli(
@@ -209,33 +213,26 @@ def test_quick_suite_json_end_to_end(cli: Cli, real_fio: str, tmp_path: Path) ->
     assert "randwrite-4k-qd32x4" in table
     code, raw, _ = cli("show", "latest", "--raw")
     assert "--output-format=json+" in raw and "[randread-4k-qd1]" in raw
+    _fitted_to_one_cpu(cli, table)
 
 
-WIDE = ("randread-4k-qd32x4", "randwrite-4k-qd32x4", "read-256k-qd32x4", "write-256k-qd32x4")
-
-
-@pytest.mark.fio
-def test_the_default_suite_is_fitted_to_the_cpus_and_stores_what_ran(
-    cli: Cli, real_fio: str, tmp_path: Path, one_cpu: int
-) -> None:
-    """On one CPU, quick's 4 jobs at QD32 run as 1 job at QD128: fio gets that, the run
-    stores that, and the run says so once, as information."""
-    code, out, err = cli("run", str(tmp_path), "--runtime", "1s", "--ramp", "0", "--size", "16M")
-    assert code == 0, err
-    assert "numjobs-over-cpus" not in out
-    assert "  info [fitted-to-cpus]\n" in out and out.count("fitted to this host") == 1
+def _fitted_to_one_cpu(cli: Cli, shown: str) -> None:
+    """The run of the quick suite on one CPU says it was fitted, once, as information, and
+    stores what ran: the suite definition, each result's params and the job files."""
+    assert "numjobs-over-cpus" not in shown
+    assert "  info [fitted-to-cpus]\n" in shown and shown.count("fitted to this host") == 1
     assert (
         "the quick suite is fitted to this host's 1 CPU, so that its jobs do not compete for "
         "CPU time: randread-4k-qd32x4, randwrite-4k-qd32x4, read-256k-qd32x4 and "
         "write-256k-qd32x4 run 1 job at iodepth 128 instead of 4 at 32 (the same 128 IOs in "
         "flight)"
-    ) in " ".join(out.split())
-    assert "  info [indicative]\n" in out
+    ) in " ".join(shown.split())
+    assert "  info [indicative]\n" in shown
     # What the user typed is theirs to change: --runtime 1s warns, once.
-    assert "  warning [short-runtime]\n    --runtime 1s is too short" in out
-    assert out.count("--runtime 1s is too short") == 1
-
-    code, exported, _ = cli("export", "latest", "--format", "json")
+    assert "  warning [short-runtime]\n    --runtime 1s is too short" in shown
+    assert shown.count("--runtime 1s is too short") == 1
+    code, exported, err = cli("export", "latest", "--format", "json")
+    assert code == 0, err
     doc = json.loads(exported)
     shapes = {w["name"]: (w["numjobs"], w["iodepth"]) for w in doc["suite_def"]["workloads"]}
     assert shapes == {
@@ -249,6 +246,9 @@ def test_the_default_suite_is_fitted_to_the_cpus_and_stores_what_ran(
         assert f"iodepth={shapes[r['workload']][1]}\n" in r["job_file"]
     fitted = [w for w in doc["warnings"] if w["id"] == "fitted-to-cpus"]
     assert [(w["severity"], w["data"]) for w in fitted] == [("info", {"cpus": 1})]
+
+
+WIDE = ("randread-4k-qd32x4", "randwrite-4k-qd32x4", "read-256k-qd32x4", "write-256k-qd32x4")
 
 
 @pytest.mark.fio

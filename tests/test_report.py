@@ -6,6 +6,7 @@ histograms) and scaled per run and repetition, and synthetic per-second samples.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import dataclasses
@@ -19,7 +20,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -830,8 +831,6 @@ class Browser:
         return reply["result"].get("value")
 
     def screenshot(self, path: Path, clip: dict[str, float] | None = None) -> None:
-        import base64
-
         params: dict[str, Any] = {"format": "png"}
         if clip:
             params["clip"] = {**clip, "scale": 1}
@@ -872,6 +871,83 @@ def assert_clean(browser: Browser, uri: str) -> None:
     }
     assert requests == {uri}
     assert browser.page_events("Network.loadingFailed") == []
+
+
+# What the page says is wrong with itself, in one expression: empty sections and chart
+# grids, articles with only a heading, tables without rows, links that lead nowhere.
+DEFECTS = """(() => {
+  const out = [];
+  for (const s of document.querySelectorAll('main section')) {
+    if (!s.querySelector('table tbody tr, figure, article, li, dl, p:not(.muted)'))
+      out.push('empty section #' + s.id);
+  }
+  for (const g of document.querySelectorAll('.chart-grid'))
+    if (!g.querySelector('figure')) out.push('empty chart grid in ' + g.closest('[id]').id);
+  for (const a of document.querySelectorAll('article'))
+    if (a.children.length < 2) out.push('article with nothing but its heading');
+  for (const t of document.querySelectorAll('table'))
+    if (!t.querySelector('tbody tr')) out.push('table without rows');
+  for (const a of document.querySelectorAll('a[href^="#"]'))
+    if (!document.getElementById(a.getAttribute('href').slice(1)))
+      out.push('dangling link ' + a.getAttribute('href'));
+  for (const d of document.querySelectorAll('div.chart'))
+    if (!d.querySelector('.main-svg .trace')) out.push('chart without a trace: ' + d.id);
+  return out;
+})()"""
+
+
+# One report of one run of the quick suite is about 1.3 MB; every report stays under this.
+MAX_REPORT_BYTES = 1_500_000
+
+
+def check_report(html: Path, profile: Path, expected: Sequence[str], overview: str = "") -> None:
+    """A report as a person gets it, in headless Chromium: small; every chart drawn, with
+    a trace; the overview first, saying ``overview``; the ``expected`` selectors there; no
+    empty section or dangling link (DEFECTS); no error and no request; and it prints.
+    IOBENCH_REPORT_SCREENSHOTS=DIR keeps the report and a full-page screenshot there."""
+    assert html.stat().st_size < MAX_REPORT_BYTES
+    b = Browser(profile)
+    try:
+        b.open(html.as_uri())
+        want = b.evaluate("document.querySelectorAll('div.chart').length")
+        assert want > 0 and wait_for_charts(b, want) == want
+        assert b.evaluate(DEFECTS) == []
+        for selector in expected:
+            assert b.evaluate(f"document.querySelector({selector!r}) !== null"), selector
+        # The overview (or a curve run's limits) comes first: the first screen answers.
+        assert b.evaluate("document.querySelector('main section').id") == "overview"
+        assert overview in b.evaluate("document.getElementById('overview').textContent")
+        assert_clean(b, html.as_uri())
+        _prints(b, html.with_suffix(".pdf"))
+        keep = os.environ.get("IOBENCH_REPORT_SCREENSHOTS")
+        if keep:
+            _keep(b, html, Path(keep))
+    finally:
+        b.close()
+
+
+def _prints(b: Browser, pdf: Path) -> None:
+    """As printed: the navigation is gone, every fold is open, and a PDF comes out."""
+    b.call("Emulation.setEmulatedMedia", {"media": "print"})
+    assert b.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+    b.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    assert b.evaluate("Array.from(document.querySelectorAll('details')).every(d => d.open)")
+    data = b.call("Page.printToPDF", {"printBackground": True}, timeout=60)["data"]
+    pdf.write_bytes(base64.b64decode(data))
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 20_000
+    b.call("Emulation.setEmulatedMedia", {"media": ""})
+
+
+def _keep(b: Browser, html: Path, where: Path) -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(html, where / html.name)
+    height = b.evaluate("document.documentElement.scrollHeight")
+    b.call(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 1400, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    time.sleep(0.5)
+    b.screenshot(where / html.with_suffix(".png").name)
 
 
 def wait_for_charts(browser: Browser, expected: int) -> int:
