@@ -111,7 +111,8 @@ def _findings(doc: dict[str, Any], finding: str) -> list[dict[str, Any]]:
     return [w for w in doc["warnings"] if w["id"] == finding]
 
 
-@pytest.mark.parametrize("offset_s", [3.3, 4.6, 5.8])
+# Early and late in a second (the same finding at 4.6 s took another 11 s of the suite).
+@pytest.mark.parametrize("offset_s", [3.3, 5.8])
 def test_a_burst_that_ends_mid_second_is_found_at_its_time(
     scratch: Scratch, tmp_path: Path, real_fio: str, offset_s: float
 ) -> None:
