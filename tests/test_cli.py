@@ -162,9 +162,7 @@ def _check_direction(d: dict[str, Any]) -> None:
 
 
 @pytest.mark.fio
-def test_quick_suite_json_end_to_end(
-    cli: Cli, real_fio: str, tmp_path: Path, one_cpu: int
-) -> None:
+def test_quick_suite_json_end_to_end(cli: Cli, real_fio: str, tmp_path: Path, one_cpu: int) -> None:
     """The quick suite end to end, on one CPU (as on a 1-CPU machine): its 4 jobs at QD32
     run as 1 job at QD128, fio gets that, the run stores that and says so once."""
     target = tmp_path / "vol"
