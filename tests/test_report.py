@@ -1148,3 +1148,15 @@ def test_a_run_stored_with_a_relative_target_shows_where_it_was() -> None:
     old = dataclasses.replace(run, targets=[dataclasses.replace(t, spec=".", path="/srv/vol")])
     page = render_html([old], None)
     assert page.count(". \u2192 /srv/vol") == 3  # header, runs table, context heading
+
+
+def test_the_findings_link_says_notes_when_there_is_no_warning() -> None:
+    """A report whose findings are all information does not announce warnings."""
+    run = make_run(6, "calm", 1.0, 1)
+    info = {"id": "indicative", "severity": "info", "message": "a first look", "fix": "x"}
+    warn = {**info, "id": "small-file", "severity": "warning"}
+    calm = render_html([dataclasses.replace(run, warnings=[info])], None)
+    assert '<a href="#warnings">Notes</a>' in calm and ">Warnings</h3>" not in calm
+    loud = render_html([dataclasses.replace(run, warnings=[info, warn])], None)
+    assert '<a href="#warnings">Warnings</a>' in loud
+    assert loud.index(">Warnings</h3>") < loud.index(">Information</h3>")
