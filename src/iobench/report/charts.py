@@ -218,6 +218,13 @@ class OverviewColumn:
 LOG_SPAN = 10.0
 
 
+def spans_orders(values: Sequence[float]) -> bool:
+    """Whether positive ``values`` span LOG_SPAN or more: an axis for them is logarithmic,
+    or the smaller ones are invisible beside the larger."""
+    positive = [v for v in values if v > 0]
+    return bool(positive) and max(positive) / min(positive) >= LOG_SPAN
+
+
 def _value_axis(
     values: Sequence[float], scale: float, fmt: Callable[[float | None], str]
 ) -> dict[str, Any]:
@@ -226,7 +233,7 @@ def _value_axis(
     if not values:
         return {}
     low, high = min(values), max(values)
-    if high / low < LOG_SPAN:
+    if not spans_orders(values):
         return {"range": [0, high * 1.35], "tickformat": "~s"}
     ticks = _log_ticks(low / 1.5, high * 2.5, lambda v: fmt(None if v is None else v * scale))
     if scale != 1.0:  # the unit is in the panel's title
@@ -438,7 +445,7 @@ def _series_axis(
     the unit its title names). Logarithmic when they span LOG_SPAN or more; else linear
     from zero, latency in the unit of its largest value."""
     positive = [v for v in values if v > 0]
-    if positive and max(positive) / min(positive) >= LOG_SPAN:
+    if spans_orders(positive):
         return 1.0, {"type": "log", **_log_ticks(min(positive), max(positive), fmt)}, ""
     if fmt is format_ns:
         unit, factor = _lat_unit(max(positive, default=0.0))

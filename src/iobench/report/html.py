@@ -12,6 +12,7 @@ loads nothing from anywhere.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import shlex
@@ -192,6 +193,7 @@ def figure_payload(fig: Any) -> Markup:
 PLOTLY_BUNDLE = "plotly-basic.min.js"
 
 
+@functools.cache
 def plotly_js() -> Markup:
     """plotly.js, inlined (no network)."""
     js = resources.files("iobench.report").joinpath("vendor", PLOTLY_BUNDLE).read_text("utf-8")

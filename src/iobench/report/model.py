@@ -368,36 +368,43 @@ def cell_notes(c: Cell) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def compare_lines(comparison: Comparison) -> list[CompareLine]:
+def compare_line(
+    comparison: Comparison, row: Row, c: Cell, *, differs: str, first: bool
+) -> CompareLine:
+    """One setup's line of a matched row; ``differs`` is :func:`differs_text` of the row,
+    ``first`` whether it is the row's first line (which carries the row's span)."""
     names = {s.key: s.name for s in comparison.setups}
-    out = []
-    for row in comparison.rows:
-        differs = differs_text(row, names)
-        for i, c in enumerate(row.cells):
-            out.append(
-                CompareLine(
-                    workload=row.workload,
-                    direction=row.direction,
-                    shape=row_shape(row),
-                    differs=differs,
-                    setup=names.get(c.setup, c.setup),
-                    iops=format_compared(c.iops, format_iops),
-                    iops_ratio=_ratio_text(c.iops_ratio, c.verdict),
-                    bandwidth=format_compared(c.bw_bytes, format_rate),
-                    bw_ratio=_ratio_text(c.bw_ratio, c.bw_verdict),
-                    lat_mean=format_compared(c.lat_mean_ns, format_ns),
-                    lat_ratio=_ratio_text(c.lat_mean_ratio, c.lat_verdict),
-                    lat_p99=mark_kind(format_ns(c.p99_ns), c.lat_p99_kind),
-                    lat_p99_kind=c.lat_p99_kind,
-                    verdict=c.verdict,
-                    reason=c.iops_test.reason,
-                    notes=cell_notes(c),
-                    unstable=is_unstable(c.iops),
-                    span=len(row.cells) if i == 0 else 0,
-                    baseline=c.setup == comparison.baseline,
-                )
-            )
-    return out
+    return CompareLine(
+        workload=row.workload,
+        direction=row.direction,
+        shape=row_shape(row),
+        differs=differs,
+        setup=names.get(c.setup, c.setup),
+        iops=format_compared(c.iops, format_iops),
+        iops_ratio=_ratio_text(c.iops_ratio, c.verdict),
+        bandwidth=format_compared(c.bw_bytes, format_rate),
+        bw_ratio=_ratio_text(c.bw_ratio, c.bw_verdict),
+        lat_mean=format_compared(c.lat_mean_ns, format_ns),
+        lat_ratio=_ratio_text(c.lat_mean_ratio, c.lat_verdict),
+        lat_p99=mark_kind(format_ns(c.p99_ns), c.lat_p99_kind),
+        lat_p99_kind=c.lat_p99_kind,
+        verdict=c.verdict,
+        reason=c.iops_test.reason,
+        notes=cell_notes(c),
+        unstable=is_unstable(c.iops),
+        span=len(row.cells) if first else 0,
+        baseline=c.setup == comparison.baseline,
+    )
+
+
+def compare_lines(comparison: Comparison) -> list[CompareLine]:
+    """Every matched row's lines, a line per setup, in the comparison's order."""
+    names = {s.key: s.name for s in comparison.setups}
+    return [
+        compare_line(comparison, row, c, differs=differs_text(row, names), first=i == 0)
+        for row in comparison.rows
+        for i, c in enumerate(row.cells)
+    ]
 
 
 def tally_text(counts: dict[str, int]) -> str:

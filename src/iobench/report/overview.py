@@ -22,7 +22,7 @@ from iobench.analysis.stats import Summary
 from iobench.model import DIRECTIONS
 from iobench.records import RunRecord
 from iobench.report.model import (
-    compare_lines,
+    compare_line,
     differs_text,
     format_compared,
     mark_kind,
@@ -193,14 +193,15 @@ def _figures_of(run: RunRecord, target: str) -> list[tuple[str, dict[str, Any], 
 
 
 def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[OverviewRow]:
-    """One row per matched workload and direction; cells from the comparison's lines."""
+    """One row per matched workload and direction; each cell from the comparison's line
+    for it (:func:`iobench.report.model.compare_line`), so the figures read the same."""
     rows = []
     names = {s.key: s.name for s in comparison.setups}
-    lines = iter(compare_lines(comparison))
     for row in comparison.rows:
+        differs = differs_text(row, names)
         cells: list[OverviewCell | None] = [None] * len(order)
         for c in row.cells:
-            line = next(lines)
+            line = compare_line(comparison, row, c, differs=differs, first=False)
             cells[order.index(c.setup)] = OverviewCell(
                 iops=line.iops,
                 bandwidth=line.bandwidth,
@@ -211,15 +212,9 @@ def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[Overvie
                 iops_summary=c.iops,
                 bw_summary=c.bw_bytes,
             )
-        differs = differs_text(row, names)
+        note = f"not the same duration: {differs}" if differs else ""
         rows.append(
-            OverviewRow(
-                row.workload,
-                workload_shape(row.params),
-                row.direction,
-                tuple(cells),
-                f"not the same duration: {differs}" if differs else "",
-            )
+            OverviewRow(row.workload, workload_shape(row.params), row.direction, tuple(cells), note)
         )
     return rows
 
@@ -229,13 +224,16 @@ def _unmatched_rows(
 ) -> list[OverviewRow]:
     """The workloads a setup ran that no other setup's matched, with the reason."""
     order = [key for key, _, _ in setups]
+    found: dict[int, list[tuple[str, dict[str, Any], str, Figures]]] = {}  # per setup, once
     rows = []
     for u in comparison.unmatched:
         index = order.index(u.setup) if u.setup in order else None
         if index is None:
             continue
         _, run, target = setups[index]
-        for workload, params, d, f in _figures_of(run, target):
+        if index not in found:
+            found[index] = _figures_of(run, target)
+        for workload, params, d, f in found[index]:
             if workload != u.workload or shape_key(params) != shape_key(u.params):
                 continue
             cells: list[OverviewCell | None] = [None] * len(order)
