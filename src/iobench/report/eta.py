@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 from iobench.engine.steps import Step
 from iobench.fio.runner import LiveStats
+from iobench.units import format_duration
 
 # A layout's rate is trusted once it has run this long (fio's first snapshots include
 # opening the file).
@@ -137,18 +138,13 @@ class Eta:
 
 def rough_duration(seconds: float) -> str:
     """A time to wait, as precise as it is worth: ``45s``, ``4m10s`` (to 5 s), ``31m``,
-    ``2h05m``."""
+    ``2h05m`` (to the minute from 10 minutes on); written by :func:`format_duration`."""
     s = max(round(seconds), 0)
-    if s < 60:
-        return f"{s}s"
-    if s < 600:
-        minutes, secs = divmod(5 * round(s / 5), 60)
-        return f"{minutes}m{secs:02d}s" if secs else f"{minutes}m"
-    minutes = round(s / 60)
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+    if s >= 600:
+        s = 60 * round(s / 60)
+    elif s >= 60:
+        s = 5 * round(s / 5)
+    return format_duration(s)
 
 
 def clock_time(now: datetime, after_s: float) -> str:
