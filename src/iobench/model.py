@@ -233,7 +233,7 @@ class JobResult:
 
 @dataclass(frozen=True)
 class FioOutput:
-    """A whole fio JSON document, parsed."""
+    """A whole fio report, parsed (from JSON, or from fio's normal or terse text)."""
 
     fio_version: str | None  # e.g. "3.33", from fio's own output
     timestamp: int | None
@@ -241,3 +241,6 @@ class FioOutput:
     disk_util: tuple[DiskUtil, ...]
     client_mode: bool = False
     latency_unit: Literal["ns", "us"] = "ns"  # "us" for fio 2.x inputs (converted to ns)
+    # Which of fio's output formats it was read from: "normal" (the human-readable text)
+    # and "terse" carry rounded figures and no histogram bins.
+    output_format: Literal["json", "normal", "terse"] = "json"
