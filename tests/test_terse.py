@@ -397,3 +397,18 @@ def test_report_feeds_the_importers_interpreter() -> None:
     assert run.suite_def.workloads is not None
     (workload,) = run.suite_def.workloads
     assert workload["description"] == "read and write, also reported together"
+
+
+def test_look_alikes_are_not_terse() -> None:
+    """Semicolon-separated lines that are not fio's: a CSV row, a short example."""
+    assert not looks_like_terse("10;1.5;a;b\n2020;3.5;x;y;z\n")
+    assert not looks_like_terse("2;job;0;0;1;2;3\n")
+    assert looks_like_terse("3;fio-3.41;smoke;0;0;17175736;...\n"), "a fio line, even cut"
+    with pytest.raises(FioOutputError, match=r"^doc:1: "):
+        parse_terse_output("3;fio-3.41;smoke;0;0;17175736;...\n", "doc")
+
+
+def test_digits_of_other_scripts_are_refused() -> None:
+    """Python's int() reads '٣' as 3; fio writes ASCII digits only."""
+    with pytest.raises(FioOutputError, match=r"IOPS \(field 49\) should be a whole number"):
+        parse_terse_output(_replace(V3, 48, "١٣٥٩٢٨"), "u.out")

@@ -32,7 +32,9 @@ What terse gives less precisely than JSON, and how it is stored:
 - No histogram bins, no job options, no timestamp, no per-job runtime.
 
 In client/server mode (``--client``) fio writes each server's disk utilisation on a line
-of its own (``;vda;...``) and adds an "All clients" line; the lines name no host.
+of its own (``;vda;...``) and adds an "All clients" line; the lines name no host. With
+``--status-interval`` fio repeats every job's cumulative line at each interval; nothing
+tells those from numjobs clones, so every line is read as a job.
 """
 
 from __future__ import annotations
@@ -58,14 +60,15 @@ MAX_LINES = 10_000  # job lines in one file; fio runs with more jobs are not ter
 MAX_FIELDS = 2_000  # far beyond a line with 64 disks and their slaves
 MAX_DESCRIPTION = 4_096
 
-# "3;fio-3.33;" / "3;fio-2.1.10;" / "3;2.0.8;" (some fio 2.0 builds printed no "fio-")
-_START = re.compile(r"(\d{1,3});(fio-\d[^;\s]*|\d+\.\d+[^;\s]*);")
+# "3;fio-3.33;" / "3;fio-2.1.10;" / "3;2.0.8;" (some fio 2.0 builds printed no "fio-").
+# Numbers are ASCII digits only: Python's \d and int() also take other scripts' digits.
+_START = re.compile(r"([0-9]{1,3});(fio-[0-9][^;\s]*|[0-9]+\.[0-9]+[^;\s]*);")
 # terse v2: "2;jobname;groupid;error;..." (no fio version)
-_START_V2 = re.compile(r"2;[^;]*;\d+;\d+;")
-_INT = re.compile(r"\d{1,20}")
-_FLOAT = re.compile(r"\d{1,20}(?:\.\d{1,20})?")
-_PCT = re.compile(r"(\d{1,20}(?:\.\d{1,20})?)%")
-_PERCENTILE = re.compile(r"(\d{1,3}(?:\.\d{1,20})?)%=(\d{1,20})")
+_START_V2 = re.compile(r"2;[^;]*;[0-9]+;[0-9]+;")
+_INT = re.compile(r"[0-9]{1,20}")
+_FLOAT = re.compile(r"[0-9]{1,20}(?:\.[0-9]{1,20})?")
+_PCT = re.compile(r"([0-9]{1,20}(?:\.[0-9]{1,20})?)%")
+_PERCENTILE = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,20})?)%=([0-9]{1,20})")
 _LAT_PERCENTILES = re.compile(
     r"(?im)^[ \t|]*lat percentiles \("
     r"|(?<![a-z_])lat_percentiles\"?\s*[=:]\s*\"?\s*(?:1|true|on|yes)\b"
@@ -79,11 +82,16 @@ _HINT_CUT = (
 
 
 def _candidate(line: str) -> str | None:
-    """The line without surrounding blanks if it starts like a terse line, else None."""
+    """The line without surrounding blanks if it starts like a terse line, else None.
+
+    ``N;fio-X.Y;`` is enough; a version without ``fio-`` (fio 2.0) and version 2 (no
+    version field) need the shape of a whole line too: 40 fields and percentiles.
+    """
     line = line.strip()
-    if _START.match(line):
+    m = _START.match(line)
+    if m is not None and m.group(2).startswith("fio-"):
         return line
-    if _START_V2.match(line) and line.count(";") >= 40 and "%=" in line:
+    if (m is not None or _START_V2.match(line)) and line.count(";") >= 40 and "%=" in line:
         return line
     return None
 
