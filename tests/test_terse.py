@@ -1,0 +1,414 @@
+"""fio's terse output (versions 3, 4, 5) read by iobench.fio.terse (no fio needed).
+
+Recorded fixtures hold the terse lines and the JSON of the same fio 3.33 run
+(scripts/record-fio-outputs, argv beside each in <name>.meta.json): every figure terse
+carries must agree with the JSON to the precision terse prints. External fixtures are
+other people's runs, provenance in tests/data/fio-outputs/external/SOURCES.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from iobench.errors import FioOutputError
+from iobench.fio import terse
+from iobench.fio.parse import ALL_CLIENTS, parse_fio_output
+from iobench.fio.terse import looks_like_terse, parse_terse_output
+from iobench.model import DirectionResult, FioOutput, JobResult, LatencyStats
+
+DATA = Path(__file__).parent / "data" / "fio-outputs"
+RECORDED = DATA / "recorded"
+EXTERNAL = DATA / "external"
+
+
+def text_of(name: str) -> str:
+    return (RECORDED / f"{name}.out").read_text()
+
+
+def terse_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line[:2] in ("3;", "4;", "5;")]
+
+
+# -- terse against the JSON of the same run ------------------------------------------------
+
+
+def _agree_latency(t: LatencyStats | None, j: LatencyStats | None, what: str) -> None:
+    assert (t is None) == (j is None), what
+    if t is None or j is None:
+        return
+    # fio prints min and max truncated to whole µs, mean and stdev with 6 decimals of µs.
+    assert t.min_ns == j.min_ns // 1000 * 1000, what
+    assert t.max_ns == j.max_ns // 1000 * 1000, what
+    assert abs(t.mean_ns - j.mean_ns) <= 0.5, what
+    assert abs(t.stddev_ns - j.stddev_ns) <= 0.5, what
+    assert t.bins == {}, "terse has no histogram"
+
+
+def _agree_percentiles(t: LatencyStats | None, j: LatencyStats | None, what: str) -> None:
+    expected = [(p, v // 1000 * 1000) for p, v in j.percentiles] if j else []
+    assert list(t.percentiles if t else []) == expected, what
+
+
+def _agree_direction(t: DirectionResult | None, j: DirectionResult | None, what: str) -> None:
+    assert (t is None) == (j is None), what
+    if t is None or j is None:
+        return
+    assert t.io_bytes == j.io_bytes >> 10 << 10, what  # KiB
+    assert t.bw_bytes == j.bw_bytes // 1024 * 1024, what  # KiB/s
+    assert t.iops == math.floor(j.iops), what
+    assert t.runtime_ms == j.runtime_ms, what
+    # No IO count in terse: derived from IOPS x runtime, within runtime/2000 IOs.
+    assert abs(t.total_ios - j.total_ios) <= t.runtime_ms / 2000 + 1, what
+    for kind in ("slat", "clat", "lat"):
+        _agree_latency(getattr(t, kind), getattr(j, kind), f"{what} {kind}")
+
+
+def _agree_job(t: JobResult, j: JobResult, *, lat_percentiles: bool) -> None:
+    what = f"{j.jobname} (group {j.groupid})"
+    assert (t.jobname, t.groupid, t.error) == (j.jobname, j.groupid, j.error)
+    assert t.usr_cpu_pct is not None and j.usr_cpu_pct is not None
+    assert t.sys_cpu_pct is not None and j.sys_cpu_pct is not None
+    assert abs(t.usr_cpu_pct - j.usr_cpu_pct) <= 5e-7, what
+    assert abs(t.sys_cpu_pct - j.sys_cpu_pct) <= 5e-7, what
+    for d in ("read", "write", "trim"):
+        td, jd = t.direction(d), j.direction(d)
+        _agree_direction(td, jd, f"{what} {d}")
+        if td is not None and jd is not None:
+            # fio's terse percentile fields hold lat's when lat_percentiles=1, else clat's.
+            kind = "lat" if lat_percentiles else "clat"
+            _agree_percentiles(getattr(td, kind), getattr(jd, kind), f"{what} {d} {kind}")
+            other = "clat" if lat_percentiles else "lat"
+            assert getattr(td, other) is None or getattr(td, other).percentiles == ()
+
+
+def _key(job: JobResult) -> tuple[object, ...]:
+    """Name, group and KiB moved per direction."""
+    moved = [job.direction(d) for d in ("read", "write", "trim")]
+    return (job.jobname, job.groupid, *[d.io_bytes >> 10 if d else None for d in moved])
+
+
+def _agree(t: FioOutput, j: FioOutput, *, lat_percentiles: bool = False) -> None:
+    assert t.output_format == "terse" and j.output_format == "json"
+    assert t.fio_version == j.fio_version == "3.33"
+    assert t.latency_unit == "us", "terse prints µs: microsecond resolution"
+    assert t.client_mode == j.client_mode
+    assert len(t.jobs) == len(j.jobs)
+    unmatched = list(j.jobs)
+    for job in t.jobs:  # client mode: terse names no host, so match on the figures
+        same = [other for other in unmatched if _key(other) == _key(job)]
+        assert same, f"no JSON job for {job.jobname}"
+        unmatched.remove(same[0])
+        _agree_job(job, same[0], lat_percentiles=lat_percentiles)
+    assert len(t.disk_util) == len(j.disk_util)
+    for td, jd in zip(t.disk_util, j.disk_util, strict=True):
+        assert (td.name, td.read_ios, td.write_ios, td.read_merges, td.write_merges) == (
+            jd.name,
+            jd.read_ios,
+            jd.write_ios,
+            jd.read_merges,
+            jd.write_merges,
+        )
+        assert td.in_queue_ms == jd.in_queue_ms
+        assert abs(td.util_pct - jd.util_pct) <= 0.005  # %3.2f
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "jobs"),
+    [
+        ("text-libaio-randread-qd8", 3, 1),
+        ("text-psync-randrw-fsync-lat", 4, 1),
+        ("text-numjobs2-two-groups", 5, 3),
+        ("terse-v5-both-description-coe", 5, 1),
+        ("terse-client-server-2", 3, 3),
+    ],
+)
+def test_terse_agrees_with_the_json_of_the_same_run(name: str, version: int, jobs: int) -> None:
+    text = text_of(name)
+    assert {line.split(";")[0] for line in terse_lines(text)} == {str(version)}
+    assert looks_like_terse(text)
+    out, report = parse_terse_output(text, name)
+    assert len(out.jobs) == jobs
+    _agree(out, parse_fio_output(text, name), lat_percentiles=name == "text-psync-randrw-fsync-lat")
+    key = "client_stats" if out.client_mode else "jobs"
+    assert [(e["jobname"], e["groupid"]) for e in report[key]] == [
+        (j.jobname, j.groupid) for j in out.jobs
+    ]
+    assert report["fio version"] == "fio-3.33"
+    assert all(e["job options"] == {} for e in report[key]), "terse holds no options"
+
+
+def test_lat_percentiles_go_to_lat_when_the_text_shows_the_option() -> None:
+    """With lat_percentiles=1, fio 3.33 writes total-latency percentiles in the terse
+    fields: the file's normal output ('lat percentiles') and JSON show the option."""
+    text = text_of("text-psync-randrw-fsync-lat")
+    out, _ = parse_terse_output(text, "psync")
+    _agree(out, parse_fio_output(text, "psync"), lat_percentiles=True)
+    read = out.jobs[0].read
+    assert read is not None and read.lat is not None and read.clat is not None
+    assert read.lat.percentile(10.0) == 10_000  # lat's p10 is 10.xx µs, clat's 9.xx µs
+    assert read.clat.percentiles == ()
+    assert read.slat is None, "psync has no submission latency"
+    # The terse line alone does not say which latency it is: taken as clat's, as the
+    # HOWTO documents.
+    alone, _ = parse_terse_output(terse_lines(text)[0], "psync")
+    assert alone.jobs[0].read is not None and alone.jobs[0].read.clat is not None
+    assert alone.jobs[0].read.clat.percentiles == read.lat.percentiles
+
+
+def test_terse_alone() -> None:
+    """fio --output-format=terse, the default version 3; figures as the line prints them."""
+    text = text_of("terse-only-v3-randwrite")
+    assert text.startswith("3;fio-3.33;rw;0;0;0;0;0;0;")
+    out, report = parse_terse_output(text, "t.out")
+    (job,) = out.jobs
+    assert job.read is None and job.trim is None
+    w = job.write
+    assert w is not None and w.clat is not None and w.lat is not None and w.slat is None
+    assert (w.io_bytes, w.bw_bytes, w.iops, w.runtime_ms) == (
+        544256 * 1024,
+        543712 * 1024,
+        135928,
+        1001,
+    )
+    assert (w.clat.min_ns, w.clat.max_ns, w.clat.mean_ns) == (6000, 533000, 7147.286)
+    assert w.clat.percentiles[0] == (1.0, 6000) and w.clat.percentiles[-1] == (99.99, 50000)
+    assert len(w.clat.percentiles) == 17, "fio's 17 default percentiles, 0%=0 padding skipped"
+    assert (w.lat.min_ns, w.lat.mean_ns) == (6000, 7178.416)
+    assert (job.usr_cpu_pct, job.sys_cpu_pct) == (9.8, 39.2)
+    assert [(d.name, d.write_ios, d.in_queue_ms, d.util_pct) for d in out.disk_util] == [
+        ("vda", 121921, 720, 71.41)
+    ]
+    assert report == {
+        "fio version": "fio-3.33",
+        "jobs": [{"jobname": "rw", "groupid": 0, "error": 0, "job options": {}}],
+    }
+    assert out.timestamp is None and job.job_runtime_ms is None, "terse has neither"
+
+
+def test_description_and_continue_on_error() -> None:
+    text = text_of("terse-v5-both-description-coe")
+    out, report = parse_terse_output(text, "both")
+    (entry,) = report["jobs"]
+    json_job = next(iter(parse_fio_output(text, "both").jobs))
+    assert entry["desc"] == "read and write, also reported together"
+    assert (entry["total_err"], entry["first_error"]) == (0, 0)
+    # unified_rw_reporting=both: the 'mixed' direction after read, write and trim is
+    # read and not kept, as the JSON parser does.
+    assert out.jobs[0].trim is None and out.jobs[0].read is not None
+    assert json_job.read is not None
+
+
+def test_client_mode() -> None:
+    """--client: the disk utilisation of each server on a line of its own, an 'All
+    clients' line, no host names."""
+    out, report = parse_terse_output(text_of("terse-client-server-2"), "cs")
+    assert out.client_mode
+    assert [j.jobname for j in out.jobs] == ["csjob", "csjob", ALL_CLIENTS]
+    assert all(j.hostname is None and j.port is None for j in out.jobs)
+    assert [d.name for d in out.disk_util] == ["vda", "vda"]
+    assert "client_stats" in report and "jobs" not in report
+    everyone = out.jobs[2].read
+    assert everyone is not None and everyone.clat is not None
+    assert everyone.clat.percentiles == (), "fio 3.33 has no percentiles for All clients"
+
+
+def test_unified_mixed_is_refused_with_the_line() -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
+    assert e.value.message.startswith("mixed.out:1: the job 'mixed': one direction only")
+    assert "unified_rw_reporting=mixed" in e.value.message
+    assert e.value.hint
+
+
+# -- external -----------------------------------------------------------------------------
+
+
+def test_external_fio_2_1_2_terse_v3() -> None:
+    """jtulak/fio-parser's fio-test.out: 12 jobs in 3 groups (SOURCES.md states line 1's
+    read IOPS 651 and write IOPS 162, fields 8 and 49)."""
+    path = EXTERNAL / "jtulak__fio-parser__fio-test.out"
+    text = path.read_text()
+    assert looks_like_terse(text)
+    out, report = parse_terse_output(text, str(path))
+    assert out.fio_version == "2.1.2" and not out.client_mode
+    assert len(out.jobs) == 12 and len(report["jobs"]) == 12
+    assert [j.groupid for j in out.jobs] == [0] * 4 + [1] * 4 + [2] * 4
+    first = out.jobs[0]
+    assert first.jobname == "test-multi-file-io-4"
+    assert first.read is not None and first.write is not None
+    assert (first.read.iops, first.write.iops) == (651, 162)
+    assert first.read.io_bytes == 52392 * 1024 and first.read.runtime_ms == 10058
+    assert first.read.clat is not None and first.read.clat.mean_ns == 4_610_434.417
+    assert first.read.clat.percentile(99.0) == 74_240_000
+    assert first.read.slat is not None and first.read.slat.max_ns == 2_593_000
+    assert [d.name for d in out.disk_util] == ["vda"]
+
+
+# -- recognising terse text ---------------------------------------------------------------
+
+
+def test_looks_like_terse_among_other_lines() -> None:
+    line = terse_lines(text_of("terse-only-v3-randwrite"))[0]
+    pasted = f"[root@host ~]# fio --minimal job.fio\n{line}\n[root@host ~]# \n"
+    assert looks_like_terse(pasted)
+    out, _ = parse_terse_output(pasted, "pasted")
+    assert len(out.jobs) == 1
+    assert looks_like_terse("  " + line + "\r\n"), "indented, CRLF"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        RECORDED / "text-normal-only-seqwrite.out",
+        RECORDED / "text-group-reporting-numjobs2.out",
+        RECORDED / "libaio-randread-4k-qd8-jsonplus.json",
+        EXTERNAL / "kangeek__fio-bench-disks-ceph__ceph_2hdd_cephfs.2.log",
+        EXTERNAL / "chris-sanders__ceph-fio-results__bluestore_erasure2.1_randread-1M.out",
+    ],
+)
+def test_other_outputs_are_not_terse(path: Path) -> None:
+    text = path.read_text()
+    assert not looks_like_terse(text)
+    with pytest.raises(FioOutputError, match="holds no fio terse line"):
+        parse_terse_output(text, str(path))
+
+
+def test_terse_version_2_is_refused_clearly() -> None:
+    """fio --terse-version=2: no fio version field, read, write and trim; written here
+    from a v4 line as fio's stat.c writes v2 (the same fields without the version)."""
+    v4 = terse_lines(text_of("text-psync-randrw-fsync-lat"))[0].split(";")
+    v2 = ";".join(["2", *v4[2:]])
+    assert looks_like_terse(v2)
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output("fio output:\n" + v2, "v2.out")
+    assert e.value.message.startswith("v2.out:2: terse version 2")
+    assert "3, 4 and 5" in e.value.message
+    assert e.value.hint is not None and "--terse-version=3" in e.value.hint
+
+
+def test_lines_of_different_runs_are_refused() -> None:
+    old = (EXTERNAL / "jtulak__fio-parser__fio-test.out").read_text().splitlines()[0]
+    new = terse_lines(text_of("terse-only-v3-randwrite"))[0]
+    with pytest.raises(FioOutputError, match=r"^two\.out:2: .*'fio-3\.33'.*line 1 .*'fio-2\.1\.2'"):
+        parse_terse_output(f"{old}\n{new}\n", "two.out")
+
+
+# -- hostile input ------------------------------------------------------------------------
+
+V3 = terse_lines(text_of("terse-only-v3-randwrite"))[0]
+V5 = terse_lines(text_of("text-numjobs2-two-groups"))[2]
+
+
+def _replace(line: str, index: int, value: str) -> str:
+    fields = line.split(";")
+    fields[index] = value
+    return ";".join(fields)
+
+
+HOSTILE = {
+    "truncated": V3[: len(V3) // 2],
+    "truncated in the CPU fields": ";".join(V3.split(";")[:90]),
+    "extra fields": V3 + ";1;2;3",
+    "extra field": V3 + ";7",
+    "NaN": _replace(V3, 47, "nan"),
+    "inf": _replace(V3, 48, "inf"),
+    "1e400": _replace(V3, 50, "1e400"),
+    "negative": _replace(V3, 46, "-5"),
+    "huge": _replace(V3, 46, "9" * 30),
+    "empty field": _replace(V3, 60, ""),
+    "mean below min": _replace(V3, 56, "1.0"),
+    "percentile 150": _replace(V3, 58, "150.000000%=3"),
+    "percentile without %": _replace(V3, 61, "1.000000=6"),
+    "descending percentiles": _replace(V3, 62, "5.000000%=1"),
+    "share over 100%": _replace(V3, 84, "250.0%"),
+    "util over 100%": _replace(V3, 129, "101.00%"),
+    "IOPS in no time": _replace(V3, 49, "0"),
+    "error beyond errno": _replace(V3, 4, "99999999"),
+    "100k fields": V3 + ";0" * 100_000,
+    "binary": "3;fio-3.33;" + "\x00\xff\x1b[2J;" * 50 + "%=;" * 80,
+    "version 6": "6" + V3[1:],
+    "version 1": "1" + V3[1:],
+    "four directions v3": ";".join(
+        V3.split(";")[:5] + V3.split(";")[5:87] * 2 + V3.split(";")[87:]
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_lines_give_fio_output_error_with_the_line(case: str) -> None:
+    text = "some prompt $ fio --minimal x.fio\n" + HOSTILE[case] + "\n"
+    started = time.monotonic()
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(text, "bad.out")
+    assert time.monotonic() - started < 2, "bounded work"
+    assert e.value.message.startswith("bad.out:2: "), e.value.message
+    assert e.value.hint, "says what to do"
+    assert len(e.value.message) < 400, "a hostile value is not echoed whole"
+
+
+def test_every_field_mangled_gives_fio_output_error_or_a_result() -> None:
+    """Each field of a v5 line replaced by hostile tokens: never another exception."""
+    tokens = ("", "x", "-1", "nan", "1e400", "9" * 25, "%", "=", "0%=0", "1.5%", "\x00")
+    for i in range(len(V5.split(";"))):
+        for token in tokens:
+            try:
+                parse_terse_output(_replace(V5, i, token), "f.out")
+            except FioOutputError as e:
+                assert e.message.startswith(("f.out:1: ", "f.out holds no fio terse line"))
+
+
+def test_many_lines_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(terse, "MAX_LINES", 3)
+    with pytest.raises(FioOutputError, match=r"^many:4: more than 3 terse lines"):
+        parse_terse_output("\n".join([V3] * 5), "many")
+
+
+def test_disk_lines_that_are_not_fios_are_left_alone() -> None:
+    out, _ = parse_terse_output(V3 + "\n;not;a;disk\n;a;b;c;d;e;f;g;h;i\n", "x")
+    assert not out.client_mode and [d.name for d in out.disk_util] == ["vda"]
+
+
+# -- the report feeds the importer's interpreter ------------------------------------------
+
+
+def test_report_feeds_the_importers_interpreter() -> None:
+    """The report has the shape of fio's JSON, so the JSON import's interpreter reads it:
+    one result per job (numjobs clones numbered, as fio's JSON without group_reporting
+    gives no numjobs to merge them by), the description kept."""
+    from iobench.importer import _FioInterpreter
+
+    path = RECORDED / "text-numjobs2-two-groups.out"
+    text = path.read_text()
+    out, report = parse_terse_output(text, str(path))
+    run = _FioInterpreter(text, str(path), out, report, 1.7e9).interpret(messages=[])
+    assert run.status == "complete" and run.fio_version == "3.33"
+    assert [r.workload for r in run.results] == ["randwrite", "randwrite#2", "seqread"]
+    assert run.time_source == "mtime", "terse has no timestamp"
+    assert "microsecond-latencies" in [w["id"] for w in run.warnings]
+
+    both = RECORDED / "terse-v5-both-description-coe.out"
+    text = both.read_text()
+    out, report = parse_terse_output(text, str(both))
+    run = _FioInterpreter(text, str(both), out, report, None).interpret(messages=[])
+    assert run.suite_def.workloads is not None
+    (workload,) = run.suite_def.workloads
+    assert workload["description"] == "read and write, also reported together"
+
+
+def test_look_alikes_are_not_terse() -> None:
+    """Semicolon-separated lines that are not fio's: a CSV row, a short example."""
+    assert not looks_like_terse("10;1.5;a;b\n2020;3.5;x;y;z\n")
+    assert not looks_like_terse("2;job;0;0;1;2;3\n")
+    assert looks_like_terse("3;fio-3.41;smoke;0;0;17175736;...\n"), "a fio line, even cut"
+    with pytest.raises(FioOutputError, match=r"^doc:1: "):
+        parse_terse_output("3;fio-3.41;smoke;0;0;17175736;...\n", "doc")
+
+
+def test_digits_of_other_scripts_are_refused() -> None:
+    """Python's int() reads '٣' as 3; fio writes ASCII digits only."""
+    with pytest.raises(FioOutputError, match=r"IOPS \(field 49\) should be a whole number"):
+        parse_terse_output(_replace(V3, 48, "١٣٥٩٢٨"), "u.out")
