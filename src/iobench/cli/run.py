@@ -144,7 +144,7 @@ def run(
       iobench run /mnt/vol --suite volume --expect 'rand-r.read.iops>=5000'
       iobench run /dev/nvme1n1 --suite volume --destructive --spec aws-gp3 --spec-param iops=6000
       iobench run /dev/sdb --prefill --destructive
-      iobench run /dev/vdb --suite volume --pin-to-device
+      iobench run /dev/vdb --suite volume --destructive --pin-to-device
     """
     from iobench.documents.printed import run_document
     from iobench.report.terminal import render_run
