@@ -70,6 +70,13 @@ workload_options = with_options(
             help="Write the test area of a device or existing file before the workloads "
             "(with --destructive), so reads do not hit never-written blocks.",
         ),
+        click.option(
+            "--pin-to-device",
+            is_flag=True,
+            help="Pin fio's jobs to the CPUs of the target device's blk-mq queues, one job "
+            "per CPU, CPU 0 left out where there are enough (cpus_allowed, "
+            "cpus_allowed_policy=split), as cloud-disk guides do.",
+        ),
     ]
 )
 
@@ -110,6 +117,7 @@ def run(
     spec: str | None,
     spec_params: tuple[str, ...],
     prefill: bool,
+    pin_to_device: bool,
     label: str | None,
     repeat: int,
     clients: str | None,
@@ -136,6 +144,7 @@ def run(
       iobench run /mnt/vol --suite volume --expect 'rand-r.read.iops>=5000'
       iobench run /dev/nvme1n1 --suite volume --destructive --spec aws-gp3 --spec-param iops=6000
       iobench run /dev/sdb --prefill --destructive
+      iobench run /dev/vdb --suite volume --destructive --pin-to-device
     """
     from iobench.documents.printed import run_document
     from iobench.report.terminal import render_run
@@ -144,7 +153,7 @@ def run(
         env, targets, suite=suite, runtime=runtime, ramp=ramp, size=size,
         destructive=destructive, overwrite_signatures=overwrite_signatures,
         expectations=expectations, spec=spec, spec_params=spec_params, prefill=prefill,
-        label=label, repeat=repeat,
+        label=label, repeat=repeat, pin_to_device=pin_to_device,
     )  # fmt: skip
     checks.scale_needs_clients(clients, scale)
     if clients:
@@ -174,6 +183,7 @@ def run_request(
     prefill: bool,
     label: str | None = None,
     repeat: int = 1,
+    pin_to_device: bool = False,
 ) -> RunRequest:
     """What `run` and `doctor` were asked, checked: the engine's RunRequest. `doctor` has no
     --label or --repeat."""
@@ -205,6 +215,7 @@ def run_request(
         prefill=prefill,
         spec=spec,
         spec_params=parse_spec_params(spec_params),
+        pin_to_device=pin_to_device,
     )
 
 
@@ -254,6 +265,7 @@ def doctor(
     spec: str | None,
     spec_params: tuple[str, ...],
     prefill: bool,
+    pin_to_device: bool,
     fio_jobfile: str | None,
     as_json: bool,
 ) -> int:
@@ -290,6 +302,7 @@ def doctor(
         env, targets, suite=suite, runtime=runtime, ramp=ramp, size=size,
         destructive=destructive, overwrite_signatures=overwrite_signatures,
         expectations=expectations, spec=spec, spec_params=spec_params, prefill=prefill,
+        pin_to_device=pin_to_device,
     )  # fmt: skip
     refused: IobenchError | None = None
     try:

@@ -222,6 +222,7 @@ class LocalRun:
     ) -> ResultRecord:
         """Run one workload once on one target and store the result (or the failure)."""
         assert self.workdir is not None
+        w = p.placed(w)  # as it runs there: pinned with --pin-to-device
         job = build_jobfile(w, p.filename, p.size_of(w))
         link_target(self.workdir, p.filename)
         ctx = self.preflight.context_of(p.target.spec)

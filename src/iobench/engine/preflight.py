@@ -15,6 +15,7 @@ from typing import Any
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.analysis.measured import spinning_disk
 from iobench.analysis.throttles import context_throttles, throttled_directions
+from iobench.cpus import online_cpus
 from iobench.engine.request import RunRequest
 from iobench.engine.steps import Step, local_schedule
 from iobench.errors import TargetUnsafe, UserError
@@ -26,6 +27,14 @@ from iobench.probe.written import unwritten as unwritten_area
 from iobench.specs import Promise, Volume, spec_expectations
 from iobench.specs import resolve as resolve_spec
 from iobench.suites.fit import fit_to_cpus
+from iobench.suites.pin import (
+    Pinning,
+    check_jobs,
+    pin_findings,
+    pinning,
+    placed,
+    rq_affinity_findings,
+)
 from iobench.targets import (
     check_access,
     check_block_device_writable,
@@ -45,10 +54,15 @@ class PreparedTarget:
     layout_bytes: int  # how much to write before the workloads (0: none)
     size_limit: int | None  # the file's or device's size (None: a test file of our own)
     readonly: bool
+    pin: Pinning | None = None  # --pin-to-device: the CPUs of the target's queues
 
     def size_of(self, w: Workload) -> int:
         """The test area of a workload on this target."""
         return w.size if self.size_limit is None else min(w.size, self.size_limit)
+
+    def placed(self, w: Workload) -> Workload:
+        """The workload as it runs on this target: pinned with --pin-to-device."""
+        return placed(w, self.pin)
 
 
 def prepare_target(
@@ -144,6 +158,7 @@ class Preflight:
     promise: Promise | None
     findings: list[Finding]
     facts: list[TargetFacts]  # what the findings were made from, one per target
+    placement: list[Finding] = dataclasses.field(default_factory=list)  # --pin-to-device's
 
     def schedule(self, repeat: int = 1) -> list[Step]:
         """The steps: test files laid out (or areas prefilled), then ``repeat`` rounds of
@@ -170,7 +185,9 @@ class Preflight:
         suite = self.suite.only(ran)
         if not suite.workloads:
             return []
-        return findings_from_facts(self.prepared, self.facts, suite, self.host)
+        return findings_from_facts(self.prepared, self.facts, suite, self.host) + [
+            f for f in self.placement if f.workload is None or f.workload in ran
+        ]
 
 
 def protected_paths(db: Path) -> list[str]:
@@ -191,9 +208,18 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     prepared = [prepare_target(t, suite, request, protected) for t in targets]
     check_space(prepared)
     host = probe_host()
-    # A built-in suite runs no more jobs than this host has CPUs (the user did not write it).
-    suite = fit_to_cpus(suite, host_cpu_count(host))
     contexts = [probe_target(t.path) for t in targets]
+    pins = _pins(request, contexts)
+    # A built-in suite runs no more jobs than this host has CPUs (the user did not write it),
+    # nor, pinned, than the CPUs of a target's queues.
+    cpus = min([len(pin.cpus) for pin in pins if pin], default=host_cpu_count(host))
+    suite = fit_to_cpus(suite, cpus)
+    placement: list[Finding] = []
+    for i, pin in enumerate(pins):
+        if pin is not None:
+            check_jobs(suite, pin)
+            prepared[i] = dataclasses.replace(prepared[i], pin=pin)
+            placement += pin_findings(suite, pin) + rq_affinity_findings(pin.target, contexts[i])
     promise = None
     if request.spec:
         promise = resolve_spec(
@@ -206,8 +232,16 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
         target_facts(p, ctx, suite, host, prefill=request.prefill)
         for p, ctx in zip(prepared, contexts, strict=True)
     ]
-    findings = findings_from_facts(prepared, facts, suite, host)
-    return Preflight(suite, targets, prepared, contexts, host, promise, findings, facts)
+    findings = findings_from_facts(prepared, facts, suite, host) + placement
+    return Preflight(suite, targets, prepared, contexts, host, promise, findings, facts, placement)
+
+
+def _pins(request: RunRequest, contexts: Sequence[dict[str, Any]]) -> list[Pinning | None]:
+    """--pin-to-device: each target's pinning (raises when a target has nothing to pin to)."""
+    if not request.pin_to_device:
+        return [None] * len(contexts)
+    usable = frozenset(os.sched_getaffinity(0)) & (online_cpus() or frozenset(range(1 << 13)))
+    return [pinning(spec, ctx, usable) for spec, ctx in zip(request.targets, contexts, strict=True)]
 
 
 def _volume(

@@ -120,6 +120,27 @@ def check_clients_request(request: RunRequest) -> None:
             "own on the clients, never devices or existing files",
             "leave out --destructive",
         )
+    _check_placement(request)
+
+
+def _check_placement(request: RunRequest) -> None:
+    """CPUs named for fio's jobs are the fio servers' CPUs, which iobench cannot read:
+    neither --pin-to-device nor a suite's cpus_allowed or cpumask goes to a server."""
+    if request.pin_to_device:
+        raise UserError(
+            "--pin-to-device does not go with --clients: the device and its blk-mq queues are "
+            "each fio server's, and iobench reads only this host's /sys",
+            "leave out --pin-to-device (or run iobench on each host)",
+        )
+    for w in request.suite.workloads:
+        named = [key for key, _ in w.options if key in ("cpus_allowed", "cpumask")]
+        if named:
+            raise UserError(
+                f"workload {w.name} sets {named[0]}, which does not go with --clients: the "
+                "CPUs would be each fio server's, which iobench cannot see to check (it "
+                "checked them against this host's online CPUs)",
+                f"leave {named[0]} out of the suite for runs on fio servers",
+            )
 
 
 def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:

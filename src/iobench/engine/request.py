@@ -47,6 +47,8 @@ class RunRequest:
     prefill: bool = False  # write the test area of a device or file before the workloads
     spec: str | None = None  # a provider spec to hold the volume to (iobench.specs)
     spec_params: dict[str, str] = field(default_factory=dict)
+    # --pin-to-device: fio's jobs on the CPUs of each target's blk-mq queues (suites/pin.py)
+    pin_to_device: bool = False
     # --clients: the fio servers that each run every workload on the one target directory,
     # with these client counts (``()``: all of them).
     clients: tuple[Client, ...] = ()

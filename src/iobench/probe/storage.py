@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from iobench.probe.host import read_int, read_text, run_json
+from iobench.probe.queues import queue_context
 from iobench.probe.throttle import process_throttles
 
 SYS_BLOCK = Path("/sys/class/block")
@@ -561,6 +562,7 @@ def probe_target(path: str, *, _depth: int = 0) -> dict[str, Any]:
         "ram_backed": None,
         "io_devices": [],
         "throttles": None,
+        "queues": None,
     }
     try:
         st = Path(real).stat()
@@ -611,6 +613,7 @@ def _beneath(result: dict[str, Any], depth: int) -> dict[str, Any]:
     result["ram_backed"] = ram_backed_why(result, backings)
     if depth == 0:
         result["throttles"] = process_throttles(result["io_devices"])
+        result["queues"] = queue_context(result["block"] or {})
     return result
 
 

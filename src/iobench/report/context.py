@@ -105,12 +105,46 @@ def target_lines(target: dict[str, Any]) -> list[tuple[str, str]]:
         lines.append((f"disk {d.get('path') or d.get('kname')}", _disk_line(d)))
     if block.get("note"):
         lines.append(("note", str(block["note"])))
+    lines.extend(queue_lines(ctx.get("queues")))
     devices = devices_line(ctx)
     if devices:
         lines.append(("io devices", devices))
     throttles = throttle_line(ctx)
     if throttles:
         lines.append(("io throttles", throttles))
+    return lines
+
+
+QUEUES_SHOWN = 8
+
+
+def queue_lines(queues: Any) -> list[tuple[str, str]]:
+    """The blk-mq queues of the device under a target: each queue's CPUs and tags (the
+    first few of many), and the settings that decide where IO completes."""
+    if not isinstance(queues, dict):
+        return []
+    lines = []
+    for d in queues.get("devices") or []:
+        hw = d.get("hw_queues") or []
+        count = d.get("hw_queue_count") or len(hw)
+        shown = [
+            f"#{q.get('queue')} CPUs {q.get('cpus') or '?'}"
+            + (f" ({q['nr_tags']} tags)" if q.get("nr_tags") is not None else "")
+            for q in hw[:QUEUES_SHOWN]
+        ]
+        more = f" and {count - len(shown)} more" if count > len(shown) else ""
+        lines.append(
+            (
+                f"queues {d.get('kname')}",
+                _join(
+                    f"{count} blk-mq queue{'' if count == 1 else 's'}: {', '.join(shown)}{more}",
+                    d.get("rq_affinity") is not None and f"rq_affinity {d['rq_affinity']}",
+                    d.get("nomerges") is not None and f"nomerges {d['nomerges']}",
+                ),
+            )
+        )
+    if queues.get("note"):
+        lines.append(("queues", str(queues["note"])))
     return lines
 
 

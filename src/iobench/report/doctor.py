@@ -122,7 +122,8 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
             )
         else:
             section = section_name(w.name) + tag
-            text = plain_job(w, pt.filename, pt.size_of(w), section=section, title=title)
+            placed = pt.placed(w)  # pinned with --pin-to-device
+            text = plain_job(placed, pt.filename, pt.size_of(w), section=section, title=title)
         jobs.append({"target": step.target, "workload": w.name if w else None, "job_file": text})
     return jobs
 

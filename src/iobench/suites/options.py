@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 
+from iobench.cpus import format_cpu_list, online_cpus, parse_cpu_list, parse_cpumask
 from iobench.model import RW_MODES
 from iobench.units import (
     OutOfRange,
@@ -421,6 +422,61 @@ def _fio_mem(key: str, value: object) -> str:
     return value
 
 
+_CPU_LIST_CHARS = re.compile(r"[0-9,-]{1,4096}")
+
+
+def _online_only(key: str, value: object, cpus: frozenset[int]) -> None:
+    """Refuse CPUs that are not online here: fio would refuse one beyond the last CPU, and
+    a job allowed only offline CPUs cannot run."""
+    online = online_cpus()
+    if online is None:
+        return  # cannot be read: fio checks the CPUs when the job starts
+    missing = cpus - online
+    if missing:
+        them = "CPU" if len(missing) == 1 else "CPUs"
+        raise InvalidValue(
+            f"{key} {show_value(value)} names {them} {format_cpu_list(missing)}, not online "
+            f"on this host (online: {format_cpu_list(online)})"
+        )
+
+
+def _fio_cpus_allowed(key: str, value: object) -> str:
+    # fio 3.33 HOWTO: cpus_allowed=0,5,8-15, CPUs counted from 0. It only places fio's own
+    # jobs; the host is left as it was.
+    accepted = f"{key} must be a list of CPUs such as 0-3,5 (fio's syntax)"
+    if not isinstance(value, str) or not _CPU_LIST_CHARS.fullmatch(value):
+        raise _refused(accepted, value)
+    try:
+        cpus = parse_cpu_list(value)
+    except ValueError as e:
+        raise InvalidValue(f"{accepted}; {show_value(value)}: {e}") from None
+    _online_only(key, value, cpus)
+    return format_cpu_list(cpus)
+
+
+def _fio_cpumask(key: str, value: object) -> str:
+    # fio 3.33: cpumask=int, a bit mask of the CPUs a job may run on (bit 0 is CPU 0).
+    accepted = f"{key} must be a bit mask of CPUs such as 0x6 (CPUs 1 and 2) or 6"
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _refused(accepted, value)
+    try:
+        cpus = parse_cpumask(value)
+    except ValueError as e:
+        raise InvalidValue(f"{accepted}; {show_value(value)} is {e}") from None
+    _online_only(key, value, cpus)
+    return hex(sum(1 << cpu for cpu in cpus))
+
+
+def _fio_cpus_allowed_policy(key: str, value: object) -> str:
+    if value not in ("shared", "split"):
+        raise InvalidValue(
+            f'{key} must be "shared" (every job may use every allowed CPU) or "split" (each '
+            f"job gets a CPU of its own), not {show_value(value)}"
+        )
+    assert isinstance(value, str)
+    return value
+
+
 # iobench's own workload fields (they become Workload attributes, not options).
 CORE_KEYS: Mapping[str, Parser] = {
     "rw": _rw,
@@ -463,7 +519,12 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "iodepth_batch_submit": _fio_int(0, MAX_IODEPTH),
     "iodepth_batch_complete_min": _fio_int(0, MAX_IODEPTH),
     "mem": _fio_mem,
+    "cpus_allowed": _fio_cpus_allowed,
+    "cpus_allowed_policy": _fio_cpus_allowed_policy,
+    "cpumask": _fio_cpumask,
 }
+# The options that place fio's jobs on CPUs (--pin-to-device sets the first two).
+PLACEMENT_KEYS = ("cpus_allowed", "cpus_allowed_policy", "cpumask")
 
 WORKLOAD_KEYS = ("name", *CORE_KEYS, *OPTION_KEYS)
 TOP_KEYS = ("name", "description", "indicative", "expect", "defaults", "workload")
@@ -476,7 +537,7 @@ _LOGS = "it configures fio's log files, which are written outside the target you
 _READS = "it reads a file of its own choosing and replays the I/O recorded in it"
 _TARGET = "it chooses its own target; iobench tests only the target named on its command line"
 _DELETES = "it deletes files; iobench removes the test files it creates itself"
-_HOST = "it changes how the host schedules or places processes; iobench leaves the host alone"
+_HOST = "it changes the priority the host gives processes; iobench leaves the host alone"
 _LATENCY = "latency must always be measured, and it switches measurement off or makes it coarse"
 _OURS = "iobench sets this itself"
 
@@ -503,9 +564,6 @@ REFUSED: Mapping[str, str] = {
     "verify_state_save": "it saves verification state to a file of its own choosing",
     "verify_state_load": "it loads verification state from a file of its own choosing",
     "lockfile": "it serialises I/O through file locks, so the numbers would measure the locks",
-    "cpus_allowed": _HOST,
-    "cpus_allowed_policy": _HOST,
-    "cpumask": _HOST,
     "prioclass": _HOST + " (a real-time I/O class can starve everything else)",
     "prio": _HOST,
     "nice": _HOST,
@@ -552,7 +610,6 @@ _REFUSED_PREFIXES = (
     ("cgroup", "it creates and configures control groups on the host"),
     ("log_", _LOGS),
     ("replay_", _READS),
-    ("cpus_allowed", _HOST),
 )
 
 
