@@ -404,9 +404,39 @@ def test_every_duration_that_differs_is_listed_in_order() -> None:
 
     names = {s.key: s.name for s in c.setups}
     assert differs_text(row, names) == (
-        "runtime 1m (long) vs 2s (run 2); ramp 5s (long) vs 1s (run 2); "
-        "size 1G (long) vs 8M (run 2)"
+        "not the same duration: runtime 1m (long) vs 2s (run 2); ramp 5s (long) vs 1s "
+        "(run 2); size 1G (long) vs 8M (run 2)"
     )
+
+
+def test_a_pinned_run_is_compared_with_an_unpinned_one_and_the_row_says_so() -> None:
+    """--pin-to-device adds cpus_allowed and cpus_allowed_policy to the stored options;
+    where fio's jobs ran is not what they did, so the rows still match."""
+    pinned = {"cpus_allowed": "1", "cpus_allowed_policy": "split"}
+    a = run(1, reps("rr", [5000, 5010, 4990]), label="plain")
+    b = run(
+        2,
+        reps("rr", [6000, 6010, 5990], p=params(runtime_s=2.0, options=pinned)),
+        label="pinned",
+    )
+    c = compare([a, b])
+    assert c.unmatched == ()
+    (row,) = c.rows
+    assert [d.param for d in row.differs] == [
+        "runtime_s",
+        "options.cpus_allowed",
+        "options.cpus_allowed_policy",
+    ]
+    from iobench.report.model import differs_text
+
+    assert differs_text(row, {s.key: s.name for s in c.setups}) == (
+        "not the same duration: runtime 1m (plain) vs 2s (pinned); not the same CPU "
+        "placement: cpus_allowed unset (plain) vs 1 (pinned); cpus_allowed_policy unset "
+        "(plain) vs split (pinned)"
+    )
+    # Any other option still defines the shape: not matched.
+    other = run(3, reps("rr", [6000], p=params(options={"direct": "0"})), label="other")
+    assert compare([a, other]).rows == ()
 
 
 @pytest.mark.parametrize(

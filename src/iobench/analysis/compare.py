@@ -53,6 +53,10 @@ from iobench.units import format_duration, format_size_short
 # workloads that differ only in these are compared, and the differences shown on the row.
 DURATION_PARAMS = ("runtime_s", "ramp_s", "size")
 DURATION_OPTIONS = ("time_based",)
+# Where fio's jobs ran (which CPUs), not what they did: a pinned run (--pin-to-device, a
+# suite's cpus_allowed) is compared with an unpinned one, the placement shown on the row.
+PLACEMENT_OPTIONS = ("cpus_allowed", "cpus_allowed_policy", "cpumask")
+UNSHAPED_OPTIONS = DURATION_OPTIONS + PLACEMENT_OPTIONS
 
 # The order in which parameters are named when saying why workloads did not match.
 _PARAM_ORDER = (
@@ -298,11 +302,12 @@ def _format_param(key: str, value: Any) -> str:
 
 def shape(params: dict[str, Any]) -> dict[str, Any]:
     """The parameters that define what a workload measures: all but the durations
-    (DURATION_PARAMS, and DURATION_OPTIONS among the fio options)."""
+    (DURATION_PARAMS, and DURATION_OPTIONS among the fio options) and the CPU placement
+    (PLACEMENT_OPTIONS)."""
     out = {k: v for k, v in params.items() if k not in DURATION_PARAMS}
     options = out.get("options")
     if isinstance(options, dict):
-        out["options"] = {k: v for k, v in options.items() if k not in DURATION_OPTIONS}
+        out["options"] = {k: v for k, v in options.items() if k not in UNSHAPED_OPTIONS}
     return out
 
 
@@ -312,12 +317,13 @@ def shape_key(params: dict[str, Any]) -> str:
 
 
 def _durations(params: dict[str, Any]) -> dict[str, Any]:
-    """The duration parameters, options as ``options.NAME``; an unset option is None."""
+    """The duration parameters and the placement options, options as ``options.NAME``;
+    an unset option is None."""
     options = params.get("options")
     options = options if isinstance(options, dict) else {}
     return {
         **{k: params.get(k) for k in DURATION_PARAMS},
-        **{f"options.{k}": options.get(k) for k in DURATION_OPTIONS},
+        **{f"options.{k}": options.get(k) for k in UNSHAPED_OPTIONS},
     }
 
 

@@ -136,7 +136,7 @@ def _row_table(c: Comparison, row: Row) -> Table:
     captions = []
     differs = differs_text(row, {s.key: s.name for s in c.setups})
     if differs:
-        captions.append(f"not the same duration: {differs}")
+        captions.append(differs)
     if any(cell.lat_p99_kind == "clat" for cell in row.cells):
         captions.append(CLAT_NOTE)
     if captions:

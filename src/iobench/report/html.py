@@ -155,7 +155,7 @@ def _cards(series: Sequence[Series], comparison: Comparison | None) -> list[_Car
         skey, pkey = shape_key(row.params), params_key(row.params)
         if (row.workload, skey) not in cards:
             differs = differs_text(row, names)
-            notes = [f"not the same duration: {differs}"] if differs else []
+            notes = [differs] if differs else []
             cards[(row.workload, skey)] = _Card(row.workload, row.params, [], notes)
         card = cards[(row.workload, skey)]
         for c in row.cells:

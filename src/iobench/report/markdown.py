@@ -353,10 +353,7 @@ def _matched(comparison: Comparison) -> list[str]:
         ],
         [
             [
-                md_text(
-                    f"{x.workload} ({x.shape})"
-                    + (f"; not the same duration: {x.differs}" if x.differs else "")
-                )
+                md_text(f"{x.workload} ({x.shape})" + (f"; {x.differs}" if x.differs else ""))
                 if x.span
                 else "",
                 x.direction if x.span else "",

@@ -271,7 +271,11 @@ _DIFFERS_NAMES = {
     "ramp_s": "ramp",
     "size": "size",
     "options.time_based": "time_based",
+    "options.cpus_allowed": "cpus_allowed",
+    "options.cpus_allowed_policy": "cpus_allowed_policy",
+    "options.cpumask": "cpumask",
 }
+_PLACEMENT = ("options.cpus_allowed", "options.cpus_allowed_policy", "options.cpumask")
 
 
 def _duration_text(param: str, value: Any) -> str:
@@ -285,16 +289,24 @@ def _duration_text(param: str, value: Any) -> str:
 
 
 def differs_text(row: Row, names: dict[str, str]) -> str:
-    """``runtime 2s (a) vs 1s (b)``: the durations that differ between a row's setups,
-    ``; ``-separated; empty when none does."""
-    parts = []
-    for d in row.differs:
-        by_value: dict[str, list[str]] = {}
-        for key, value in d.values.items():
-            by_value.setdefault(_duration_text(d.param, value), []).append(names.get(key, key))
-        shown = " vs ".join(f"{v} ({', '.join(who)})" for v, who in by_value.items())
-        parts.append(f"{_DIFFERS_NAMES.get(d.param, d.param)} {shown}")
-    return "; ".join(parts)
+    """``not the same duration: runtime 2s (a) vs 1s (b)``: the durations, then the CPU
+    placements (``not the same CPU placement: cpus_allowed 1 (a) vs unset (b)``), that
+    differ between a row's setups, ``; ``-separated; empty when none does."""
+    captions = []
+    for label, placement in (("duration", False), ("CPU placement", True)):
+        parts = []
+        for d in row.differs:
+            if (d.param in _PLACEMENT) != placement:
+                continue
+            by_value: dict[str, list[str]] = {}
+            for key, value in d.values.items():
+                text = _duration_text(d.param, value)
+                by_value.setdefault(text, []).append(names.get(key, key))
+            shown = " vs ".join(f"{v} ({', '.join(who)})" for v, who in by_value.items())
+            parts.append(f"{_DIFFERS_NAMES.get(d.param, d.param)} {shown}")
+        if parts:
+            captions.append(f"not the same {label}: " + "; ".join(parts))
+    return "; ".join(captions)
 
 
 def row_shape(row: Row, *, detail: bool = False) -> str:

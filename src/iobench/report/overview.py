@@ -212,7 +212,7 @@ def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[Overvie
                 iops_summary=c.iops,
                 bw_summary=c.bw_bytes,
             )
-        note = f"not the same duration: {differs}" if differs else ""
+        note = differs
         rows.append(
             OverviewRow(row.workload, workload_shape(row.params), row.direction, tuple(cells), note)
         )
