@@ -15,8 +15,9 @@ from conftest import Cli
 
 README = Path(__file__).parents[1] / "README.md"
 WORD = r"[a-z][a-z-]*"
-# iobench WORD [WORD]: the command and, for a group, the sub-command (across a line break).
-INVOCATION = re.compile(rf"(?:^|[\s/])iobench\s+({WORD})(?:\s+({WORD}))?")
+# iobench WORD [WORD]: the command and, for a group, the sub-command (across a line break,
+# unless the next line is another command: a group may run on its own).
+INVOCATION = re.compile(rf"(?:^|[\s/])iobench\s+({WORD})(?:\s+(?!iobench\b)({WORD}))?")
 
 
 def _help_commands(cli: Cli, *group: str) -> list[str]:
@@ -34,7 +35,8 @@ def _help_commands(cli: Cli, *group: str) -> list[str]:
 
 
 def _commands_in_help(cli: Cli) -> tuple[set[str], set[str]]:
-    """Every command as a user types it ("run", "clients check"), and the groups."""
+    """Every command as a user types it ("run", "clients check"), and the groups. A group
+    that runs on its own (its usage says ``[COMMAND``, as `iobench suites`) is a command too."""
     commands: set[str] = set()
     groups: set[str] = set()
     for name in _help_commands(cli):
@@ -42,6 +44,9 @@ def _commands_in_help(cli: Cli) -> tuple[set[str], set[str]]:
         if subcommands:
             groups.add(name)
             commands.update(f"{name} {sub}" for sub in subcommands)
+            _, out, _ = cli(name, "--help")
+            if f"Usage: iobench {name} [OPTIONS] [COMMAND" in out:
+                commands.add(name)
         else:
             commands.add(name)
     return commands, groups

@@ -83,6 +83,41 @@ def write_output(dest: str | Path, text: str) -> str:
     return name
 
 
+def write_new(name: str, text: str, *, force: bool) -> str:
+    """Write ``text`` (as UTF-8) to the file ``name`` and nothing else (``suites export -o``):
+    a regular file written whole or not at all (a temporary file beside it, renamed into
+    place). A file that exists is replaced only with ``force``; a symbolic link there is
+    never followed nor replaced, nor is anything but a regular file. ``-``: stdout."""
+    if name == STDOUT:
+        write_stream(sys.stdout, text)
+        return "standard output"
+    if not name:
+        raise UserError("the output file name is empty", "name a file, or - for stdout")
+    try:
+        st: os.stat_result | None = os.lstat(name)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise UserError(f"cannot write {name}: {e.strerror}") from e
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            raise UserError(
+                f"cannot write {name}: it is a symbolic link, and iobench neither follows "
+                "nor replaces one here",
+                "name the file itself, or remove the link",
+            )
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"cannot write {name}: it is {_kind(st.st_mode)}", "name a file")
+        if not force:
+            raise UserError(f"{name} exists", "pass --force to replace it, or name another file")
+    parent, base = os.path.split(name)
+    if base in ("", ".", ".."):
+        raise UserError(f"cannot write {name}: it names a directory", "name a file")
+    real = f"{parent or '.'}/{base}"
+    _replace(name, real, text.encode("utf-8"), st, exclusive=not force)
+    return name
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISBLK(mode):
         return "a block device: iobench never writes a report or an export onto a disk"
@@ -228,9 +263,12 @@ def _umask() -> int:
     return mask
 
 
-def _replace(name: str, real: str, data: bytes, old: os.stat_result | None) -> None:
+def _replace(
+    name: str, real: str, data: bytes, old: os.stat_result | None, *, exclusive: bool = False
+) -> None:
     """A temporary file beside ``real``, written and synced, then renamed over it; both
-    in the directory opened once, so a directory renamed meanwhile changes nothing."""
+    in the directory opened once, so a directory renamed meanwhile changes nothing.
+    ``exclusive``: linked to ``real`` instead, which fails when anything is there by then."""
     parent, base = os.path.split(real)
     try:
         dir_fd = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -260,7 +298,10 @@ def _replace(name: str, real: str, data: bytes, old: os.stat_result | None) -> N
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.replace(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            if exclusive:
+                _link_new(name, tmp, base, dir_fd)
+            else:
+                os.replace(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException as e:  # also Ctrl-C: no temporary file is left behind
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dir_fd)
@@ -271,6 +312,31 @@ def _replace(name: str, real: str, data: bytes, old: os.stat_result | None) -> N
             raise
     finally:
         os.close(dir_fd)
+
+
+def _link_new(name: str, tmp: str, base: str, dir_fd: int) -> None:
+    """``tmp`` (written) under the name ``base`` as well, unless something has that name:
+    linkat(2) never replaces nor follows what is there. The temporary name is removed."""
+    appeared = UserError(
+        f"{name} exists (it appeared while iobench wrote)",
+        "pass --force to replace it, or name another file",
+    )
+    try:
+        os.link(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError:
+        raise appeared from None
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+            raise
+        # A filesystem without hard links (FAT): looked for, then renamed; a rename
+        # replaces a link that appeared meanwhile, never what it points to.
+        try:
+            os.stat(base, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.replace(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            return
+        raise appeared from None
+    os.unlink(tmp, dir_fd=dir_fd)
 
 
 def _write_through(

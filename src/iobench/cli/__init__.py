@@ -4,9 +4,10 @@ happened into a message and an exit code. Only the CLI prints errors and exits.
 
 The commands live in modules by family: run.py (run, doctor), curves.py (sweep,
 characterize), results.py (list, show, rm, import, export), compare.py (compare, report),
-host.py (info, suites, specs, clients check). What they share: options.py (options and
-their parsing), checks.py (rules between options), env.py (the Environment they print
-and store with), execution.py (running a benchmark), failures.py (errors, as shown).
+host.py (info, specs, clients check), suites.py (suites, suites export). What they share:
+options.py (options and their parsing), checks.py (rules between options), env.py (the
+Environment they print and store with), execution.py (running a benchmark), failures.py
+(errors, as shown).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 import click
 
 from iobench import __version__
-from iobench.cli import compare, curves, host, results, run
+from iobench.cli import compare, curves, host, results, run, suites
 from iobench.cli.env import Environment
 from iobench.cli.failures import print_click_error, print_error
 from iobench.cli.options import EXIT_CODES_HELP
@@ -69,7 +70,7 @@ for _command in (
     compare.compare,
     compare.report,
     host.info,
-    host.suites,
+    suites.suites,
     host.specs,
     host.clients,
 ):

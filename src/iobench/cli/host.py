@@ -1,6 +1,6 @@
 """What iobench can say before any run: ``info`` (the host and a target's storage),
-``suites`` and ``specs`` (what `run` can run and hold a volume to), and ``clients check``
-(the fio servers `run --clients` would use)."""
+``specs`` (what `run` can hold a volume to), and ``clients check`` (the fio servers
+`run --clients` would use). ``suites`` is in suites.py."""
 
 from __future__ import annotations
 
@@ -49,33 +49,6 @@ def info(env: Environment, target: str, as_json: bool) -> None:
         env.emit_json(doc)
     else:
         render_info(doc, env.stdout)
-
-
-@click.command()
-@json_option()
-@pass_env
-def suites(env: Environment, as_json: bool) -> None:
-    """List the built-in suites and their workloads.
-
-    \b
-    Example:
-      iobench suites
-      iobench suites --json
-    """
-    from iobench.records import SuiteDefinition
-    from iobench.report.terminal import render_suites
-    from iobench.suites import builtin_names, load_builtin
-
-    loaded = [load_builtin(n) for n in builtin_names()]
-    if as_json:
-        env.emit_json(
-            {
-                **envelope("suites"),
-                "suites": [SuiteDefinition.of_suite(s).as_dict() for s in loaded],
-            }
-        )
-    else:
-        render_suites(loaded, env.stdout)
 
 
 @click.command()

@@ -33,12 +33,21 @@ def section_name(name: str, client: str | None = None) -> str:
     """A workload name as a fio job section name (no brackets, spaces or odd characters);
     with ``client``, the section of that client's job (its entry in fio's report)."""
     section = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "job"
+    if section.lower().startswith("global"):
+        # fio takes every section whose name starts with "global" for options that every
+        # job shares, not for a job (fio 3.33: [global-test] runs nothing).
+        section = f"job-{section}"
     return f"{section}.{client}" if client else section
 
 
 def _global_options(workload: Workload, size: int, *, client: str | None = None) -> list[str]:
     """A workload's options that iobench sets for it, whatever its shape (the [global]
     section of its job file), without ``filename``."""
+    return [*run_options(workload, size), *report_options(logs=True, client=client)]
+
+
+def run_options(workload: Workload, size: int) -> list[str]:
+    """How long and over how much a workload runs, through which engine."""
     time_based = dict(workload.options).get("time_based", "1") != "0"
     lines = [
         f"size={size}",
@@ -50,13 +59,23 @@ def _global_options(workload: Workload, size: int, *, client: str | None = None)
         lines.append("time_based=1")
     if workload.ramp_s:
         lines.append(f"ramp_time={fio_duration(workload.ramp_s)}")
-    return [
-        *lines,
+    return lines
+
+
+def report_options(*, logs: bool, client: str | None = None) -> list[str]:
+    """What iobench has fio measure and report for every workload: one result per job
+    section, latency percentiles; with ``logs``, the per-second interval logs."""
+    lines = [
         "group_reporting=1",
         "clat_percentiles=1",
         "lat_percentiles=1",
         f"percentile_list={PERCENTILE_LIST}",
         "randrepeat=0",
+    ]
+    if not logs:
+        return lines
+    return [
+        *lines,
         # Per-second IOPS, bandwidth and latency for timelines (fio/logs.py reads them).
         f"write_iops_log={LOG_PREFIX}",
         f"write_bw_log={LOG_PREFIX}",
@@ -66,7 +85,7 @@ def _global_options(workload: Workload, size: int, *, client: str | None = None)
     ]
 
 
-def _shape_options(workload: Workload) -> list[str]:
+def shape_options(workload: Workload) -> list[str]:
     """The workload's own shape and the suite's fio options (its job section)."""
     lines = [
         f"rw={workload.rw}",
@@ -77,7 +96,7 @@ def _shape_options(workload: Workload) -> list[str]:
     if workload.rwmixread is not None:
         lines.append(f"rwmixread={workload.rwmixread}")
     opts = dict(workload.options)
-    opts.pop("time_based", None)  # iobench's own: see _global_options
+    opts.pop("time_based", None)  # iobench's own: see run_options
     return lines + [f"{key}={value}" for key, value in opts.items()]
 
 
@@ -104,12 +123,12 @@ def build_jobfile(
         *_global_options(workload, size, client=client),
         "",
         f"[{section_name(workload.name, client)}]",
-        *_shape_options(workload),
+        *shape_options(workload),
     ]
     return "\n".join(lines) + "\n"
 
 
-def _layout_options(size: int, direct: bool) -> list[str]:
+def layout_options(size: int, direct: bool) -> list[str]:
     return [
         f"size={size}",
         "rw=write",
@@ -138,7 +157,7 @@ def build_layout_jobfile(
             _target_comment(target_path, remote=remote),
             "[layout]",
             f"filename={target_path if remote else TARGET_LINK}",
-            *_layout_options(size, direct),
+            *layout_options(size, direct),
             "",
         ]
     )
@@ -175,15 +194,39 @@ def _plain_filename_lines(path: str) -> list[str]:
     return [*lines, f"filename={TARGET_LINK}"]
 
 
+# fio reads a job file a line at a time into a buffer of 8 KiB and reads the rest of a longer
+# line as a line of its own: the end of a long comment becomes an option (fio 3.33: a comment
+# of 8191 characters, then `rw=write`, sets rw=write). Comments are cut well before that.
+COMMENT_BYTES = 1000
+
+
+def comment_lines(text: str, mark: str = ";") -> list[str]:
+    """``text`` as comment lines that fio skips whatever ``text`` holds: a character that
+    is not printable (a newline, a terminal's escape) written as ``\\uXXXX``, and the text
+    cut into lines of at most :data:`COMMENT_BYTES` bytes."""
+    shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    lines: list[str] = []
+    line, used = "", 0
+    for c in shown:
+        size = len(c.encode("utf-8", "surrogatepass"))
+        if used + size > COMMENT_BYTES:
+            lines.append(line)
+            line, used = "", 0
+        line += c
+        used += size
+    lines.append(line)
+    return [f"{mark} {line}".rstrip() for line in lines]
+
+
 def plain_job(workload: Workload, path: str, size: int, *, section: str, title: str) -> str:
     """One workload as a section plain fio runs on its own or after others in one file:
     the options of :func:`build_jobfile`'s job file, all in the section (a [global] would
     carry over into the next step's), the file by its path, and ``stonewall`` so that it
     starts when the step before it has ended."""
     lines = [
-        f"; {title}",
+        *comment_lines(title),
         f"[{section}]",
-        *_shape_options(workload),
+        *shape_options(workload),
         *_plain_filename_lines(path),
         *_global_options(workload, size),
         "stonewall",
@@ -194,10 +237,10 @@ def plain_job(workload: Workload, path: str, size: int, *, section: str, title: 
 def plain_layout_job(path: str, size: int, *, direct: bool, section: str, title: str) -> str:
     """:func:`build_layout_jobfile` as a section for plain fio (see :func:`plain_job`)."""
     lines = [
-        f"; {title}",
+        *comment_lines(title),
         f"[{section}]",
         *_plain_filename_lines(path),
-        *_layout_options(size, direct),
+        *layout_options(size, direct),
         "stonewall",
     ]
     return "\n".join(lines) + "\n"

@@ -24,7 +24,13 @@ from iobench.engine.local import STALL_S
 from iobench.engine.preflight import Preflight
 from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import IobenchError
-from iobench.fio.jobfile import TARGET_LINK, plain_job, plain_layout_job, section_name
+from iobench.fio.jobfile import (
+    TARGET_LINK,
+    comment_lines,
+    plain_job,
+    plain_layout_job,
+    section_name,
+)
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.runner import fio_argv
 from iobench.records import SuiteDefinition
@@ -44,6 +50,7 @@ from iobench.specs import (
     promise_text,
     rate_text,
 )
+from iobench.suites.options import NAME_RE
 from iobench.units import format_bytes, format_duration, format_iops
 
 
@@ -186,6 +193,11 @@ def fio_command(doc: dict[str, Any], jobfile: str) -> str:
     return f"fio --output-format=json+ --output=result.json{flags} {_path_shown(jobfile)}"
 
 
+def _name_shown(name: str) -> str:
+    """A suite's name as written when it is a plain one, else JSON-quoted."""
+    return name if NAME_RE.fullmatch(name) else json.dumps(name)
+
+
 def fio_jobfile(doc: dict[str, Any]) -> str:
     """Every step of a doctor document's plan in one job file for plain fio: what
     ``iobench doctor --fio-jobfile`` writes."""
@@ -193,13 +205,14 @@ def fio_jobfile(doc: dict[str, Any]) -> str:
     suite = doc["suite"]["name"]
     on = ", ".join(json.dumps(t["spec"]) for t in targets)
     head = [
-        f"; the steps `iobench run` would run with the {suite} suite on {on}, in its order,",
-        f"; as plain fio runs them (iobench {__version__}, `iobench doctor --fio-jobfile`).",
-        f"; run them: {fio_command(doc, 'THIS-FILE')}",
-        "; what iobench does around them, which plain fio does not:",
-        *(f";  - {note}" for note in around_jobs(doc)),
-        "",
+        f"the steps `iobench run` would run with the {_name_shown(suite)} suite on {on}, in its "
+        f"order, as plain fio runs them (iobench {__version__}, `iobench doctor --fio-jobfile`).",
+        f"run them: {fio_command(doc, 'THIS-FILE')}",
+        "what iobench does around them, which plain fio does not:",
+        *(f" - {note}" for note in around_jobs(doc)),
     ]
+    # Each line a comment fio skips, whatever a suite's name or a path holds.
+    head = [line for text in head for line in comment_lines(text)] + [""]
     return "\n".join(head) + "\n" + "\n".join(j["job_file"] for j in doc.get("jobs") or [])
 
 

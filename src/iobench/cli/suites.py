@@ -1,0 +1,178 @@
+"""``iobench suites``: the built-in suites, listed; ``suites export``: a suite as a job file
+that plain fio runs as it is (fio/suitefile.py)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from typing import TYPE_CHECKING
+
+import click
+
+from iobench.cli import checks
+from iobench.cli.env import Environment, pass_env
+from iobench.cli.options import destructive_options, json_option, parse_opt, size_option
+from iobench.documents import envelope
+from iobench.output import STDOUT
+from iobench.units import parse_duration, parse_size
+
+if TYPE_CHECKING:
+    from iobench.fio.suitefile import Export
+
+
+@click.group(invoke_without_command=True, subcommand_metavar="[COMMAND [ARGS]...]")
+@json_option()
+@click.pass_context
+def suites(ctx: click.Context, as_json: bool) -> None:
+    """List the built-in suites and their workloads; `suites export` writes one as a fio
+    job file.
+
+    \b
+    Examples:
+      iobench suites
+      iobench suites --json
+      iobench suites export quick -o quick.fio
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from iobench.records import SuiteDefinition
+    from iobench.report.terminal import render_suites
+    from iobench.suites import builtin_names, load_builtin
+
+    env = ctx.find_object(Environment)
+    assert env is not None
+    loaded = [load_builtin(n) for n in builtin_names()]
+    if as_json:
+        env.emit_json(
+            {
+                **envelope("suites"),
+                "suites": [SuiteDefinition.of_suite(s).as_dict() for s in loaded],
+            }
+        )
+    else:
+        render_suites(loaded, env.stdout)
+
+
+@suites.command(name="export")
+@click.argument("name", metavar="SUITE")
+@click.option(
+    "-o",
+    "--output",
+    default=STDOUT,
+    show_default=True,
+    metavar="FILE",
+    help="Write the job file to FILE (a new file: see --force) instead of standard output (-).",
+)
+@click.option("--force", is_flag=True, help="Replace FILE if it exists (never a link).")
+@click.option(
+    "--target",
+    metavar="PATH",
+    help="The directory, file or block device the jobs test, as `iobench run PATH` would "
+    "(default: the directory fio runs in).",
+)
+@click.option("--runtime", help="Override every workload's runtime, e.g. 30s, 2m.")
+@click.option("--ramp", help="Override every workload's ramp time (excluded from results).")
+@size_option()
+@destructive_options()
+@click.option(
+    "--prefill",
+    is_flag=True,
+    help="Write the test area of a device or existing file first (with --destructive).",
+)
+@pass_env
+def export(
+    env: Environment,
+    name: str,
+    output: str,
+    force: bool,
+    target: str | None,
+    runtime: str | None,
+    ramp: str | None,
+    size: str | None,
+    destructive: bool,
+    overwrite_signatures: bool,
+    prefill: bool,
+) -> None:
+    """Write SUITE (a built-in suite or a suite file) as a job file that plain fio runs
+    as it is: `fio FILE.fio`, on a host with fio and nothing else.
+
+    The file holds the steps `iobench run PATH --suite SUITE` runs, in its order (each
+    section waits for the one before it: stonewall), and says in its comments what iobench
+    does that plain fio does not (its checks, its own test file, the jobs fitted to the
+    CPUs). With --target the target is checked as `run` checks it: a block device or an
+    existing file that the suite writes needs --destructive, and the file warns of it.
+    Writes nothing but FILE, and an existing FILE only with --force.
+
+    \b
+    Examples:
+      iobench suites export quick -o quick.fio
+      iobench suites export my-suite.toml --target /mnt/vol --runtime 30s --size 4G -o my.fio
+      iobench suites export volume --target /dev/sdb --destructive -o volume.fio
+    """
+    from iobench.fio.suitefile import suite_jobfile
+    from iobench.output import write_new, write_output
+    from iobench.report.literal import literal
+
+    checks.overwrite_needs_destructive(destructive, overwrite_signatures)
+    exported = _export(
+        env, name, target, runtime=runtime, ramp=ramp, size=size, destructive=destructive,
+        overwrite_signatures=overwrite_signatures, prefill=prefill,
+        file_name=None if output == STDOUT else output,
+    )  # fmt: skip
+    text = suite_jobfile(exported)
+    if output == STDOUT:
+        write_output(STDOUT, text)
+        return
+    where = write_new(output, text, force=force)
+    steps = text.count("\nstonewall\n")
+    env.stderr.print(
+        literal(f"wrote {where} ({steps} fio jobs, one after another); run it: fio {where}"),
+        highlight=False,
+        markup=False,
+    )
+
+
+def _export(
+    env: Environment,
+    name: str,
+    target: str | None,
+    *,
+    runtime: str | None,
+    ramp: str | None,
+    size: str | None,
+    destructive: bool,
+    overwrite_signatures: bool,
+    prefill: bool,
+    file_name: str | None,
+) -> Export:
+    """What `suites export` was asked, checked as `run` checks it: the Export."""
+    from iobench.engine import protected_paths
+    from iobench.engine.preflight import prepare_target
+    from iobench.engine.request import RunRequest
+    from iobench.fio.suitefile import Export
+    from iobench.suites import apply_overrides, fit_to_cpus, load_suite
+    from iobench.targets import resolve_target
+
+    suite = apply_overrides(
+        load_suite(name),
+        runtime_s=parse_opt(runtime, parse_duration, "--runtime"),
+        size=parse_opt(size, parse_size, "--size"),
+        ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
+    )
+    if prefill and target is None:
+        raise click.UsageError("--prefill needs --target: a device or an existing file")
+    resolved = None
+    limit = None
+    if target is not None:
+        resolved = resolve_target(target)
+        request = RunRequest(
+            targets=(target,), suite=suite, destructive=destructive,
+            overwrite_signatures=overwrite_signatures, prefill=prefill,
+        )  # fmt: skip
+        limit = prepare_target(resolved, suite, request, protected_paths(env.db_path())).size_limit
+    cpus = len(os.sched_getaffinity(0))
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Export(
+        suite=suite, target=resolved, size_limit=limit, prefill=prefill,
+        fitted=fit_to_cpus(suite, cpus).fitted, cpus=cpus, created=now, file_name=file_name,
+    )  # fmt: skip

@@ -1,0 +1,399 @@
+"""A suite as one job file for plain fio (`iobench suites export`). Pure: data in, text out.
+
+The file runs as it is with plain fio (``fio FILE.fio``): a header of comments (what it is,
+how to run it, what ``iobench run`` does that plain fio does not), a ``[global]`` section
+with the target and the options every section shares, then one section per step in the
+order ``iobench run`` runs them, each with ``stonewall`` so that it starts when the one
+before it has ended.
+
+A suite's name, description and options and a target's path come from outside, and a job
+file is code (``exec_prerun``, ``include``, ``${VAR}``): text reaches the file only in
+comments (:func:`~iobench.fio.jobfile.comment_lines`), or as values that
+:func:`check_plain` accepts, checked once more over the whole file before it is handed out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iobench import __version__
+from iobench.engine.steps import TIMEOUT_MARGIN_S
+from iobench.errors import UserError
+from iobench.fio.jobfile import (
+    comment_lines,
+    layout_options,
+    plain_filename,
+    report_options,
+    run_options,
+    section_name,
+    shape_options,
+)
+from iobench.model import Fitted, Suite, Target, Workload
+from iobench.suites.fit import fitted_iodepth
+from iobench.suites.options import OPTION_KEYS
+from iobench.units import format_bytes
+
+LAYOUT_SECTION = "iobench-layout"
+WIDTH = 96  # the header's comments are wrapped at this many characters
+# No line fio reads is cut (see COMMENT_BYTES): fio's line buffer is 8 KiB.
+MAX_LINE_BYTES = 8000
+
+
+@dataclass(frozen=True)
+class Export:
+    """What a suite's job file is made from.
+
+    ``suite``: as `iobench run` takes it (--runtime, --size, --ramp applied), not fitted
+    to this host; ``fitted``: what iobench would fit on this host, with ``cpus`` CPUs.
+    ``target``: None for fio's working directory. ``size_limit``: an existing file's or
+    device's size. ``prefill``: its test area is written before the workloads.
+    """
+
+    suite: Suite
+    target: Target | None
+    size_limit: int | None
+    prefill: bool
+    fitted: tuple[Fitted, ...]
+    cpus: int | None
+    created: str  # when, as the header says it
+    file_name: str | None  # the file written, for "run it: fio NAME"; None: stdout
+
+    @property
+    def own_file(self) -> bool:
+        """The jobs test a file of their own (in a directory), not the user's file or device."""
+        return self.target is None or self.target.kind == "directory"
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """The steps that write to an existing file or device (a test file of iobench's
+        own is another matter)."""
+        if self.own_file:
+            return ()
+        prefill = ("the prefill",) if self.prefill else ()
+        return (*prefill, *(w.name for w in self.suite.workloads if w.writes))
+
+    @property
+    def layout_bytes(self) -> int:
+        biggest = max(w.size for w in self.suite.workloads)
+        if self.own_file:
+            return biggest
+        return min(biggest, self.size_limit or biggest) if self.prefill else 0
+
+    @property
+    def test_file(self) -> str:
+        """The name of the test file fio creates in a directory (or its working one)."""
+        return f"iobench-{section_name(self.suite.name)[:64]}.dat"
+
+    def size_of(self, w: Workload) -> int:
+        return w.size if self.size_limit is None else min(w.size, self.size_limit)
+
+
+def quoted(text: str) -> str:
+    """A string from outside as a comment shows it: JSON-quoted, on one line."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _comment(text: str, *, lead: str = "", indent: str = "") -> list[str]:
+    """``text`` as wrapped ``#`` comment lines (anything not printable escaped first)."""
+    shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    wrapped = textwrap.wrap(
+        shown,
+        WIDTH,
+        initial_indent=lead,
+        subsequent_indent=indent or " " * len(lead),
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
+    return [line for part in wrapped for line in comment_lines(part, "#")]
+
+
+def suite_jobfile(export: Export) -> str:
+    """The suite of ``export`` as one job file for plain fio."""
+    sections = _sections(export)
+    lines = [
+        *_header(export, [name for name, _ in sections]),
+        "",
+        "[global]",
+        *_target_lines(export),
+        *report_options(logs=False),
+    ]
+    for _name, section in sections:
+        lines += ["", *section]
+    text = "\n".join(lines) + "\n"
+    check_plain(text)
+    return text
+
+
+def _sections(export: Export) -> list[tuple[str, list[str]]]:
+    """(section name, its lines) for each step: the layout, then every workload."""
+    out: list[tuple[str, list[str]]] = []
+    taken = {LAYOUT_SECTION}
+    if export.layout_bytes:
+        direct = all(w.direct for w in export.suite.workloads)
+        what = "lay out the test file" if export.own_file else "prefill the test area"
+        out.append(
+            (
+                LAYOUT_SECTION,
+                [
+                    *_comment(
+                        f"{what}: written once with incompressible data before the "
+                        "workloads, as iobench does"
+                    ),
+                    f"[{LAYOUT_SECTION}]",
+                    *layout_options(export.layout_bytes, direct),
+                    "stonewall",
+                ],
+            )
+        )
+    for w in export.suite.workloads:
+        section = base = section_name(w.name)
+        n = 1
+        while section.lower() in taken:
+            n += 1
+            section = f"{base}.{n}"
+        taken.add(section.lower())
+        title = f"workload {quoted(w.name)}" if section != w.name else f"workload {w.name}"
+        out.append(
+            (
+                section,
+                [
+                    *_comment(f"{title}: {_shape_text(w)}"),
+                    f"[{section}]",
+                    *shape_options(w),
+                    *run_options(w, export.size_of(w)),
+                    "stonewall",
+                ],
+            )
+        )
+    return out
+
+
+def _jobs(n: int) -> str:
+    return "1 job" if n == 1 else f"{n} jobs"
+
+
+def _shape_text(w: Workload) -> str:
+    mix = f" ({w.rwmixread}% reads)" if w.rwmixread is not None else ""
+    return (
+        f"{w.rw}{mix}, {format_bytes(w.bs)} blocks, {_jobs(w.numjobs)} x iodepth "
+        f"{w.iodepth}, {w.ioengine}, {'direct' if w.direct else 'buffered'}"
+    )
+
+
+def _target_lines(export: Export) -> list[str]:
+    """``filename=`` (and ``directory=``) of the [global] section, with a warning beside
+    a file or device the jobs write."""
+    t = export.target
+    if t is None:
+        return [
+            *_comment(f"no directory=: fio creates {export.test_file} where it runs"),
+            f"filename={export.test_file}",
+        ]
+    value = plain_filename(t.path)
+    if value is None and t.spec != t.path:
+        value = plain_filename(t.spec)
+    if value is None:
+        raise UserError(
+            f"cannot export for {quoted(t.spec)}: fio cannot take this path in a job file "
+            "(it cuts values at ';' and '#', expands '$', treats '\\' as an escape and "
+            "strips trailing blanks)",
+            "give --target a symbolic link of a plain name to it, or a path without "
+            "these characters",
+        )
+    if t.kind == "directory":
+        return [f"directory={value}", f"filename={export.test_file}"]
+    warning = _comment(
+        f"!!! {_writes_text(export)} !!!" if export.writes else f"{t.kind}: only read"
+    )
+    return [*warning, f"filename={value}"]
+
+
+def _writes_text(export: Export) -> str:
+    t = export.target
+    assert t is not None
+    what = "the block device" if t.kind == "block" else "the file"
+    loss = "DESTROYS ALL DATA ON IT" if t.kind == "block" else "OVERWRITES ITS CONTENTS"
+    return (
+        f"this job file WRITES TO {what} {quoted(t.spec)} ({', '.join(export.writes)}): it {loss}"
+    )
+
+
+def _header(export: Export, sections: Sequence[str]) -> list[str]:
+    suite = export.suite
+    source = "a built-in suite" if suite.builtin else f"the suite file {quoted(suite.source)}"
+    name = suite.name if re.fullmatch(r"[A-Za-z0-9._-]+", suite.name) else quoted(suite.name)
+    lines = [
+        *_comment(f"iobench {__version__}: the {name} suite as a job file for plain fio"),
+        *_comment(f"source: {source}; exported {export.created}"),
+        *_comment(suite.description, lead="description: "),
+    ]
+    overridden = sorted(suite.overridden)
+    if overridden:
+        lines += _comment(f"as `iobench run` runs it with --{', --'.join(overridden)} given")
+    lines += ["#", *_run_it(export, sections), *_where(export)]
+    lines += ["#", *_comment("what `iobench run` does that plain fio does not:")]
+    for note in _around(export):
+        lines += _comment(note, lead="  - ")
+    return lines
+
+
+def _run_it(export: Export, sections: Sequence[str]) -> list[str]:
+    name = export.file_name or "FILE.fio"
+    shown = shlex.quote(name) if name.isprintable() else quoted(name)
+    # As iobench passes it to fio when nothing is written (a test file of its own is).
+    readonly = "" if export.own_file or export.writes else " --readonly"
+    steps = ", ".join(sections)
+    return [
+        *_comment(f"run it: fio{readonly} {shown}"),
+        *_comment("fio's JSON, which `iobench import result.json` reads:"),
+        *_comment(f"fio{readonly} --output-format=json+ --output=result.json {shown}", lead="  "),
+        *_comment(f"its steps, one after another (stonewall): {steps}"),
+    ]
+
+
+def _where(export: Export) -> list[str]:
+    t = export.target
+    biggest = format_bytes(export.layout_bytes) if export.layout_bytes else ""
+    if t is None:
+        return _comment(
+            f"target: fio's working directory, where it creates the test file "
+            f"{export.test_file} ({biggest}) and leaves it: rm -- {export.test_file}"
+        )
+    if t.kind == "directory":
+        return _comment(
+            f"target: the directory {quoted(t.spec)}, where fio creates the test file "
+            f"{export.test_file} ({biggest}) and leaves it"
+        )
+    lines = _comment(f"target: the {'block device' if t.kind == 'block' else 'file'} "
+                     f"{quoted(t.spec)}")  # fmt: skip
+    if export.writes:
+        border = f"# {'!' * 64}"
+        warning = (
+            f"WARNING: {_writes_text(export)}. iobench exported it with --destructive after "
+            "checking the target then; check it again before you run this file."
+        )
+        lines += [border, *_comment(warning, lead="!!! ", indent="!!! "), border]
+    return lines
+
+
+def _around(export: Export) -> list[str]:
+    notes = [
+        "it checks the target first: a device that is mounted, in use, part of a volume "
+        "or holding a filesystem or partition table is never written (a filesystem or "
+        "partition table only with --destructive --overwrite-signatures), an existing file "
+        "is written only with --destructive, and the free space is checked; plain fio "
+        "refuses only to write a device mounted under the very path it was given",
+    ]
+    if export.own_file:
+        notes.append(
+            "it creates its test file with O_EXCL (so never over a file that is there) at its "
+            f"full size, writes it once ({LAYOUT_SECTION} here does that) and removes it "
+            "after the last workload, on a failure or Ctrl-C too; plain fio leaves it"
+        )
+    elif not export.prefill:
+        notes.append(
+            "it reads a few blocks of the test area first and warns when it was never "
+            "written (reads of unwritten blocks measure nothing); --prefill writes it first"
+        )
+    notes.append(_fitted_note(export))
+    notes += [
+        "it runs each step as a fio of its own, with a hard time limit of 1.5 x (ramp + "
+        f"runtime) + {TIMEOUT_MARGIN_S:.0f}s, and checks fio's exit code, each job's "
+        "error and the bytes it moved; it keeps per-second logs for the timelines "
+        "(write_*_log, left out here)",
+        "it stores each result with the host's and the target's context and warns about "
+        "the method (`iobench doctor` shows those findings before a run)",
+    ]
+    return notes
+
+
+def _fitted_note(export: Export) -> str:
+    if not export.suite.builtin:
+        return (
+            "it runs your suite as written, numjobs too (it warns when a workload has more "
+            "jobs than the host has CPUs)"
+        )
+    rule = (
+        "it fits a built-in suite to the CPUs of the host it runs on: a workload with more "
+        "jobs than CPUs runs one job per CPU at a deeper queue, the same IOs in flight; "
+        "this file keeps the suite's own numjobs"
+    )
+    if export.cpus is None:
+        return rule
+    if not export.fitted:
+        return f"{rule} (on the host that exported it, {_cpus(export.cpus)}, none is)"
+    fits = [
+        f"{f.workload} as {_jobs(f.cpus)} x iodepth {fitted_iodepth(f.iodepth, f.numjobs, f.cpus)}"
+        for f in export.fitted
+    ]
+    return f"{rule}; on the host that exported it ({_cpus(export.cpus)}) it runs {', '.join(fits)}"
+
+
+def _cpus(n: int) -> str:
+    return "1 CPU" if n == 1 else f"{n} CPUs"
+
+
+# -- the last check: nothing but comments, sections and plain key=value lines --------------------
+
+_SECTION_RE = re.compile(r"\[([A-Za-z0-9._-]{1,80})\]")
+_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
+# What an option's value may hold: no '$' (fio expands it), no '(' (an expression), no ';'
+# or '#' (a comment), no '\' (an escape), no blank, nothing beyond ASCII.
+_VALUE_RE = re.compile(r"[A-Za-z0-9._:/,%+-]*")
+_PATH_KEYS = frozenset({"filename", "directory"})
+# The options an exported file holds: iobench's own and those a suite may set.
+_KEYS = frozenset(
+    {"rw", "bs", "iodepth", "numjobs", "rwmixread", "size", "ioengine", "direct", "runtime"}
+    | {"time_based", "ramp_time", "group_reporting", "clat_percentiles", "lat_percentiles"}
+    | {"percentile_list", "randrepeat", "refill_buffers", "end_fsync"}
+    | _PATH_KEYS
+    | set(OPTION_KEYS)
+)
+_FLAGS = frozenset({"stonewall"})
+
+
+def check_plain(text: str) -> None:
+    """Raise UserError unless every line of ``text`` is a comment, a ``[section]`` or a
+    ``key=value`` that fio takes as it is, each short enough that fio reads it whole, and
+    the first section is ``[global]``."""
+    sections = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        problem = None
+        if len(line.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
+            problem = "is too long for fio to read as one line"
+        elif not line or line[0] in "#;":
+            problem = None if line.isprintable() else "holds a character that is not printable"
+        elif m := _SECTION_RE.fullmatch(line):
+            sections += 1
+            first, name = sections == 1, m.group(1)
+            if (first and name != "global") or (not first and name.lower().startswith("global")):
+                problem = "is a section header out of place"
+        elif line in _FLAGS:
+            pass
+        else:
+            problem = _option_problem(line)
+        if problem:
+            raise UserError(
+                f"cannot export: line {number} of the job file {problem}: {quoted(line[:80])}",
+                "this is a bug in iobench's export; please report it with the suite",
+            )
+
+
+def _option_problem(line: str) -> str | None:
+    key, eq, value = line.partition("=")
+    if not eq or not _KEY_RE.fullmatch(key) or key == "include":
+        return "is not a plain option"
+    if key not in _KEYS:
+        return "sets an option iobench does not export"
+    if key in _PATH_KEYS:
+        if plain_filename(value.replace("\\:", ":")) is None or value != value.strip():
+            return "names a path fio would not take as it is"
+        return None
+    if not _VALUE_RE.fullmatch(value):
+        return "has a value fio would expand or cut"
+    return None
