@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from iobench.model import Suite, Workload
 from iobench.probe import probe_target
 from iobench.probe.queues import queue_context
 from iobench.store import Store
-from iobench.suites import load_suite_file
+from iobench.suites import load_builtin, load_suite_file
 from iobench.suites.pin import check_jobs, pinning, placed
 from scratch import Scratch
 
@@ -370,3 +372,31 @@ def test_doctor_gives_the_rq_affinity_command_and_never_writes_sysfs(
         assert "pinned-to-device" not in ids and "cpus_allowed" not in out
     finally:
         setting.write_text(before)
+
+
+@pytest.mark.root
+def test_suites_export_pins_as_run_does_and_plain_fio_reads_it(
+    cli: Cli, loop_dev: str, real_fio: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "pinned.fio"
+    args = ("suites", "export", "quick", "--target", loop_dev, "--destructive")
+    code, _, err = cli(*args, "--pin-to-device", "-o", str(out))
+    assert code == 0, err
+    text = out.read_text()
+    sections = re.findall(r"^\[(.*)\]\n((?:[^\[\n].*\n)*)", text, re.M)
+    jobs = {name: dict(line.split("=", 1) for line in body.splitlines() if "=" in line)
+            for name, body in sections if name not in ("global", "iobench-layout")}  # fmt: skip
+    assert jobs and len(jobs) == len(load_builtin("quick").workloads)
+    for name, opts in jobs.items():
+        assert opts["cpus_allowed"] == guide_cpus(loop_dev, int(opts["numjobs"])), name
+        assert opts["cpus_allowed_policy"] == "split", name
+    assert f"CPUs of {Path(loop_dev).name}'s blk-mq queues" in " ".join(
+        line.lstrip("# ") for line in text.splitlines() if line.startswith("#")
+    )
+    fio = subprocess.run([real_fio, "--parse-only", str(out)], capture_output=True, text=True)
+    assert fio.returncode == 0, fio.stderr
+    # Unpinned, the same export has no placement; pinning needs a device to pin to.
+    code, plain, err = cli(*args)
+    assert code == 0 and "cpus_allowed" not in plain, err
+    code, _, err = cli("suites", "export", "quick", "--pin-to-device")
+    assert code == 2 and "--pin-to-device needs --target" in err

@@ -3,6 +3,7 @@ that plain fio runs as it is (fio/suitefile.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 from typing import TYPE_CHECKING
@@ -18,6 +19,8 @@ from iobench.units import parse_duration, parse_size
 
 if TYPE_CHECKING:
     from iobench.fio.suitefile import Export
+    from iobench.model import Suite
+    from iobench.suites.pin import Pinning
 
 
 @click.group(invoke_without_command=True, subcommand_metavar="[COMMAND [ARGS]...]")
@@ -79,6 +82,13 @@ def suites(ctx: click.Context, as_json: bool) -> None:
     is_flag=True,
     help="Write the test area of a device or existing file first (with --destructive).",
 )
+@click.option(
+    "--pin-to-device",
+    is_flag=True,
+    help="With --target: pin each job to the CPUs of the target device's blk-mq queues "
+    "on this host, as `iobench run --pin-to-device` does (cpus_allowed, "
+    "cpus_allowed_policy=split).",
+)
 @pass_env
 def export(
     env: Environment,
@@ -92,6 +102,7 @@ def export(
     destructive: bool,
     overwrite_signatures: bool,
     prefill: bool,
+    pin_to_device: bool,
 ) -> None:
     """Write SUITE (a built-in suite or a suite file) as a job file that plain fio runs
     as it is: `fio FILE.fio`, on a host with fio and nothing else.
@@ -108,6 +119,7 @@ def export(
       iobench suites export quick -o quick.fio
       iobench suites export my-suite.toml --target /mnt/vol --runtime 30s --size 4G -o my.fio
       iobench suites export volume --target /dev/sdb --destructive -o volume.fio
+      iobench suites export quick --target /mnt/vol --pin-to-device -o pinned.fio
     """
     from iobench.fio.suitefile import suite_jobfile
     from iobench.output import write_new, write_output
@@ -117,7 +129,7 @@ def export(
     exported = _export(
         env, name, target, runtime=runtime, ramp=ramp, size=size, destructive=destructive,
         overwrite_signatures=overwrite_signatures, prefill=prefill,
-        file_name=None if output == STDOUT else output,
+        pin_to_device=pin_to_device, file_name=None if output == STDOUT else output,
     )  # fmt: skip
     text = suite_jobfile(exported)
     if output == STDOUT:
@@ -143,6 +155,7 @@ def _export(
     destructive: bool,
     overwrite_signatures: bool,
     prefill: bool,
+    pin_to_device: bool,
     file_name: str | None,
 ) -> Export:
     """What `suites export` was asked, checked as `run` checks it: the Export."""
@@ -161,6 +174,10 @@ def _export(
     )
     if prefill and target is None:
         raise click.UsageError("--prefill needs --target: a device or an existing file")
+    if pin_to_device and target is None:
+        raise click.UsageError(
+            "--pin-to-device needs --target: the device whose queues the jobs are pinned to"
+        )
     resolved = None
     limit = None
     if target is not None:
@@ -172,7 +189,26 @@ def _export(
         limit = prepare_target(resolved, suite, request, protected_paths(env.db_path())).size_limit
     cpus = len(os.sched_getaffinity(0))
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    pin = None
+    if pin_to_device and resolved is not None:
+        suite, pin = _pinned(suite, target or resolved.path, resolved.path)
     return Export(
         suite=suite, target=resolved, size_limit=limit, prefill=prefill,
         fitted=fit_to_cpus(suite, cpus).fitted, cpus=cpus, created=now, file_name=file_name,
+        pin=pin,
     )  # fmt: skip
+
+
+def _pinned(suite: Suite, spec: str, path: str) -> tuple[Suite, Pinning]:
+    """--pin-to-device as `run` does it: a built-in suite fitted to the queues' CPUs, no
+    workload with more jobs than them, each workload's jobs on them."""
+    from iobench.engine.preflight import pin_for
+    from iobench.probe import probe_target
+    from iobench.suites import fit_to_cpus
+    from iobench.suites.pin import check_jobs, placed
+
+    pin = pin_for(spec, probe_target(path))
+    suite = fit_to_cpus(suite, len(pin.cpus))
+    check_jobs(suite, pin)
+    workloads = tuple(placed(w, pin) for w in suite.workloads)
+    return dataclasses.replace(suite, workloads=workloads), pin

@@ -240,8 +240,14 @@ def _pins(request: RunRequest, contexts: Sequence[dict[str, Any]]) -> list[Pinni
     """--pin-to-device: each target's pinning (raises when a target has nothing to pin to)."""
     if not request.pin_to_device:
         return [None] * len(contexts)
+    return [pin_for(spec, ctx) for spec, ctx in zip(request.targets, contexts, strict=True)]
+
+
+def pin_for(spec: str, context: dict[str, Any]) -> Pinning:
+    """The pinning of the target ``spec`` from its probed context, over the CPUs fio may
+    run on here (online and in iobench's affinity); UserError when it has no queues."""
     usable = frozenset(os.sched_getaffinity(0)) & (online_cpus() or frozenset(range(1 << 13)))
-    return [pinning(spec, ctx, usable) for spec, ctx in zip(request.targets, contexts, strict=True)]
+    return pinning(spec, context, usable)
 
 
 def _volume(

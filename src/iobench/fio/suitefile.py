@@ -36,6 +36,7 @@ from iobench.fio.jobfile import (
 from iobench.model import Fitted, Suite, Target, Workload
 from iobench.suites.fit import fitted_iodepth
 from iobench.suites.options import OPTION_KEYS
+from iobench.suites.pin import Pinning
 from iobench.units import format_bytes
 
 LAYOUT_SECTION = "iobench-layout"
@@ -62,6 +63,7 @@ class Export:
     cpus: int | None
     created: str  # when, as the header says it
     file_name: str | None  # the file written, for "run it: fio NAME"; None: stdout
+    pin: Pinning | None = None  # --pin-to-device: the suite's workloads are pinned to it
 
     @property
     def own_file(self) -> bool:
@@ -300,7 +302,7 @@ def _around(export: Export) -> list[str]:
             "it reads a few blocks of the test area first and warns when it was never "
             "written (reads of unwritten blocks measure nothing); --prefill writes it first"
         )
-    notes.append(_fitted_note(export))
+    notes.append(_fitted_note(export) if export.pin is None else _pinned_note(export.pin))
     notes += [
         "it runs each step as a fio of its own, with a hard time limit of 1.5 x (ramp + "
         f"runtime) + {TIMEOUT_MARGIN_S:.0f}s, and checks fio's exit code, each job's "
@@ -332,6 +334,17 @@ def _fitted_note(export: Export) -> str:
         for f in export.fitted
     ]
     return f"{rule}; on the host that exported it ({_cpus(export.cpus)}) it runs {', '.join(fits)}"
+
+
+def _pinned_note(pin: Pinning) -> str:
+    return (
+        f"--pin-to-device placed each job on the CPUs of {' and '.join(pin.devices)}'s "
+        f"blk-mq queues on the host that exported it ({pin.queues} queue"
+        f"{'' if pin.queues == 1 else 's'}, CPUs {pin.queue_cpus}; cpus_allowed and "
+        "cpus_allowed_policy=split below, a built-in suite fitted to those CPUs): these "
+        "are that host's CPU numbers, so on another host export the suite there, or "
+        "delete the cpus_allowed lines"
+    )
 
 
 def _cpus(n: int) -> str:
