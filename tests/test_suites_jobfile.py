@@ -413,6 +413,12 @@ def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
          "or low-high) are not supported; iobench runs one bs for every direction"),
         ("[j]\ntime_based=yes\n", 2, "[j]: time_based must be 1 or 0 (or time_based alone "
          'for 1), not "yes"'),
+        ("[j]\nsize=$SIZE\n", 2, '[j]: size: "$SIZE" is refused: fio expands only ${VAR} and '
+         "its own keywords, so a $VAR a shell would expand reaches fio as it is written; "
+         "write the value"),
+        ("[j]\nnumjobs=$ncpus\n", 2, '[j]: numjobs: "$ncpus" is refused: fio replaces $ncpus, '
+         "$mb_memory and $pagesize with figures of the host that runs the job, so the suite "
+         "would mean something else on each host; write the value"),
     ],
 )  # fmt: skip
 def test_hostile_lines_are_refused_each_for_its_reason(

@@ -431,12 +431,20 @@ def _plain(key: str, value: str, refuse: Callable[[str], None]) -> bool:
             "can leak secrets into stored results; write the value"
         )
     elif "$" in value:
-        word = _KEYWORD_RE.search(value)
-        refuse(
-            f"{key}: {show_value(word.group() if word else '$')} is refused: fio replaces "
-            "$ncpus, $mb_memory and $pagesize with figures of the host that runs the job, so "
-            "the suite would mean something else on each host; write the value"
-        )
+        found = _KEYWORD_RE.search(value)
+        word = found.group() if found else "$"
+        if word in ("$ncpus", "$mb_memory", "$pagesize"):
+            refuse(
+                f"{key}: {show_value(word)} is refused: fio replaces $ncpus, $mb_memory and "
+                "$pagesize with figures of the host that runs the job, so the suite would "
+                "mean something else on each host; write the value"
+            )
+        else:
+            refuse(
+                f"{key}: {show_value(word)} is refused: fio expands only ${{VAR}} and its own "
+                "keywords, so a $VAR a shell would expand reaches fio as it is written; "
+                "write the value"
+            )
     elif value.startswith("("):
         refuse(f"{key}={show_value(value)}: fio computes (...) as arithmetic; write the value")
     elif value[:1] in (" ", "\t") and value.strip():
