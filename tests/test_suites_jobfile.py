@@ -409,7 +409,7 @@ def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
         ("[a]\n[b]\nwait_for=b\n", 3, '[b]: wait_for="b" names the job itself; fio waits '
          "only for a job defined earlier in the file"),
         ("[j]\nkb_base=1023\n", 2, '[j]: kb_base must be 1000 or 1024, not "1023"'),
-        ("[j]\nbs=4k,64k\n", 2, "[j]: bs=4k,64k: values per direction or ranges (read,write "
+        ("[j]\nbs=4k,64k\n", 2, "[j]: bs=\"4k,64k\": values per direction or ranges (read,write "
          "or low-high) are not supported; iobench runs one bs for every direction"),
         ("[j]\ntime_based=yes\n", 2, "[j]: time_based must be 1 or 0 (or time_based alone "
          'for 1), not "yes"'),

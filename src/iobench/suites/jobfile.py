@@ -250,8 +250,8 @@ def fio_microseconds(text: str, default_us: int) -> int:
 def _why_not(key: str, value: str, what: str, cut: str) -> _Refused:
     if re.search(r"[,:]", value) or re.search(r"[0-9a-zA-Z]-", value):
         return _Refused(
-            f"{key}={value}: values per direction or ranges (read,write or low-high) are "
-            f"not supported; iobench runs one {key} for every direction"
+            f"{key}={show_value(value)}: values per direction or ranges (read,write or "
+            f"low-high) are not supported; iobench runs one {key} for every direction"
         )
     if "." in value:
         return _Refused(
@@ -260,7 +260,8 @@ def _why_not(key: str, value: str, what: str, cut: str) -> _Refused:
         )
     if "%" in value:
         return _Refused(
-            f"{key}={value}: a share of the file or device is not supported; give {what}"
+            f"{key}={show_value(value)}: a share of the file or device is not supported; "
+            f"give {what}"
         )
     return _Refused(f"{key} must be {what} as fio reads it, not {show_value(value)}")
 
@@ -387,7 +388,7 @@ def _table(
         if key in TARGET_OPTIONS:
             read.targets.append(f"{show_key(key)}={show_value(value or '')} (line {line})")
             continue
-        if value is not None and not _plain(key, value, refuse):
+        if value is not None and not _plain(show_key(key), value, refuse):
             continue
         if key in STRUCTURE:
             setting = _setting(key, value, refuse)
@@ -448,9 +449,11 @@ def _plain(key: str, value: str, refuse: Callable[[str], None]) -> bool:
     elif value.startswith("("):
         refuse(f"{key}={show_value(value)}: fio computes (...) as arithmetic; write the value")
     elif value[:1] in (" ", "\t") and value.strip():
+        plain = value.strip(" \t")
         refuse(
             f"{key}= is followed by a blank, which fio misreads (size= 1g is 1 byte to it, "
-            f"rw= read is refused); write {key}={value.strip(' ' + chr(9))}"
+            "rw= read is refused); "
+            + (f"write {key}={plain}" if len(plain) <= 40 else "remove the blank")
         )
     else:
         return True
