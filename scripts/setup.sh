@@ -3,7 +3,8 @@
 # packages (Debian/Ubuntu), then a virtual environment in .venv with iobench installed.
 #   scripts/setup.sh         runtime only
 #   scripts/setup.sh --dev   also the test tools (pytest, hypothesis, ruff, mypy) and the
-#                            system tools the tests use (loop devices, mkfs incl. btrfs, sfdisk, iproute2)
+#                            system tools the tests use (loop devices, mkfs incl. btrfs, sfdisk, iproute2,
+#                            fio's example job files)
 # Runs as root; otherwise it uses sudo for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,8 @@ if [ "$dev" = 1 ]; then
     command -v pvcreate >/dev/null || packages+=(lvm2)
     command -v cryptsetup >/dev/null || packages+=(cryptsetup-bin)
     command -v mkfs.btrfs >/dev/null || packages+=(btrfs-progs)
+    # fio's own example job files, which the tests read as suites (tests/test_suites_jobfile.py).
+    [ -f /usr/share/doc/fio/examples/ssd-test.fio ] || packages+=(fio-examples)
     # The HTML report is opened in headless Chromium by the tests (Debian's package; on
     # Ubuntu it is a snap that does not run in containers, and those tests then skip).
     command -v chromium >/dev/null || packages+=(chromium)

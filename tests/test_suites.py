@@ -506,9 +506,16 @@ def test_missing_required_key_points_at_the_workload(tmp_path: Path) -> None:
     assert detail(err) == 'workload "w1": missing bs (set it in the workload or in [defaults])'
 
 
-def test_missing_suite_description(tmp_path: Path) -> None:
-    err = error(tmp_path, BASE.replace('description = "A test suite."\n', ""))
-    assert detail(err).startswith("missing description")
+def test_a_suite_without_name_or_description_is_named_after_its_file(tmp_path: Path) -> None:
+    text = BASE.replace('name = "mine"\n', "").replace('description = "A test suite."\n', "")
+    suite = load_suite_file(write(tmp_path, text, "db mix.v2.toml"))
+    assert (suite.name, suite.description) == ("db-mix.v2", "")
+    assert [w.name for w in suite.workloads] == ["w1"]
+
+
+def test_an_empty_description_written_out_is_still_refused(tmp_path: Path) -> None:
+    err = error(tmp_path, BASE.replace('"A test suite."', '""'))
+    assert detail(err) == 'description must be a non-empty string, not ""'
 
 
 def test_rwmixread_with_a_read_only_workload(tmp_path: Path) -> None:

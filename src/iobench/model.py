@@ -95,6 +95,16 @@ class Fitted:
     cpus: int  # the CPUs it was fitted to
 
 
+@dataclass(frozen=True)
+class SuiteNote:
+    """What iobench decided when it read a suite file, said with the run's findings as
+    information (``job-file``): a fio job file's filename replaced by the target, say."""
+
+    message: str
+    fix: str
+    about: Override | None = None  # said no more once the user overrides it (--runtime)
+
+
 # The suites iobench makes from a command's options (their ``source``).
 GENERATED_SOURCES = ("sweep", "characterize")
 
@@ -115,6 +125,7 @@ class Suite:
     # or what they wrote themselves (a suite file).
     overridden: frozenset[Override] = frozenset()
     fitted: tuple[Fitted, ...] = ()  # built-in workloads fitted to the host's CPUs
+    notes: tuple[SuiteNote, ...] = ()  # how a fio job file was read (suites.jobfile)
 
     @property
     def builtin(self) -> bool:

