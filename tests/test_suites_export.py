@@ -20,7 +20,7 @@ from iobench import __version__
 from iobench.errors import UserError
 from iobench.fio.suitefile import Export, check_plain, suite_jobfile
 from iobench.model import Suite, Workload
-from iobench.suites import builtin_names, load_builtin
+from iobench.suites import builtin_names, load_builtin, load_suite
 from scratch import MiB, Scratch, sha256_of
 
 
@@ -434,3 +434,63 @@ def test_doctor_fio_jobfile_cuts_comments_fio_would_cut(
     assert max(len(line.encode()) for line in comments) <= 1002
     shown = parse_only(real_fio, plan)
     assert shown.count("--name=") == 7 and "--exec_prerun" not in shown
+
+
+def _defined(suite: Suite) -> list[dict[str, object]]:
+    """What each workload runs, options in any order."""
+    out = []
+    for w in suite.workloads:
+        d = dataclasses.asdict(w)
+        d["options"] = sorted(w.options)
+        out.append(d)
+    return out
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_an_exported_suite_reads_back_as_the_same_suite(
+    cli: Cli, tmp_path: Path, name: str
+) -> None:
+    """`suites export` then `--suite FILE.fio`: the same workloads, and only notes (the
+    target and iobench's own layout and reporting options are left to iobench)."""
+    job = tmp_path / f"{name}.fio"
+    code, _, err = export(cli, name, "-o", str(job))
+    assert code == 0, err
+    back = load_suite(str(job))
+    assert back.name == name
+    assert _defined(back) == _defined(load_builtin(name))
+    said_notes = " ".join(n.message for n in back.notes)
+    assert "[iobench-layout]" in said_notes and "filename=" in said_notes
+
+
+def test_a_user_suite_with_placement_and_mixes_reads_back_the_same(
+    cli: Cli, tmp_path: Path
+) -> None:
+    cpu = min(os.sched_getaffinity(0))
+    toml = tmp_path / "mix.toml"
+    toml.write_text(
+        f"""name = "mix"
+description = "a mix"
+[defaults]
+runtime = "3s"
+size = "32M"
+[[workload]]
+name = "oltp"
+rw = "randrw"
+rwmixread = 70
+bs = "8k"
+iodepth = 16
+numjobs = 1
+cpus_allowed = "{cpu}"
+[[workload]]
+name = "split"
+rw = "randwrite"
+bs = "4k"
+iodepth = 4
+numjobs = 1
+bssplit = "4k/50:64k/50"
+"""
+    )
+    job = tmp_path / "mix.fio"
+    code, _, err = export(cli, str(toml), "-o", str(job))
+    assert code == 0, err
+    assert _defined(load_suite(str(job))) == _defined(load_suite(str(toml)))

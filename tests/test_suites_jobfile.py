@@ -520,3 +520,20 @@ def test_a_note_about_runtime_or_size_goes_when_the_user_gives_one() -> None:
     assert [n.about for n in suite.notes] == ["runtime", "size"]
     assert [n.about for n in apply_overrides(suite, size=1 << 20).notes] == ["runtime"]
     assert apply_overrides(suite, size=1 << 20, runtime_s=2).notes == ()
+
+
+def test_reporting_options_iobench_sets_are_left_to_it_only_with_its_own_values() -> None:
+    """An exported suite carries iobench's reporting options and its layout section; with
+    the values iobench sets they are left to it, any other value is still refused."""
+    same = "[global]\nclat_percentiles=1\nrandrepeat=0\n[iobench-layout]\nrw=write\n"
+    suite = load(same + "stonewall\n[a]\nrw=randread\nstonewall\n")
+    assert [w.name for w in suite.workloads] == ["a"]
+    (note,) = [n for n in suite.notes if "left to iobench" in n.message]
+    assert "[iobench-layout] (line 4)" in note.message
+    assert "clat_percentiles=1 and randrepeat=0 are what iobench" in note.message
+    problems = refused("[global]\nclat_percentiles=0\nrandrepeat=1\n[a]\nrw=randread\n")
+    assert [line for line, _ in problems] == [2]
+    assert "iobench sets this itself" in problems[0][1]
+    # randrepeat is the user's to set: another value is an option of the workload.
+    (w,) = load("[a]\nrw=randread\nrandrepeat=1\n").workloads
+    assert ("randrepeat", "1") in w.options

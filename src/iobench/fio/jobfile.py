@@ -20,6 +20,9 @@ PERCENTILE_LIST = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 # specially, expands $-keywords and sends values with '/' to bc; a fixed plain name
 # sidesteps all of that for any path.
 TARGET_LINK = "target"
+# The section of an exported suite (`suites export`) that lays out the test file, which
+# iobench does itself when it reads that file back as a suite.
+LAYOUT_SECTION = "iobench-layout"
 
 
 def _target_comment(path: str, *, remote: bool = False) -> str:

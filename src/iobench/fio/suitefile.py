@@ -25,6 +25,7 @@ from iobench import __version__
 from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import UserError
 from iobench.fio.jobfile import (
+    LAYOUT_SECTION,
     comment_lines,
     layout_options,
     plain_filename,
@@ -39,7 +40,6 @@ from iobench.suites.options import OPTION_KEYS
 from iobench.suites.pin import Pinning
 from iobench.units import format_bytes
 
-LAYOUT_SECTION = "iobench-layout"
 WIDTH = 96  # the header's comments are wrapped at this many characters
 # No line fio reads is cut (see COMMENT_BYTES): fio's line buffer is 8 KiB.
 MAX_LINE_BYTES = 8000

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from iobench.errors import SuiteProblem
+from iobench.fio.jobfile import LAYOUT_SECTION, report_options
 from iobench.model import SuiteNote
 from iobench.suites.options import (
     BUILTIN_DEFAULTS,
@@ -63,6 +64,11 @@ STRUCTURE = (
     "wait_for",
     "group_reporting",
     "kb_base",
+)
+# What iobench has fio report for every job (fio/jobfile.py): in a job file, with the very
+# value iobench sets, they are left to iobench (an exported suite has them); else refused.
+IOBENCH_SETS: dict[str, str] = dict(
+    line.split("=", 1) for line in report_options(logs=False) if not line.startswith("group_")
 )
 # fio's defaults where iobench's differ (fio --cmdhelp=OPTION), so a job runs as fio runs it.
 FIO_DEFAULTS: dict[str, object] = {
@@ -369,6 +375,8 @@ class _Read:
     problems: list[SuiteProblem] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)  # "filename=... (line 3)"
     units: list[str] = field(default_factory=list)  # sizes fio reads unlike iobench
+    same: list[str] = field(default_factory=list)  # IOBENCH_SETS options, as iobench sets them
+    layout: list[int] = field(default_factory=list)  # lines of [iobench-layout] sections
 
 
 def _table(
@@ -387,6 +395,9 @@ def _table(
 
         if key in TARGET_OPTIONS:
             read.targets.append(f"{show_key(key)}={show_value(value or '')} (line {line})")
+            continue
+        if key in IOBENCH_SETS and value == IOBENCH_SETS[key]:
+            read.same.append(f"{key}={value}" if len(value) < 8 else key)
             continue
         if value is not None and not _plain(show_key(key), value, refuse):
             continue
@@ -526,6 +537,9 @@ def read_job_file(text: str) -> JobFile:
             inherited = {**inherited, **settings}
             global_keys |= table.keys()
             continue
+        if section.name == LAYOUT_SECTION:  # iobench's own layout step, in an export
+            read.layout.append(section.line)
+            continue
         where = ("workload", len(workloads))
         table, settings = _table(section, where, kb, read)
         read.lines.headers[where] = section.line
@@ -632,6 +646,25 @@ def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...
                 f"the job file names where fio would do its I/O ({_listed(read.targets)}); "
                 "iobench runs every job on the target named on its command line instead",
                 "nothing to do: the target is what `iobench run TARGET` names",
+            )
+        )
+    if read.same or read.layout:
+        layout = (
+            f"[{LAYOUT_SECTION}] (line {_listed([str(n) for n in read.layout])}) is iobench's "
+            "own layout of its test file (`suites export` writes it), which iobench runs "
+            "itself before the workloads"
+            if read.layout
+            else ""
+        )
+        same = (
+            f"{_listed(read.same)} are what iobench has fio report for every job anyway"
+            if read.same
+            else ""
+        )
+        notes.append(
+            SuiteNote(
+                "; ".join(part for part in (layout, same) if part) + ": left to iobench",
+                "nothing to do",
             )
         )
     if read.units:
