@@ -32,6 +32,7 @@ NEEDS_EXAMPLES = pytest.mark.skipif(
 )
 # The examples that load (the others are refused, each with its reasons).
 LOADING = {
+    "ssd-steadystate.fio",  # its write_bw_log left out, in a note
     "fio-rand-RW.fio",
     "fio-rand-read.fio",
     "fio-rand-write.fio",
@@ -155,9 +156,10 @@ def test_wait_for_the_job_before_is_an_order_iobench_keeps() -> None:
     with pytest.raises(SuiteError) as info:
         load_suite_file(EXAMPLES / "waitfor.fio")
     messages = [p.message for p in info.value.problems]
-    assert '[global]: unknown option "threads" (docs/suites.md lists every accepted option)' in (
-        messages
-    )
+    assert (
+        '[global]: unknown option "threads"; did you mean "thread"? (docs/suites.md lists every '
+        "accepted option)"
+    ) in messages
     assert not any("same time" in m for m in messages)
 
 
@@ -171,7 +173,7 @@ def test_wait_for_the_job_before_is_an_order_iobench_keeps() -> None:
             '[monitoring_noop]: ioengine "exec" is refused: it runs an arbitrary program',
         ),
         ("dfs.fio", 3, "[global]: pool: ${VAR} is refused: fio replaces it with an environment"),
-        ("ssd-steadystate.fio", 36, "[random-write-steady]: write_bw_log is refused: it writes"),
+        ("cmdprio-percentage.fio", 15, "[randread]: prioclass is refused: it changes the priori"),
         ("backwards-read.fio", 6, "[backwards-read]: rw must be one of randread, randrw, randtr"),
     ],
 )
@@ -347,7 +349,7 @@ include /etc/fio/other.fio
 bs=${HOME}
 size=$mb_memory
 iodepth=($ncpus*2)
-write_bw_log=/etc/passwd
+write_iolog=/etc/passwd
 [a]
 stonewall
 size= 1g
@@ -375,7 +377,7 @@ def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
         (10, '[a]: iodepth: "$ncpus" is refused: fio replaces $ncpus, $mb_memory and $pagesize '
          "with figures of the host that runs the job, so the suite would mean something else "
          "on each host; write the value"),
-        (11, "[a]: write_bw_log is refused: it writes files at a path of its own choosing, "
+        (11, "[a]: write_iolog is refused: it writes files at a path of its own choosing, "
          "outside the target you named"),
         (12, "[a]: the name is already used by the job at line 6; names must be unique within "
          "a suite"),
@@ -537,3 +539,23 @@ def test_reporting_options_iobench_sets_are_left_to_it_only_with_its_own_values(
     # randrepeat is the user's to set: another value is an option of the workload.
     (w,) = load("[a]\nrw=randread\nrandrepeat=1\n").workloads
     assert ("randrepeat", "1") in w.options
+
+
+def test_a_job_files_own_logs_are_left_out_and_said_so() -> None:
+    """Vendor job files ask fio for its logs; iobench keeps its own per-second logs, so
+    they are left out (never written where the file says) rather than refused."""
+    suite = load(
+        "[global]\nwrite_bw_log=../../etc/x\nlog_avg_msec=500\n"
+        "[a]\nrw=randwrite\nthread\nrandom_generator=lfsr\nwrite_lat_log=lat\n"
+    )
+    (w,) = suite.workloads
+    assert dict(w.options) == {"thread": "1", "random_generator": "lfsr", "time_based": "0"}
+    (note,) = [n for n in suite.notes if "logs of its own" in n.message]
+    assert "write_bw_log (line 2), log_avg_msec (line 3) and write_lat_log (line 8)" in (
+        note.message
+    )
+    # Replaying or recording I/O is not a log of figures: still refused.
+    ((line, message),) = refused("[a]\nrw=read\nwrite_iolog=x\n")
+    assert line == 3 and "write_iolog is refused" in message
+    ((line, message),) = refused("[a]\nrw=read\nrandom_generator=mt19937\n")
+    assert line == 3 and "tausworthe, lfsr, tausworthe64" in message

@@ -70,6 +70,13 @@ STRUCTURE = (
 IOBENCH_SETS: dict[str, str] = dict(
     line.split("=", 1) for line in report_options(logs=False) if not line.startswith("group_")
 )
+# fio's own per-second logs: iobench keeps its own (the report's timelines), so a job file's
+# are left out, said in a note, instead of refused (they would write where the file says).
+LOG_OPTIONS = frozenset(
+    {"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "per_job_logs"}
+    | {"log_avg_msec", "log_hist_msec", "log_hist_coarseness", "log_max_value", "log_offset"}
+    | {"log_unix_epoch", "log_compression", "log_store_compressed", "log_entries", "log_prio"}
+)
 # fio's defaults where iobench's differ (fio --cmdhelp=OPTION), so a job runs as fio runs it.
 FIO_DEFAULTS: dict[str, object] = {
     "rw": "read",
@@ -102,6 +109,7 @@ _BOOLS = frozenset(
 )
 _FLAGS = frozenset(
     {"time_based", "norandommap", "zero_buffers", "refill_buffers", "stonewall", "new_group"}
+    | {"thread"}
     | {"group_reporting", "wait_for_previous"}
 )
 
@@ -376,6 +384,7 @@ class _Read:
     targets: list[str] = field(default_factory=list)  # "filename=... (line 3)"
     units: list[str] = field(default_factory=list)  # sizes fio reads unlike iobench
     same: list[str] = field(default_factory=list)  # IOBENCH_SETS options, as iobench sets them
+    logs: list[str] = field(default_factory=list)  # LOG_OPTIONS, left out
     layout: list[int] = field(default_factory=list)  # lines of [iobench-layout] sections
 
 
@@ -395,6 +404,9 @@ def _table(
 
         if key in TARGET_OPTIONS:
             read.targets.append(f"{show_key(key)}={show_value(value or '')} (line {line})")
+            continue
+        if key in LOG_OPTIONS:
+            read.logs.append(f"{show_key(key)} (line {line})")
             continue
         if key in IOBENCH_SETS and value == IOBENCH_SETS[key]:
             read.same.append(f"{key}={value}" if len(value) < 8 else key)
@@ -665,6 +677,15 @@ def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...
             SuiteNote(
                 "; ".join(part for part in (layout, same) if part) + ": left to iobench",
                 "nothing to do",
+            )
+        )
+    if read.logs:
+        notes.append(
+            SuiteNote(
+                f"the job file has fio write logs of its own ({_listed(read.logs)}); they are "
+                "left out: they would be written where the file says, and iobench keeps "
+                "per-second logs of each workload itself (the report's timelines)",
+                "nothing to do: `iobench show RUN` and the report hold the per-second figures",
             )
         )
     if read.units:

@@ -467,6 +467,18 @@ def _fio_cpumask(key: str, value: object) -> str:
     return hex(sum(1 << cpu for cpu in cpus))
 
 
+_GENERATORS = ("tausworthe", "lfsr", "tausworthe64")
+
+
+def _fio_random_generator(key: str, value: object) -> str:
+    # fio 3.33 HOWTO: random_generator=str, tausworthe (default), lfsr or tausworthe64.
+    if value not in _GENERATORS:
+        choices = ", ".join(_GENERATORS)
+        raise InvalidValue(f"{key} must be one of {choices}, not {show_value(value)}")
+    assert isinstance(value, str)
+    return value
+
+
 def _fio_cpus_allowed_policy(key: str, value: object) -> str:
     if value not in ("shared", "split"):
         raise InvalidValue(
@@ -522,6 +534,8 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "cpus_allowed": _fio_cpus_allowed,
     "cpus_allowed_policy": _fio_cpus_allowed_policy,
     "cpumask": _fio_cpumask,
+    "thread": _fio_bool,
+    "random_generator": _fio_random_generator,
 }
 # The options that place fio's jobs on CPUs (--pin-to-device sets the first two).
 PLACEMENT_KEYS = ("cpus_allowed", "cpus_allowed_policy", "cpumask")
