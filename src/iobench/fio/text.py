@@ -35,6 +35,7 @@ from iobench.errors import UserError
 from iobench.fio import textparams
 from iobench.fio.parse import EPOCH_MAX_S, NUMBER_MAX
 from iobench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+from iobench.units import shown
 
 MAX_LINE_CHARS = 4096
 MAX_JOBS = 100_000
@@ -76,13 +77,15 @@ _ISSUED_3 = re.compile(r"^\s*issued rwts?: total=(\d{1,20}),(\d{1,20}),(\d{1,20}
 _ISSUED_2 = re.compile(r"^\s*issued\s*: total=r=(\d{1,20})/w=(\d{1,20})/d=(\d{1,20})")
 _RUN_STATUS = re.compile(r"^\s*Run status group (\d{1,9}) \(all jobs\):")
 _DISK = re.compile(
-    r"^\s*([^\s:]{1,255}): ios=(\d{1,20})/(\d{1,20}), merge=(\d{1,20})/(\d{1,20}), "
+    r"^\s*([^\s:]{1,255}): ios=(\d{1,20})/(\d{1,20}), (?:sectors=\d{1,20}/\d{1,20}, )?"
+    r"merge=(\d{1,20})/(\d{1,20}), "
     r"ticks=\d{1,20}/\d{1,20}, in_queue=(\d{1,20}), util=([0-9.]{1,24})%"
 )
 # Text copied from a web page or a word processor has other spaces than fio's.
 _PASTED_SPACES = str.maketrans(
     {"\u00a0": " ", "\u2007": " ", "\u2009": " ", "\u202f": " ", "\t": " ", "\u200b": None}
 )
+_SPACE_COMMA = re.compile(r" +,")
 _LAT_UNITS_NS = {"nsec": 1, "usec": 1000, "msec": 1_000_000}
 _DECIMAL = {"": 1, "k": 1000, "K": 1000, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
 _DECIMAL["E"] = 10**18
@@ -124,6 +127,7 @@ class _Direction:
     iops: float
     iops_exact: bool  # fio printed the whole figure (2.x; 3.x below 10000)
     runtime_ms: int
+    fio2: bool  # fio 2.x's layout: "read : io=..., bw=..., iops=..., runt=..."
     latency: dict[str, _Latency] = field(default_factory=dict)
 
 
@@ -181,13 +185,17 @@ class _TextReader:
         self.last_header: tuple[str, int] | None = None
         self.ini_lines: list[str] | None = None
         self.jobs = 0
+        # A fio command line counts only when fio's output follows it at once: a command
+        # quoted elsewhere in an article did not make the output below it.
+        self.command_line: int | None = None
+        self.current = ""  # the line being read, for messages
 
     @property
     def session(self) -> _Session:
         return self.sessions[-1]
 
     def fail(self, lineno: int, what: str) -> UserError:
-        return _fail(self.source, lineno, what)
+        return _fail(self.source, lineno, f"{what}: {shown(self.current.strip(), 100)}")
 
     def new_session(self) -> None:
         if self.session.blocks:
@@ -231,11 +239,18 @@ class _TextReader:
 
     def line(self, lineno: int, raw: str) -> None:
         raw = raw.translate(_PASTED_SPACES)  # a web page's no-break spaces, tabs
+        self.current = raw
+        if " ," in raw:  # fio 2.0 wrote "iops=170 , runt=..."
+            raw = _SPACE_COMMA.sub(",", raw)
         host = None
         m = _HOST_PREFIX.match(raw)
         if m:
             host, raw = m.group(1), raw[m.end() :]
             self.session.client_mode = True
+        if self.command_line is not None and raw.strip():
+            if not _starts_output(raw):
+                self.session.command = None
+            self.command_line = None
         if self.ini_lines is not None:
             if textparams.ini_line(raw) and textparams.fio_command(raw) is None:
                 self.ini_lines.append(raw)
@@ -286,6 +301,7 @@ class _TextReader:
         if command is not None:
             self.new_session()
             self.session.command = command
+            self.command_line = lineno
             return True
         version = _VERSION.match(raw)
         if version:
@@ -416,6 +432,7 @@ class _TextReader:
             iops=self.scaled(lineno, iops_text, "IOPS", _DECIMAL),
             iops_exact=iops_text.isdigit(),
             runtime_ms=int(m.group(9)),
+            fio2=False,
         )
 
     def rate(self, lineno: int, number: str, unit: str | None, kind: str | None, alt: str) -> float:
@@ -447,6 +464,7 @@ class _TextReader:
             iops=self.scaled(lineno, iops_text, "iops", _DECIMAL),
             iops_exact=iops_text.isdigit(),
             runtime_ms=int(m.group(7)),
+            fio2=True,
         )
 
     def latency_line(self, lineno: int, raw: str) -> None:
@@ -502,6 +520,19 @@ class _TextReader:
         self.disks.append(DiskUtil(m.group(1), r, w, rm, wm, in_queue_ms=q, util_pct=util))
 
 
+def _starts_output(line: str) -> bool:
+    """True for a line fio prints first: a job header, its version, a server's hello,
+    a result line, or its progress."""
+    return (
+        ": (g=" in line
+        or "(groupid=" in line
+        or _VERSION.match(line) is not None
+        or _HELLO.match(line) is not None
+        or line.lstrip().startswith(("Starting ", "Jobs: ", "fio: "))
+        or textparams.fio_command(line) is not None
+    )
+
+
 def _report_time(rest: str) -> float | None:
     """The time at the end of a result line (``: Mon Nov 23 17:36:05 2026``): when fio
     printed the report, in the machine's local time, whose zone the text does not give;
@@ -540,7 +571,7 @@ def parse_normal_output(text: str, source: str) -> tuple[FioOutput, dict[str, An
             _check_complete(source, block)
             jobs.append(_job(source, session, block))
             entries.append(_entry(session, block))
-    old = any(d.iops_exact and _is_2x(s) for s in sessions for d in _dirs(s))
+    old = any(_is_2x(s) for s in sessions)
     times = [b.time for s in sessions for b in s.blocks if b.time is not None]
     client_mode = any(s.client_mode for s in sessions)
     versions = [s.version for s in sessions if s.version]
@@ -564,20 +595,19 @@ def _is_2x(session: _Session) -> bool:
     """fio 2.x's layout (``read : io=..., bw=..., iops=...``); versions say it too."""
     if session.version is not None:
         return session.version.startswith(("1.", "2."))
-    return any(d.iops_exact and d.iops == int(d.iops) for d in _dirs(session))
+    return any(d.fio2 for d in _dirs(session))
 
 
 def _check_complete(source: str, block: _Block) -> None:
-    if block.error == 0 and not block.directions and block.usr is None:
+    """fio prints a cpu line under every job's figures: a block without one was cut."""
+    if block.error == 0 and block.usr is None:
+        what = "its IO figures and " if not block.directions else ""
         raise _fail(
             source,
             block.line,
-            f"the result of job {block.name[:60]!r} is cut short (no IO line and no cpu line "
-            "under it)",
+            f"the result of job {block.name[:60]!r} is cut short: {what}the cpu line fio "
+            "prints under every job are missing",
         )
-    for ddir, d in block.directions.items():
-        if not d.latency and block.usr is None:
-            raise _fail(source, d.line, f"the {ddir} figures of {block.name[:60]!r} are cut short")
 
 
 def _host(session: _Session, block: _Block) -> str | None:
