@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import Cli
 from iobench.errors import UserError
@@ -381,6 +385,13 @@ def test_long_lines_and_junk_around_the_output_are_skipped_in_bounded_time() -> 
     assert time.perf_counter() - started < 5
     (result,) = run.results
     assert _m(result)["write"]["total_ios"] == 3383
+    # Thousands of fio command lines with shell quoting: each costs a quoting parse, so
+    # only the first thousand are read as commands.
+    commands = ("$ fio --rw=read '--name=x' --bs=4k " * 40 + "\n") * 20_000
+    started = time.perf_counter()
+    (result,) = _imported(commands + GOOD).results
+    assert time.perf_counter() - started < 10
+    assert result.params["rw"] == "write"  # the header line's: no command right above it
     # A long line of result-like junk is no fio line: it is not read as one.
     crafted = ("a: (groupid=0, jobs=1): err= 0: pid=1 " * 3000) + "\n"
     started = time.perf_counter()
@@ -419,3 +430,89 @@ def test_import_files_reads_text_among_json(tmp_path: Path) -> None:
     assert [len(r.results) for r in runs] == [1, 6]
     assert all(r.label == "old" for r in runs)
     assert math.isclose(_m(runs[1].results[0])["read"]["iops"], 5928)
+
+
+# -- whatever text is imported, every reader copes ------------------------------------------
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_UNITS = ["nsec", "usec", "msec", "KiB", "MiB", "GiB", "KB", "MB", "k", "M", ""]
+_VALUES = st.one_of(
+    st.integers(min_value=0, max_value=2**70).map(str),
+    st.sampled_from(["0", "0.00", "1e5", "-1", "1.5", "abc", "", "4294967296", "9" * 40]),
+)
+
+
+def _mutated_text(text: str, data: st.DataObject) -> str:
+    for _ in range(data.draw(st.integers(1, 3))):
+        kind = data.draw(st.sampled_from(["number", "unit", "drop", "repeat"]))
+        if kind == "number":
+            spans = [m.span() for m in _NUMBER.finditer(text)]
+            start, end = data.draw(st.sampled_from(spans))
+            text = text[:start] + data.draw(_VALUES) + text[end:]
+        elif kind == "unit":
+            present = [u for u in _UNITS if u and u in text]
+            old = data.draw(st.sampled_from(present))
+            text = text.replace(old, data.draw(st.sampled_from(_UNITS)), 1)
+        else:
+            lines = text.splitlines()
+            i = data.draw(st.integers(0, len(lines) - 1))
+            lines[i : i + 1] = [] if kind == "drop" else [lines[i], lines[i]]
+            text = "\n".join(lines)
+    return text
+
+
+_SOURCES = {
+    "seqwrite": GOOD,
+    "psync": normal_part(RECORDED / "text-psync-randrw-fsync-lat.out"),
+    "clients": normal_part(RECORDED / "text-client-server-2.out"),
+    "ucloud": UCLOUD.read_text(),
+}
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data(), source=st.sampled_from(sorted(_SOURCES)))
+def test_any_change_to_fio_text_is_refused_or_read_by_everything(
+    cli: Cli, tmp_path: Path, data: st.DataObject, source: str
+) -> None:
+    text = _mutated_text(_SOURCES[source], data)
+    case = uuid.uuid4().hex  # tmp_path is shared by every example
+    db = tmp_path / f"{case}.db"
+    path = tmp_path / "case.txt"
+    path.write_text(text)
+    assert cli("--db", str(db), "import", str(RECORDED / "seqread-1m-json.json"))[0] == 0
+    code, _, err = cli("--db", str(db), "import", str(path))
+    assert code in (0, 2) and "internal error" not in err and "Traceback" not in err, err
+    if code == 2:
+        assert err.startswith(f"iobench: error: {path}"), err
+        assert _runs(db) == 1
+        return
+    again = tmp_path / "again.json"
+    for args in (
+        ("show", "2"),
+        ("show", "2", "--json"),
+        ("compare", "1", "2"),
+        ("report", "1", "2", "-o", str(tmp_path / "r.html")),
+        ("export", "2"),
+        ("export", "2", "--format", "json", "-o", str(again)),
+    ):
+        code, _, err = cli("--db", str(db), *args)
+        assert code == 0, f"{args}: {err}"
+    code, _, err = cli("--db", str(tmp_path / f"{case}-again.db"), "import", str(again))
+    assert code == 0, f"an export of what was imported imports again: {err}"
+
+
+@pytest.mark.parametrize("source", ["json", "text"])
+def test_a_cpu_percentage_fio_never_reports_is_refused(source: str) -> None:
+    # Found by the test above: a run whose usr_cpu a run document cannot hold was stored,
+    # and could not be read back.
+    if source == "json":
+        text = (RECORDED / "seqread-1m-json.json").read_text()
+        text = re.sub(r'"usr_cpu" : [0-9.]+', '"usr_cpu" : 1000001.0', text, count=1)
+    else:
+        text = GOOD.replace("usr=13.10%", "usr=1000001%")
+    with pytest.raises(UserError) as e:
+        _imported(text, "cpu.txt")
+    assert e.value.message.startswith("cpu.txt: the job ")
+    assert "usr_cpu is 1000001.0%, more than fio reports" in e.value.message

@@ -473,6 +473,7 @@ def _epoch_ms(value: object, path: str, where: str) -> float | None:
 
 
 MAX_MESSAGES = 200  # lines of text kept from around the JSON
+PERCENT_MAX = 1_000_000  # the largest percentage a run document holds (its JSON Schema)
 MAX_MESSAGE_CHARS = 500
 
 
@@ -622,6 +623,7 @@ class _FioInterpreter:
         """``messages``: the lines of text outside fio's JSON (fio's own messages)."""
         out = self.output
         jobs = self._jobs()
+        self._check_percentages(jobs)
         shared, per_client = self._options()
         report_time = self._report_time()
         entries = self._entries(jobs)
@@ -723,6 +725,22 @@ class _FioInterpreter:
                 "import the output of a run that finished",
             )
         return jobs
+
+    def _check_percentages(self, jobs: list[JobResult]) -> None:
+        """CPU and disk busy percentages a run document can hold (what is stored must read
+        back): UserError naming the job or disk for one fio never reports."""
+        figures = [
+            (f"the job {job.jobname[:40]!r}: {name}", value)
+            for job in jobs
+            for name, value in (("usr_cpu", job.usr_cpu_pct), ("sys_cpu", job.sys_cpu_pct))
+        ]
+        figures += [(f"disk {d.name[:40]!r}: util", d.util_pct) for d in self.output.disk_util]
+        for where, value in figures:
+            if value is not None and not 0 <= value <= PERCENT_MAX:
+                raise UserError(
+                    f"{self.path}: {where} is {value}%, more than fio reports",
+                    NEVER_WRITTEN,
+                )
 
     def _options(self) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         """(shared options, per-client options by "host:port"), with a warning for the

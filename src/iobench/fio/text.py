@@ -39,6 +39,7 @@ from iobench.units import shown
 
 MAX_LINE_CHARS = 4096
 MAX_JOBS = 100_000
+MAX_COMMANDS = 1000
 SESSION_KEY = "(iobench) session"  # in the report's job entries: which fio run it was
 OPTIONS_FROM_KEY = "(iobench) options from"  # where the job's options were read
 
@@ -189,6 +190,7 @@ class _TextReader:
         # quoted elsewhere in an article did not make the output below it.
         self.command_line: int | None = None
         self.current = ""  # the line being read, for messages
+        self.commands = 0
 
     @property
     def session(self) -> _Session:
@@ -203,6 +205,16 @@ class _TextReader:
             self.client = 0
             self.after_summary = False
         self.block = self.direction = None
+
+    def command(self, raw: str) -> textparams.CommandLine | None:
+        """The fio command line on this line; none after MAX_COMMANDS of them (no paste
+        holds that many: reading each costs a shell-quoting parse)."""
+        if self.commands >= MAX_COMMANDS:
+            return None
+        command = textparams.fio_command(raw)
+        if command is not None:
+            self.commands += 1
+        return command
 
     # -- numbers -----------------------------------------------------------------------
 
@@ -248,11 +260,11 @@ class _TextReader:
             host, raw = m.group(1), raw[m.end() :]
             self.session.client_mode = True
         if self.command_line is not None and raw.strip():
-            if not _starts_output(raw):
+            if not (_starts_output(raw) or self.command(raw) is not None):
                 self.session.command = None
             self.command_line = None
         if self.ini_lines is not None:
-            if textparams.ini_line(raw) and textparams.fio_command(raw) is None:
+            if textparams.ini_line(raw) and self.command(raw) is None:
                 self.ini_lines.append(raw)
                 return
             self.end_job_file()
@@ -297,7 +309,7 @@ class _TextReader:
     def session_line(self, lineno: int, raw: str) -> bool:
         """A line that says which fio run follows: its command line, version, a server's
         hello, a job file shown."""
-        command = textparams.fio_command(raw)
+        command = self.command(raw)
         if command is not None:
             self.new_session()
             self.session.command = command
@@ -529,7 +541,6 @@ def _starts_output(line: str) -> bool:
         or _VERSION.match(line) is not None
         or _HELLO.match(line) is not None
         or line.lstrip().startswith(("Starting ", "Jobs: ", "fio: "))
-        or textparams.fio_command(line) is not None
     )
 
 

@@ -9,6 +9,7 @@ function takes one line (or a few) of hostile text and does bounded work.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ _PROMPT_ENDS = ("#", "$", ">", "%")
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "env", "ionice", "nice"})
 _OPTION_NAME = re.compile(r"^[A-Za-z_][\w\-]{0,63}$")
 MAX_ARGS = 400  # a command line with more arguments is not read as one
+MAX_COMMAND_CHARS = 4096
 
 
 @dataclass
@@ -78,17 +80,20 @@ def _fio_at(words: list[str]) -> int | None:
 def fio_command(line: str) -> CommandLine | None:
     """The fio command line on this line, or None when the line does not run fio with
     options or a job file."""
-    if len(line) > 8192 or "fio" not in line:
+    if len(line) > MAX_COMMAND_CHARS or "fio" not in line:
         return None
     words = line.split()
     at = _fio_at(words)
     if at is None or at + 1 >= len(words):
         return None
+    first = words[at + 1].strip("'\"")
+    if not (first.startswith("-") or first.endswith(_JOB_FILE_ENDINGS)):
+        return None
     rest = line[line.find(words[at]) + len(words[at]) :]
-    try:
-        args = shlex.split(rest, comments=True)
-    except ValueError:  # an unclosed quote: read it as plain words
-        args = rest.split()
+    args = words[at + 1 :]
+    if any(c in rest for c in "'\"\\#"):  # the shell's quoting (shlex is slow: only then)
+        with contextlib.suppress(ValueError):  # an unclosed quote: plain words
+            args = shlex.split(rest, comments=True)
     if not args or len(args) > MAX_ARGS:
         return None
     first = args[0]
