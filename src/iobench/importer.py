@@ -1,4 +1,4 @@
-"""``iobench import``: fio JSON output produced elsewhere becomes runs in the database.
+"""``iobench import``: fio output produced elsewhere becomes runs in the database.
 
 Two parts:
 
@@ -9,6 +9,9 @@ Two parts:
   wrote is read by iobench.documents.run instead (:func:`interpret_file` tells them apart).
 - :func:`import_files` reads and interprets **every** file first, so one file that is not
   fio output stops the import before anything is stored; then it writes one run per file.
+
+fio's text outputs (:data:`TEXT_FORMATS`: the normal human-readable output) are read into
+the same model and a report in the JSON's shape, so one interpreter serves both.
 
 What a fio JSON file can tell (and what it cannot) is described in docs/import-export.md.
 In short: numbers, fio's version, the options fio echoed (``global options`` / ``job
@@ -62,6 +65,12 @@ _UNKNOWABLE = (
 TextParser = Callable[[str, str], tuple[FioOutput, dict[str, Any]]]
 TEXT_FORMATS: tuple[tuple[str, Callable[[str], bool], TextParser], ...] = (
     ("fio's normal text output", looks_like_normal, parse_normal_output),
+)
+_UNKNOWABLE_TEXT = (
+    "fio's latency histograms (text holds the printed percentiles only) and every figure "
+    "beyond the precision fio printed",
+    "the job file and fio's command line, unless the text shows them",
+    "the host (CPU, memory, kernel) and the storage under the target",
 )
 _HINT_NOT_FIO = (
     "give files written by fio --output-format=json or json+ (every figure, with "
@@ -674,7 +683,7 @@ class _FioInterpreter:
                 global_options=per_client or shared,
                 workloads=tuple(found.workloads),
                 messages=tuple(messages),
-                unknown=_UNKNOWABLE,
+                unknown=_UNKNOWABLE if out.output_format == "json" else _UNKNOWABLE_TEXT,
                 disk_util=tuple(job_metrics(jobs[0], out.disk_util)["disk_util"])
                 if out.disk_util and not single
                 else None,
