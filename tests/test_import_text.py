@@ -39,6 +39,7 @@ UCLOUD = TEXT / "ucloud-rssd-fio-2.1.10.txt"
 ARGV = ["iobench", "import"]
 WITH_JSON = [
     "text-client-server-2.out",
+    "text-error-einval-beside-ok.out",
     "text-group-reporting-numjobs2.out",
     "text-libaio-randread-qd8.out",
     "text-numjobs2-two-groups.out",
@@ -89,11 +90,14 @@ def _agree(text: FioOutput, json_: FioOutput) -> int:
     ]
     compared = 0
     for tj, jj in zip(text.jobs, json_.jobs, strict=True):
-        assert tj.error == jj.error == 0
+        assert tj.error == jj.error
         for cpu in ("usr_cpu_pct", "sys_cpu_pct"):
             assert abs(getattr(tj, cpu) - getattr(jj, cpu)) <= 0.005 + 1e-9
         for d in DIRECTIONS:
             td, jd = tj.direction(d), jj.direction(d)
+            if td is None and jd is not None:  # fio prints no line for a failed job's
+                assert jj.error != 0 and (jd.io_bytes, jd.runtime_ms) == (0, 0)
+                continue
             assert (td is None) == (jd is None), (tj.jobname, d)
             if td is None or jd is None:
                 continue
@@ -144,6 +148,16 @@ def test_percentile_tables_of_every_latency_are_read() -> None:
     assert job.read.lat.percentile(99.5) == 17536.0
     assert job.write.lat.percentile(99.99) == 84480.0  # type: ignore[union-attr]
     assert job.read.slat is None  # psync: fio printed no slat line
+
+
+def test_a_failed_job_beside_one_that_ran() -> None:
+    path = RECORDED / "text-error-einval-beside-ok.out"
+    run = _imported(normal_part(path), str(path))
+    assert run.status == "failed"
+    assert run.error == "badalign on (unknown): fio reported error 22 (Invalid argument)"
+    bad, good = run.results
+    assert (bad.status, bad.params["bs"], _m(bad)["read"]) == ("failed", 1000, None)
+    assert (good.status, _m(good)["read"]["total_ios"]) == ("ok", 143321)
 
 
 def test_a_file_with_both_the_text_and_the_json_imports_the_json() -> None:
