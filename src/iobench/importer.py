@@ -401,7 +401,8 @@ def _cut_short(text: str) -> bool:
     return True
 
 
-_TERSE_LINE = re.compile(r"^\s*\d;fio-[^;]*;", re.MULTILINE)
+# [ \t]*, not \s*: \s crosses lines, and a text of blank lines made the search quadratic.
+_TERSE_LINE = re.compile(r"^[ \t]*\d;fio-[^;\n]*;", re.MULTILINE)
 _NORMAL_TEXT = re.compile(r"\(groupid=\d+, jobs=\d+\)|Run status group|\biops=|\bIOPS=")
 
 

@@ -190,6 +190,7 @@ class _TextReader:
         # quoted elsewhere in an article did not make the output below it.
         self.command_line: int | None = None
         self.current = ""  # the line being read, for messages
+        self.line_command: textparams.CommandLine | None = None  # the fio command on it
         self.commands = 0
 
     @property
@@ -259,12 +260,13 @@ class _TextReader:
         if m:
             host, raw = m.group(1), raw[m.end() :]
             self.session.client_mode = True
+        self.line_command = self.command(raw)
         if self.command_line is not None and raw.strip():
-            if not (_starts_output(raw) or self.command(raw) is not None):
+            if not (_starts_output(raw) or self.line_command is not None):
                 self.session.command = None
             self.command_line = None
         if self.ini_lines is not None:
-            if textparams.ini_line(raw) and self.command(raw) is None:
+            if textparams.ini_line(raw) and self.line_command is None:
                 self.ini_lines.append(raw)
                 return
             self.end_job_file()
@@ -309,7 +311,7 @@ class _TextReader:
     def session_line(self, lineno: int, raw: str) -> bool:
         """A line that says which fio run follows: its command line, version, a server's
         hello, a job file shown."""
-        command = self.command(raw)
+        command = self.line_command
         if command is not None:
             self.new_session()
             self.session.command = command
