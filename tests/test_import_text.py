@@ -406,6 +406,12 @@ def test_long_lines_and_junk_around_the_output_are_skipped_in_bounded_time() -> 
     (result,) = _imported(commands + GOOD).results
     assert time.perf_counter() - started < 10
     assert result.params["rw"] == "write"  # the header line's: no command right above it
+    # A job file whose values end in long runs of blanks (a lazy pattern before \s*$ was
+    # quadratic in them).
+    job_file = "[global]\n" + ("size=8M" + " " * 1000 + "x\n") * 2000
+    started = time.perf_counter()
+    (result,) = _imported(job_file + GOOD).results
+    assert time.perf_counter() - started < 2
     # A long line of result-like junk is no fio line: it is not read as one.
     crafted = ("a: (groupid=0, jobs=1): err= 0: pid=1 " * 3000) + "\n"
     started = time.perf_counter()

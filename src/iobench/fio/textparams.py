@@ -126,7 +126,8 @@ def _command_line(args: list[str]) -> CommandLine:
 
 
 _SECTION = re.compile(r"^\s*\[([^\[\]]{1,200})\]\s*$")
-_KEY_VALUE = re.compile(r"^\s*([A-Za-z_][\w\-]{0,63})\s*(?:=\s*(.*?))?\s*$")
+# No lazy (.*?) before \s*$: that is quadratic in a line's run of blanks.
+_KEY_VALUE = re.compile(r"^\s*([A-Za-z_][\w\-]{0,63})\s*(?:=(.*))?$")
 
 
 def is_section_line(line: str) -> bool:
