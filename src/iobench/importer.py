@@ -874,22 +874,28 @@ class _FioInterpreter:
 
     def _warn_about_text(self, raws: list[dict[str, Any]]) -> None:
         """What a text output cannot hold, and where the parameters were read."""
+        kind = self.output.output_format
+        printed = (
+            " (bandwidth and bytes to 3-4 significant digits, latencies to 0.01 of their "
+            "unit, percentiles rounded up to theirs); counts of IOs and runtimes are exact"
+            if kind == "normal"
+            else ""
+        )
         self.warn(
             "text-precision",
             "info",
-            "imported from fio's text output: the figures carry the precision fio printed "
-            "(bandwidth and bytes to 3-4 significant digits, latencies to 0.01 of their "
-            "unit, percentiles rounded up to theirs); counts of IOs and runtimes are exact",
+            f"imported from fio's {kind} output: the figures carry the precision fio "
+            f"printed{printed}",
             "for every figure to fio's full precision, run fio with --output-format=json+",
         )
         self.warn(
             "text-no-histogram",
             "info",
-            "fio's text output has no latency histogram: percentiles are the ones fio "
+            f"fio's {kind} output has no latency histogram: percentiles are the ones fio "
             "printed, and cannot be merged across repetitions or jobs",
             "compare percentiles of single results; json+ output keeps the histograms",
         )
-        sources = sorted({str(raw.get(OPTIONS_FROM_KEY)) for raw in raws if raw})
+        sources = sorted({str(raw[OPTIONS_FROM_KEY]) for raw in raws if OPTIONS_FROM_KEY in raw})
         if sources:
             self.warn(
                 "text-parameters",
