@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from conftest import Cli
 from iobench.errors import UserError
+from iobench.fio import textparams
 from iobench.fio.parse import parse_fio_output
 from iobench.fio.text import looks_like_normal, parse_normal_output
 from iobench.importer import import_files, interpret_fio_output
@@ -41,6 +42,7 @@ WITH_JSON = [
     "text-client-server-2.out",
     "text-error-einval-beside-ok.out",
     "text-group-reporting-numjobs2.out",
+    "text-kb-base-1000.out",
     "text-libaio-randread-qd8.out",
     "text-numjobs2-two-groups.out",
     "text-psync-randrw-fsync-lat.out",
@@ -135,6 +137,15 @@ def test_the_text_and_the_json_of_one_run_agree(name: str) -> None:
     assert _agree(text_output, json_output) >= 2
     entries = report.get("client_stats") or report["jobs"]
     assert [e["jobname"] for e in entries] == [j.jobname for j in text_output.jobs]
+
+
+def test_with_kb_base_1000_the_iec_figure_in_parentheses_is_taken() -> None:
+    path = RECORDED / "text-kb-base-1000.out"
+    (job,) = parse_normal_output(normal_part(path), str(path))[0].jobs
+    assert "BW=568MB/s (542MiB/s)(569MB/1001msec)" in path.read_text()
+    assert job.read is not None
+    assert job.read.bw_bytes == 542 * 1024**2  # not 568e6: the IEC one, as with kb_base=1024
+    assert job.read.io_bytes == 569 * 1000**2  # fio printed io only in SI
 
 
 def test_percentile_tables_of_every_latency_are_read() -> None:
@@ -545,3 +556,104 @@ def test_a_text_of_blank_lines_is_refused_in_linear_time() -> None:
     with pytest.raises(UserError, match="holds no fio output"):
         _imported(" \n" * 400_000 + "Run status group", "blank.txt")
     assert time.perf_counter() - started < 2
+
+
+# -- command lines, job files and header lines ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "shared", "jobs", "files"),
+    [
+        (
+            "[root@10-60-94-140 ~]# fio -direct=1 -rw=read -bs=4k -name=test -filename=/data/t",
+            {"direct": "1", "rw": "read", "bs": "4k"},
+            [("test", {"filename": "/data/t"})],
+            [],
+        ),
+        (
+            "$ sudo fio --name=a --rw=randread --time_based --name=b --rw=write > out.txt",
+            {},
+            [("a", {"rw": "randread", "time_based": "1"}), ("b", {"rw": "write"})],
+            [],
+        ),
+        (
+            "user@host:~$ fio --output-format=json --status-interval=1 job.fio",
+            {},
+            [],
+            ["job.fio"],
+        ),
+        (
+            "# fio '--name=my job' --filename=\"/mnt/a b\" --client=host1",
+            {},
+            [("my job", {"filename": "/mnt/a b"})],
+            [],
+        ),
+    ],
+)
+def test_a_fio_command_line_is_read_as_fio_reads_it(
+    line: str, shared: dict[str, str], jobs: list[tuple[str, dict[str, str]]], files: list[str]
+) -> None:
+    command = textparams.fio_command(line)
+    assert command is not None
+    assert (command.shared, command.jobs, command.job_files) == (shared, jobs, files)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "fio is a tool",  # prose
+        "we ran fio --rw=read yesterday",  # not at a prompt
+        "apt install fio",
+        "fio",
+        "x" * 5000 + " fio --rw=read",
+    ],
+)
+def test_lines_that_only_mention_fio_are_no_command(line: str) -> None:
+    assert textparams.fio_command(line) is None
+
+
+@pytest.mark.parametrize(
+    ("rest", "options"),
+    [
+        (
+            "rw=randread, bs=4K-4K/4K-4K/4K-4K, ioengine=libaio, iodepth=32",
+            {"rw": "randread", "bs": "4096", "ioengine": "libaio", "iodepth": "32"},
+        ),
+        (
+            "rw=read, bs=(R) 64.0KiB-64.0KiB, (W) 64.0KiB-64.0KiB, (T) 64.0KiB-64.0KiB, "
+            "ioengine=libaio, iodepth=2",
+            {"rw": "read", "bs": "65536", "ioengine": "libaio", "iodepth": "2"},
+        ),
+        (  # reads and writes of other sizes: no single bs
+            "rw=randrw, bs=(R) 4096B-4096B, (W) 8192B-8192B, (T) 4096B-4096B, "
+            "ioengine=psync, iodepth=1",
+            {"rw": "randrw", "ioengine": "psync", "iodepth": "1"},
+        ),
+        (  # a range: no single bs
+            "rw=randrw, bs=512-64K/512-64K/512-64K, ioengine=libaio, iodepth=64",
+            {"rw": "randrw", "ioengine": "libaio", "iodepth": "64"},
+        ),
+    ],
+)
+def test_the_job_header_line_gives_what_fio_printed(rest: str, options: dict[str, str]) -> None:
+    assert textparams.header_options(rest) == options
+
+
+def test_a_job_file_gives_each_job_the_global_options_before_it() -> None:
+    jobs = textparams.job_file(
+        [
+            "[global]",
+            "size=8M ; comment",
+            "# a comment",
+            "[one]",
+            "rw=read",
+            "time_based",
+            "[global]",
+            "direct=1",
+            "[two]",
+            "rw=write  # trailing",
+        ]
+    )
+    # fio cuts a value at ';' or '#' (FIO.md: parse.c strip_blank_end)
+    assert jobs["one"].effective == {"size": "8M", "rw": "read", "time_based": "1"}
+    assert jobs["two"].effective == {"size": "8M", "direct": "1", "rw": "write"}

@@ -125,6 +125,7 @@ def _command_line(args: list[str]) -> CommandLine:
     return cmd
 
 
+_COMMENT = re.compile(r"[;#]")
 _SECTION = re.compile(r"^\s*\[([^\[\]]{1,200})\]\s*$")
 # No lazy (.*?) before \s*$: that is quadratic in a line's run of blanks.
 _KEY_VALUE = re.compile(r"^\s*([A-Za-z_][\w\-]{0,63})\s*(?:=(.*))?$")
@@ -169,7 +170,8 @@ def job_file(lines: list[str]) -> dict[str, Options]:
         kv = _KEY_VALUE.match(line)
         if kv and current is not None:
             value = kv.group(2)
-            current[kv.group(1)] = "1" if value is None else value.split(" #")[0].strip()
+            # fio cuts a value at ';' or '#' (parse.c strip_blank_end)
+            current[kv.group(1)] = "1" if value is None else _COMMENT.split(value)[0].strip()
     return jobs
 
 
