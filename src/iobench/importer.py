@@ -1,4 +1,4 @@
-"""``iobench import``: fio JSON output produced elsewhere becomes runs in the database.
+"""``iobench import``: fio output produced elsewhere becomes runs in the database.
 
 Two parts:
 
@@ -9,6 +9,9 @@ Two parts:
   wrote is read by iobench.documents.run instead (:func:`interpret_file` tells them apart).
 - :func:`import_files` reads and interprets **every** file first, so one file that is not
   fio output stops the import before anything is stored; then it writes one run per file.
+
+fio's text outputs (:data:`TEXT_FORMATS`: the normal human-readable output) are read into
+the same model and a report in the JSON's shape, so one interpreter serves both.
 
 What a fio JSON file can tell (and what it cannot) is described in docs/import-export.md.
 In short: numbers, fio's version, the options fio echoed (``global options`` / ``job
@@ -22,7 +25,7 @@ import dataclasses
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
 from iobench.errors import FioOutputError, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
+from iobench.fio.text import OPTIONS_FROM_KEY, SESSION_KEY, looks_like_normal, parse_normal_output
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.records import (
@@ -54,9 +58,24 @@ _UNKNOWABLE = (
     "fio's command line",
     "the host (CPU, memory, kernel) and the storage under the target",
 )
+# fio's text outputs iobench reads when a file holds no fio JSON: (what it is, does the
+# text hold it, its parser). A parser gives the model and a report in the JSON's shape
+# (``global options``; per job ``jobname``, ``groupid``, ``job options``), in the order of
+# the model's jobs; it raises UserError naming the file and line for broken text.
+TextParser = Callable[[str, str], tuple[FioOutput, dict[str, Any]]]
+TEXT_FORMATS: tuple[tuple[str, Callable[[str], bool], TextParser], ...] = (
+    ("fio's normal text output", looks_like_normal, parse_normal_output),
+)
+_UNKNOWABLE_TEXT = (
+    "fio's latency histograms (text holds the printed percentiles only) and every figure "
+    "beyond the precision fio printed",
+    "the job file and fio's command line, unless the text shows them",
+    "the host (CPU, memory, kernel) and the storage under the target",
+)
 _HINT_NOT_FIO = (
-    "give files written by fio --output-format=json (or json+), e.g. with --output=FILE; "
-    "fio's normal and terse text output cannot be imported"
+    "give files written by fio --output-format=json or json+ (every figure, with "
+    f"histograms), e.g. with --output=FILE, or {' or '.join(t[0] for t in TEXT_FORMATS)} "
+    "as fio printed it"
 )
 
 
@@ -170,7 +189,7 @@ def interpret_file(text: str, path: str, *, mtime: float | None = None) -> Impor
             doc = jsontext.load(text)
         except jsontext.TooDeep as e:
             raise UserError(
-                f"{path} holds no fio JSON output nor an iobench run document: {e}, deeper "
+                f"{path} holds no fio output nor an iobench run document: {e}, deeper "
                 "than any fio report or iobench document",
                 _HINT_NOT_FIO,
             ) from None
@@ -260,7 +279,7 @@ def _read(path: str) -> tuple[str, float | None]:
             head = f.read(_SNIFF_BYTES)
             if b"\x00" in head:
                 raise UserError(
-                    f"{path} holds no fio JSON output: it holds binary data "
+                    f"{path} holds no fio output: it holds binary data "
                     f"(first bytes: {head[:40]!r})",
                     _HINT_NOT_FIO,
                 )
@@ -284,17 +303,36 @@ def interpret_fio_output(text: str, path: str, *, mtime: float | None = None) ->
 
     ``path`` names the file in messages; its absolute form is the run's source. ``mtime``
     (the file's modification time, seconds) dates the run when fio's output has no
-    ``timestamp`` (fio 2.1 and older). Raises UserError naming the file when it is not
-    usable fio JSON output.
+    ``timestamp`` (fio 2.1 and older). fio's JSON is read when the file holds it (a file
+    with fio's text and JSON of one run: the JSON holds more); else a text output of
+    :data:`TEXT_FORMATS`. Raises UserError naming the file when it is neither.
     """
     objects = jsontext.scan_objects(text)  # once: the scan is the cost of a large file
     try:
         output = parse_fio_output(text, path, objects=objects)
     except FioOutputError as e:
+        if "holds no fio JSON output" in e.message and not _cut_short(text):
+            for _, holds, parse in TEXT_FORMATS:
+                if holds(text):
+                    return interpret_text_output(text, path, parse, mtime=mtime)
         raise _not_fio_output(text, path, e) from None
     return _FioInterpreter(text, path, output, _raw_report(text, objects), mtime).interpret(
         messages=_lines_outside_json(text, objects)
     )
+
+
+def interpret_text_output(
+    text: str, path: str, parse: TextParser, *, mtime: float | None = None
+) -> ImportedRun:
+    """One of fio's text outputs (``parse`` reads it) as the run it becomes."""
+    output, report = parse(text, path)
+    # fio's own messages among the text (``fio: terminating on signal 2``).
+    messages = [
+        line.strip()[:MAX_MESSAGE_CHARS]
+        for line in text.splitlines()
+        if line.lstrip().startswith("fio: ") and len(line) <= 4 * MAX_MESSAGE_CHARS
+    ][:MAX_MESSAGES]
+    return _FioInterpreter(text, path, output, report, mtime).interpret(messages=messages)
 
 
 Objects = list[tuple[int, int, dict[str, Any]]]  # what jsontext.scan_objects found
@@ -332,9 +370,9 @@ def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
     head = text.lstrip()[:60]
     if not head:
         found = "the file is empty" if not text else "the file holds only white space"
-        return UserError(f"{path} holds no fio JSON output: {found}", _HINT_NOT_FIO)
+        return UserError(f"{path} holds no fio output: {found}", _HINT_NOT_FIO)
     return UserError(
-        f"{path} holds no fio JSON output: {_what_it_holds(text)} (first bytes: {head!r})",
+        f"{path} holds no fio output: {_what_it_holds(text)} (first bytes: {head!r})",
         _HINT_NOT_FIO,
     )
 
@@ -363,7 +401,8 @@ def _cut_short(text: str) -> bool:
     return True
 
 
-_TERSE_LINE = re.compile(r"^\s*\d;fio-[^;]*;", re.MULTILINE)
+# [ \t]*, not \s*: \s crosses lines, and a text of blank lines made the search quadratic.
+_TERSE_LINE = re.compile(r"^[ \t]*\d;fio-[^;\n]*;", re.MULTILINE)
 _NORMAL_TEXT = re.compile(r"\(groupid=\d+, jobs=\d+\)|Run status group|\biops=|\bIOPS=")
 
 
@@ -374,12 +413,17 @@ def _what_it_holds(text: str) -> str:
             "report, so it is not read"
         )
     if _TERSE_LINE.search(text):
-        return "it looks like fio's terse output (--output-format=terse)"
+        return "it looks like fio's terse output (--output-format=terse), which is not read"
     if _NORMAL_TEXT.search(text):
-        return "it looks like fio's normal text output (--output-format=normal)"
+        return (
+            "it looks like part of fio's normal text output, but holds no job's result "
+            "('NAME: (groupid=N, jobs=N): err=...' and the lines under it)"
+        )
     if jsontext.scan_objects(text):
         return "it holds JSON, but no object with fio's 'jobs' or 'client_stats'"
-    return "no JSON object with fio's 'jobs' or 'client_stats' was found"
+    return (
+        "neither a JSON object with fio's 'jobs' or 'client_stats' nor fio's text output was found"
+    )
 
 
 class _DupDict(dict[str, Any]):
@@ -439,6 +483,7 @@ def _epoch_ms(value: object, path: str, where: str) -> float | None:
 
 
 MAX_MESSAGES = 200  # lines of text kept from around the JSON
+PERCENT_MAX = 1_000_000  # the largest percentage a run document holds (its JSON Schema)
 MAX_MESSAGE_CHARS = 500
 
 
@@ -588,13 +633,10 @@ class _FioInterpreter:
         """``messages``: the lines of text outside fio's JSON (fio's own messages)."""
         out = self.output
         jobs = self._jobs()
+        self._check_percentages(jobs)
         shared, per_client = self._options()
-        raw_by_key = self.raw_entries()
         report_time = self._report_time()
-        entries = [
-            (job, raw_by_key.get((job.hostname, job.port, job.jobname, job.groupid), {}))
-            for job in jobs
-        ]
+        entries = self._entries(jobs)
         job_starts = [
             _epoch_ms(raw.get("job_start"), self.path, f"the job {job.jobname[:40]!r}: 'job_start'")
             for job, raw in entries
@@ -621,6 +663,8 @@ class _FioInterpreter:
             )
         found = self._results(placed, started_at, finished_at, single)
         self._warn_about_output(messages)
+        if out.output_format != "json":
+            self._warn_about_text([raw for _, raw in entries])
         return ImportedRun(
             path=self.path,
             source=self.source,
@@ -640,7 +684,7 @@ class _FioInterpreter:
                 global_options=per_client or shared,
                 workloads=tuple(found.workloads),
                 messages=tuple(messages),
-                unknown=_UNKNOWABLE,
+                unknown=_UNKNOWABLE if out.output_format == "json" else _UNKNOWABLE_TEXT,
                 disk_util=tuple(job_metrics(jobs[0], out.disk_util)["disk_util"])
                 if out.disk_util and not single
                 else None,
@@ -651,6 +695,21 @@ class _FioInterpreter:
             status="failed" if found.errors else "complete",
             error="; ".join(found.errors) if found.errors else None,
         )
+
+    def _entries(self, jobs: list[JobResult]) -> list[tuple[JobResult, dict[str, Any]]]:
+        """Each job with its raw entry in the report: found by (host, port, name, group)
+        in fio's JSON; by position in a text output's report, which lists the jobs in the
+        model's order (one text may hold several fio runs with the same job names)."""
+        if self.output.output_format == "json":
+            by_key = self.raw_entries()
+            return [
+                (job, by_key.get((job.hostname, job.port, job.jobname, job.groupid), {}))
+                for job in jobs
+            ]
+        raws = self.report.get("client_stats" if self.output.client_mode else "jobs")
+        listed = raws if isinstance(raws, list) else []
+        by_job = {id(job): raw for job, raw in zip(self.output.jobs, listed, strict=False)}
+        return [(job, by_job.get(id(job), {})) for job in jobs]
 
     def _jobs(self) -> list[JobResult]:
         """The job entries that become results: every one but fio's 'All clients' sum."""
@@ -676,6 +735,22 @@ class _FioInterpreter:
                 "import the output of a run that finished",
             )
         return jobs
+
+    def _check_percentages(self, jobs: list[JobResult]) -> None:
+        """CPU and disk busy percentages a run document can hold (what is stored must read
+        back): UserError naming the job or disk for one fio never reports."""
+        figures = [
+            (f"the job {job.jobname[:40]!r}: {name}", value)
+            for job in jobs
+            for name, value in (("usr_cpu", job.usr_cpu_pct), ("sys_cpu", job.sys_cpu_pct))
+        ]
+        figures += [(f"disk {d.name[:40]!r}: util", d.util_pct) for d in self.output.disk_util]
+        for where, value in figures:
+            if value is not None and not 0 <= value <= PERCENT_MAX:
+                raise UserError(
+                    f"{self.path}: {where} is {value}%, more than fio reports",
+                    NEVER_WRITTEN,
+                )
 
     def _options(self) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         """(shared options, per-client options by "host:port"), with a warning for the
@@ -797,6 +872,38 @@ class _FioInterpreter:
                 "none needed",
             )
 
+    def _warn_about_text(self, raws: list[dict[str, Any]]) -> None:
+        """What a text output cannot hold, and where the parameters were read."""
+        kind = self.output.output_format
+        printed = (
+            " (bandwidth and bytes to 3-4 significant digits, latencies to 0.01 of their "
+            "unit, percentiles rounded up to theirs); counts of IOs and runtimes are exact"
+            if kind == "normal"
+            else ""
+        )
+        self.warn(
+            "text-precision",
+            "info",
+            f"imported from fio's {kind} output: the figures carry the precision fio "
+            f"printed{printed}",
+            "for every figure to fio's full precision, run fio with --output-format=json+",
+        )
+        self.warn(
+            "text-no-histogram",
+            "info",
+            f"fio's {kind} output has no latency histogram: percentiles are the ones fio "
+            "printed, and cannot be merged across repetitions or jobs",
+            "compare percentiles of single results; json+ output keeps the histograms",
+        )
+        sources = sorted({str(raw[OPTIONS_FROM_KEY]) for raw in raws if OPTIONS_FROM_KEY in raw})
+        if sources:
+            self.warn(
+                "text-parameters",
+                "info",
+                f"the jobs' parameters were read from {'; '.join(sources)}",
+                "check them with `iobench show RUN`; what the text did not state is null",
+            )
+
     def _host(self, jobs: list[JobResult]) -> dict[str, Any]:
         """What the output says of the machines: in client mode the servers' host:port."""
         if self.output.client_mode:
@@ -831,13 +938,15 @@ class _FioInterpreter:
         Clones share target, job name and group, and their echoed ``numjobs`` equals their
         number; entries that merely share a name stay apart (numbered ``name#2`` ...).
         """
-        groups: dict[tuple[str, str, int], list[int]] = {}
-        for i, (job, _, _, _, options, client_key) in enumerate(placed):
+        groups: dict[tuple[str, str, int, object], list[int]] = {}
+        for i, (job, raw, _, _, options, client_key) in enumerate(placed):
             target = client_key or options_target(options)
-            groups.setdefault((target, job.jobname, job.groupid), []).append(i)
+            # A text output may hold several fio runs: only one run's jobs are clones.
+            session = raw.get(SESSION_KEY)
+            groups.setdefault((target, job.jobname, job.groupid, session), []).append(i)
         merged: dict[int, _Placed] = {}
         dropped: set[int] = set()
-        for (target, name, _), members in groups.items():
+        for (target, name, _, _), members in groups.items():
             numjobs = workload_params(placed[members[0]][4]).get("numjobs")
             if len(members) < 2 or numjobs != len(members):
                 continue
@@ -847,6 +956,8 @@ class _FioInterpreter:
             merged[members[0]] = (job, first[1], min(starts) if starts else None, *first[3:])
             dropped.update(members[1:])
             latency = "merged histograms" if _has_bins(job) else "no percentiles"
+            if self.output.output_format != "json":
+                latency = "mean and extremes (percentiles cannot be merged without histograms)"
             self.warn(
                 "jobs-merged",
                 "info",
@@ -863,7 +974,8 @@ class _FioInterpreter:
         if job_starts:
             return iso_from_epoch(min(job_starts)), "job_start"
         if report_time is not None:
-            return iso_from_epoch(report_time), "timestamp"
+            text = self.output.output_format != "json"
+            return iso_from_epoch(report_time), "text time" if text else "timestamp"
         if self.mtime is not None:
             return iso_from_epoch(self.mtime), "mtime"
         return now_iso(), "import time"
@@ -877,4 +989,7 @@ _TIME_NOTES = {
     "modification time",
     "import time": "neither the file nor its metadata gives a time: started_at is the time "
     "of the import",
+    "text time": "started_at is the time fio printed with the first job's result (when "
+    "it reported, i.e. the end of that run), in the machine's local time zone, which the "
+    "text does not give: read as UTC",
 }

@@ -1,0 +1,779 @@
+"""Read fio's normal (human-readable) output, fio 2.x and 3.x, into the model.
+
+What a user pasted into an article or a ticket: fio's job header lines, its result block
+per job (``name: (groupid=0, jobs=1): err= 0: ...``), the group summaries and ``Disk
+stats`` -- often with a shell prompt, the fio command line and ``cat job.fio`` around them,
+and sometimes several fio runs one after another (each one a *session* here).
+
+:func:`parse_normal_output` gives the same :class:`~iobench.model.FioOutput` the JSON
+parser gives (``output_format="normal"``) and a report dict in the JSON's shape (``global
+options``, and per job ``jobname``, ``groupid``, ``job options``), so the importer reads
+both alike. Units are read as fio prints them:
+
+- fio 2.x: ``io=23160MB``, ``bw=23715KB/s`` are powers of 1024; ``iops=5928`` is fio's
+  whole number; latencies in µs (``latency_unit="us"``).
+- fio 3.x: ``BW=1187MiB/s (1245MB/s)``: the IEC figure is taken; ``IOPS=304k`` is rounded,
+  so IOPS are fio's own ``1000 * total_ios / runtime`` from the exact ``issued rwts`` count
+  when it agrees with the printed figure; latencies in the unit of each line's header
+  (``clat (nsec)``), ``min``/``max`` with fio's ``k``/``M`` (powers of 1000).
+- percentiles are the values fio printed (rounded up to the unit of their table).
+
+What text does not hold -- histogram bins, exact byte counts, each job's own runtime -- is
+missing, never invented. Work is bounded: lines longer than :data:`MAX_LINE_CHARS` are not
+fio's and are skipped; every pattern is anchored and free of nested repetition.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from iobench.errors import UserError
+from iobench.fio import textparams
+from iobench.fio.parse import EPOCH_MAX_S, NUMBER_MAX
+from iobench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+from iobench.units import shown
+
+MAX_LINE_CHARS = 4096
+MAX_JOBS = 100_000
+MAX_COMMANDS = 1000
+SESSION_KEY = "(iobench) session"  # in the report's job entries: which fio run it was
+OPTIONS_FROM_KEY = "(iobench) options from"  # where the job's options were read
+
+_HINT_BROKEN = (
+    "the text looks like fio's normal output but this line is not as fio writes it; "
+    "import the output as fio wrote it (or, better, fio's --output-format=json)"
+)
+_DIRECTIONS = ("read", "write", "trim")
+
+_HOST_PREFIX = re.compile(r"^<([^<>\s]{1,255})> ?")
+_VERSION = re.compile(r"^\s*fio-(\d+\.\d+[\w.\-+]{0,40})\s*$")
+_HELLO = re.compile(r"^hostname=([^,\s]{1,255}), be=\d+, .{0,80}fio=fio-([\w.\-+]{1,40})")
+_RESULT_HEAD = re.compile(
+    r"^\(groupid=(\d{1,9}), jobs=(\d{1,9})\): err=\s*(\d{1,9})(.{0,400}?): pid=\d+(.*)$"
+)
+_DIR_3 = re.compile(
+    r"^\s*(read|write|trim|mixed)\s?: IOPS=([0-9.]{1,24}[kMGTPE]?), "
+    r"BW=([0-9.]{1,24})([KMGTPE]i|[kKMGTPE])?(B|bit)?(?:/s)? \(([^()]{0,40})\)"
+    r"\(([0-9.]{1,24})([KMGTPE]i?|k)?B/(\d{1,15})msec\)"
+)
+_DIR_2 = re.compile(
+    r"^\s*(read|write|trim|mixed)\s?: io=([0-9.]{1,24})([KMGTP])?B, "
+    r"bw=([0-9.]{1,24})([KMGTP])?B/s, iops=([0-9.]{1,24}[KMGTP]?), runt=\s*(\d{1,15})msec"
+)
+_DIR_START = re.compile(r"^\s*(read|write|trim|mixed)\s?: (IOPS=|io=)")
+_LAT = re.compile(
+    r"^\s*(slat|clat|lat) \((\w{1,8})\): min=\s*([0-9.]{1,24}[kMGTP]?), "
+    r"max=\s*([0-9.]{1,24}[kMGTP]?), avg=\s*([0-9.]{1,24}), stdev=\s*([0-9.]{1,24})\s*$"
+)
+_ALT_RATE = re.compile(r"^([0-9.]{1,24})([KMGTPE]i)(B|bit)?/s$")
+_LAT_START = re.compile(r"^\s*(slat|clat|lat) \(\w{1,8}\): min=")
+_PCT_HEAD = re.compile(r"^\s*(slat|clat|lat|sync) percentiles \((\w{1,8})\):\s*$")
+_PCT_ENTRY = re.compile(r"([0-9]{1,3}\.[0-9]{1,6})th=\[\s*([0-9]{1,20})\]")
+_CPU = re.compile(r"^\s*cpu\s*: usr=([0-9.]{1,24})%, sys=([0-9.]{1,24})%")
+_ISSUED_3 = re.compile(r"^\s*issued rwts?: total=(\d{1,20}),(\d{1,20}),(\d{1,20})")
+_ISSUED_2 = re.compile(r"^\s*issued\s*: total=r=(\d{1,20})/w=(\d{1,20})/d=(\d{1,20})")
+_RUN_STATUS = re.compile(r"^\s*Run status group (\d{1,9}) \(all jobs\):")
+_DISK = re.compile(
+    r"^\s*([^\s:]{1,255}): ios=(\d{1,20})/(\d{1,20}), (?:sectors=\d{1,20}/\d{1,20}, )?"
+    r"merge=(\d{1,20})/(\d{1,20}), "
+    r"ticks=\d{1,20}/\d{1,20}, in_queue=(\d{1,20}), util=([0-9.]{1,24})%"
+)
+# Text copied from a web page or a word processor has other spaces than fio's.
+_PASTED_SPACES = str.maketrans(
+    {"\u00a0": " ", "\u2007": " ", "\u2009": " ", "\u202f": " ", "\t": " ", "\u200b": None}
+)
+_SPACE_COMMA = re.compile(r" +,")
+_LAT_UNITS_NS = {"nsec": 1, "usec": 1000, "msec": 1_000_000}
+_DECIMAL = {"": 1, "k": 1000, "K": 1000, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+_DECIMAL["E"] = 10**18
+_BINARY = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_BINARY["E"] = 1024**6
+
+
+def looks_like_normal(text: str) -> bool:
+    """True when the text holds a result line of fio's normal output
+    (``NAME: (groupid=0, jobs=1): err= 0: ...``)."""
+    at = text.find("(groupid=")
+    while at >= 0:
+        line_end = text.find("\n", at, at + 600)
+        line = text[at : at + 600 if line_end < 0 else line_end]
+        if "jobs=" in line and "err=" in line:
+            return True
+        at = text.find("(groupid=", at + 1)
+    return False
+
+
+# -- what is read -------------------------------------------------------------------------
+
+
+@dataclass
+class _Latency:
+    unit_ns: int
+    low: float
+    high: float
+    mean: float
+    stdev: float
+    percentiles: list[tuple[float, float]] = field(default_factory=list)
+
+
+@dataclass
+class _Direction:
+    line: int
+    io_bytes: int
+    bw_bytes: float
+    iops: float
+    iops_exact: bool  # fio printed the whole figure (2.x; 3.x below 10000)
+    runtime_ms: int
+    fio2: bool  # fio 2.x's layout: "read : io=..., bw=..., iops=..., runt=..."
+    latency: dict[str, _Latency] = field(default_factory=dict)
+
+
+@dataclass
+class _Block:
+    """One job's result block."""
+
+    line: int
+    name: str
+    groupid: int
+    members: int  # jobs=N
+    error: int
+    session: int
+    client: int
+    host: str | None
+    time: float | None
+    directions: dict[str, _Direction] = field(default_factory=dict)
+    issued: tuple[int, int, int] | None = None
+    usr: float | None = None
+    sys: float | None = None
+
+
+@dataclass
+class _Session:
+    """One fio run in the text: its version, command line, job file and header lines."""
+
+    index: int
+    version: str | None = None
+    command: textparams.CommandLine | None = None
+    job_file: dict[str, textparams.Options] | None = None
+    headers: dict[tuple[str, int], tuple[dict[str, str], bool]] = field(default_factory=dict)
+    blocks: list[_Block] = field(default_factory=list)
+    client_mode: bool = False
+    hosts: list[str] = field(default_factory=list)
+
+
+def _fail(source: str, lineno: int, what: str) -> UserError:
+    return UserError(f"{source}:{lineno}: {what}", _HINT_BROKEN)
+
+
+class _TextReader:
+    """Reads the text line by line; knows the file for messages."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sessions: list[_Session] = [_Session(0)]
+        self.disks: list[DiskUtil] = []
+        self.block: _Block | None = None
+        self.direction: _Direction | None = None
+        self.percentiles: _Latency | None = None  # the table being read, if any
+        self.in_percentiles = False
+        self.in_disks = False
+        self.client = 0
+        self.after_summary = False  # a group summary ended the current client's blocks
+        self.last_header: tuple[str, int] | None = None
+        self.ini_lines: list[str] | None = None
+        self.jobs = 0
+        # A fio command line counts only when fio's output follows it at once: a command
+        # quoted elsewhere in an article did not make the output below it.
+        self.command_line: int | None = None
+        self.current = ""  # the line being read, for messages
+        self.line_command: textparams.CommandLine | None = None  # the fio command on it
+        self.commands = 0
+
+    @property
+    def session(self) -> _Session:
+        return self.sessions[-1]
+
+    def fail(self, lineno: int, what: str) -> UserError:
+        return _fail(self.source, lineno, f"{what}: {shown(self.current.strip(), 100)}")
+
+    def new_session(self) -> None:
+        if self.session.blocks:
+            self.sessions.append(_Session(len(self.sessions)))
+            self.client = 0
+            self.after_summary = False
+        self.block = self.direction = None
+
+    def command(self, raw: str) -> textparams.CommandLine | None:
+        """The fio command line on this line; none after MAX_COMMANDS of them (no paste
+        holds that many: reading each costs a shell-quoting parse)."""
+        if self.commands >= MAX_COMMANDS:
+            return None
+        command = textparams.fio_command(raw)
+        if command is not None:
+            self.commands += 1
+        return command
+
+    # -- numbers -----------------------------------------------------------------------
+
+    def number(self, lineno: int, text: str, what: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise self.fail(lineno, f"{what} {text[:30]!r} is not a number") from None
+        if not math.isfinite(value) or value > NUMBER_MAX:
+            raise self.fail(lineno, f"{what} {text[:30]} is more than fio counts or measures")
+        return value
+
+    def scaled(self, lineno: int, text: str, what: str, table: dict[str, int]) -> float:
+        """A number fio printed with num2str: digits and a unit letter (``63.2k``)."""
+        digits = text.rstrip("kKMGTPE")
+        unit = text[len(digits) :]
+        value = self.number(lineno, digits, what) * table.get(unit, 0)
+        if value > NUMBER_MAX or (unit and unit not in table):
+            raise self.fail(lineno, f"{what} {text[:30]} is more than fio counts or measures")
+        return value
+
+    # -- lines -------------------------------------------------------------------------
+
+    def read(self, lines: list[str]) -> None:
+        for lineno, raw in enumerate(lines, start=1):
+            if len(raw) > MAX_LINE_CHARS:
+                self.end_tables()
+                continue  # no line of fio's normal output is that long
+            self.line(lineno, raw.rstrip("\r\n"))
+
+    def end_tables(self) -> None:
+        self.in_percentiles = False
+        self.percentiles = None
+
+    def line(self, lineno: int, raw: str) -> None:
+        raw = raw.translate(_PASTED_SPACES)  # a web page's no-break spaces, tabs
+        self.current = raw
+        if " ," in raw:  # fio 2.0 wrote "iops=170 , runt=..."
+            raw = _SPACE_COMMA.sub(",", raw)
+        host = None
+        m = _HOST_PREFIX.match(raw)
+        if m:
+            host, raw = m.group(1), raw[m.end() :]
+            self.session.client_mode = True
+        self.line_command = self.command(raw)
+        if self.command_line is not None and raw.strip():
+            if not (_starts_output(raw) or self.line_command is not None):
+                self.session.command = None
+            self.command_line = None
+        if self.ini_lines is not None:
+            if textparams.ini_line(raw) and self.line_command is None:
+                self.ini_lines.append(raw)
+                return
+            self.end_job_file()
+        if self.in_percentiles:
+            if raw.lstrip().startswith("|"):
+                self.percentile_line(lineno, raw)
+                return
+            self.end_tables()
+        if self.in_disks:
+            d = _DISK.match(raw)
+            if d:
+                self.disk(lineno, d)
+                return
+            self.in_disks = False
+        self.statement(lineno, raw, host)
+
+    def statement(self, lineno: int, raw: str, host: str | None) -> None:
+        """A line outside a table: what starts a session, a block or a part of one."""
+        if self.session_line(lineno, raw):
+            return
+        head_at = raw.find(": (groupid=")
+        if head_at > 0:
+            self.result_head(lineno, raw[:head_at], raw[head_at + 2 :], host)
+            return
+        if raw.find(": (g=") > 0:
+            self.job_header(raw)
+            return
+        if raw.strip() == "..." and self.last_header is not None:
+            opts, _ = self.session.headers[self.last_header]
+            self.session.headers[self.last_header] = (opts, True)
+            return
+        if self.block is not None:
+            self.block_line(lineno, raw)
+        if _RUN_STATUS.match(raw):
+            self.after_summary = True
+            self.block = self.direction = None
+        elif raw.startswith("Disk stats (read/write):"):
+            self.in_disks = True
+            self.after_summary = True
+            self.block = self.direction = None
+
+    def session_line(self, lineno: int, raw: str) -> bool:
+        """A line that says which fio run follows: its command line, version, a server's
+        hello, a job file shown."""
+        command = self.line_command
+        if command is not None:
+            self.new_session()
+            self.session.command = command
+            self.command_line = lineno
+            return True
+        version = _VERSION.match(raw)
+        if version:
+            if self.session.blocks:
+                self.new_session()
+            self.session.version = version.group(1)
+            return True
+        hello = _HELLO.match(raw)
+        if hello:
+            if self.session.blocks:
+                self.new_session()
+            self.session.client_mode = True
+            self.session.hosts.append(hello.group(1))
+            self.session.version = hello.group(2).removeprefix("fio-")
+            return True
+        if textparams.is_section_line(raw) and self.block is None:
+            self.ini_lines = [raw]
+            return True
+        return False
+
+    def end_job_file(self) -> None:
+        lines, self.ini_lines = self.ini_lines or [], None
+        jobs = textparams.job_file(lines)
+        if jobs:
+            if self.session.blocks:
+                self.new_session()
+            self.session.job_file = jobs
+
+    def job_header(self, raw: str) -> None:
+        at = raw.find(": (g=")
+        name, rest = raw[:at], raw[at + 5 :]
+        close = rest.find("): ")
+        if close < 0 or not rest[:close].isdigit() or len(rest[:close]) > 9:
+            return  # not fio's header line
+        if self.session.blocks:
+            self.new_session()
+        key = (name.strip(), int(rest[:close]))
+        self.session.headers.setdefault(key, (textparams.header_options(rest[close + 3 :]), False))
+        self.last_header = key
+
+    def result_head(self, lineno: int, name: str, rest: str, host: str | None) -> None:
+        m = _RESULT_HEAD.match(rest)
+        if not m:
+            raise self.fail(lineno, "a job's result line is not as fio writes it")
+        self.jobs += 1
+        if self.jobs > MAX_JOBS:
+            raise self.fail(lineno, f"more than {MAX_JOBS} job results: not a fio output")
+        if self.after_summary and self.session.blocks:
+            self.client += 1  # client mode: the next server's blocks
+        self.after_summary = False
+        name = name.strip()
+        self.block = _Block(
+            line=lineno,
+            name=name,
+            groupid=int(m.group(1)),
+            members=int(m.group(2)),
+            error=int(m.group(3)),
+            session=self.session.index,
+            client=self.client,
+            host=host,
+            time=_report_time(m.group(5)),
+        )
+        if name == "All clients":
+            self.session.client_mode = True
+        self.session.blocks.append(self.block)
+        self.direction = None
+        self.last_header = None
+
+    def block_line(self, lineno: int, raw: str) -> None:
+        assert self.block is not None
+        if _DIR_START.match(raw):
+            self.direction_line(lineno, raw)
+            return
+        if _LAT_START.match(raw):
+            self.latency_line(lineno, raw)
+            return
+        pct = _PCT_HEAD.match(raw)
+        if pct:
+            self.percentile_head(lineno, pct.group(1), pct.group(2))
+            return
+        if raw.strip().startswith("fsync/fdatasync/sync_file_range:"):
+            self.direction = None
+            return
+        cpu = _CPU.match(raw)
+        if cpu:
+            self.block.usr = self.number(lineno, cpu.group(1), "usr")
+            self.block.sys = self.number(lineno, cpu.group(2), "sys")
+            return
+        issued = _ISSUED_3.match(raw) or _ISSUED_2.match(raw)
+        if issued:
+            a, b, c = (int(issued.group(i)) for i in (1, 2, 3))
+            if max(a, b, c) > NUMBER_MAX:
+                raise self.fail(lineno, "an issued count is more than fio counts")
+            self.block.issued = (a, b, c)
+
+    def direction_line(self, lineno: int, raw: str) -> None:
+        assert self.block is not None
+        m3, m2 = _DIR_3.match(raw), _DIR_2.match(raw)
+        if m3:
+            ddir, d = m3.group(1), self.direction_3(lineno, m3)
+        elif m2:
+            ddir, d = m2.group(1), self.direction_2(lineno, m2)
+        else:
+            raise self.fail(lineno, "a job's IO line (read/write/trim) is not as fio writes it")
+        if ddir == "mixed":
+            raise self.fail(
+                lineno,
+                "'mixed' figures (unified_rw_reporting) cannot be imported: they are not "
+                "one direction's",
+            )
+        if ddir in self.block.directions:
+            raise self.fail(lineno, f"a second {ddir} line in one job's result")
+        self.block.directions[ddir] = d
+        self.direction = d
+
+    def direction_3(self, lineno: int, m: re.Match[str]) -> _Direction:
+        iops_text = m.group(2)
+        bw = self.rate(lineno, m.group(3), m.group(4), m.group(5), m.group(6))
+        io_unit = m.group(8) or ""
+        table = _BINARY if io_unit.endswith("i") else _DECIMAL
+        io = self.number(lineno, m.group(7), "io") * table.get(io_unit[:1], 0)
+        if io > NUMBER_MAX or (io_unit and io_unit[:1] not in table):
+            raise self.fail(lineno, f"io {m.group(7)}{io_unit}B is not an amount fio reports")
+        return _Direction(
+            line=lineno,
+            io_bytes=round(io),
+            bw_bytes=bw,
+            iops=self.scaled(lineno, iops_text, "IOPS", _DECIMAL),
+            iops_exact=iops_text.isdigit(),
+            runtime_ms=int(m.group(9)),
+            fio2=False,
+        )
+
+    def rate(self, lineno: int, number: str, unit: str | None, kind: str | None, alt: str) -> float:
+        """fio 3.x's BW: the IEC figure (``MiB/s``), or the one in parentheses when fio
+        printed SI first (kb_base=1000); bits when unit_base=8."""
+        unit = unit or ""
+        if unit and not unit.endswith("i"):
+            alt_m = _ALT_RATE.match(alt)
+            if alt_m:
+                number, unit, kind = alt_m.group(1), alt_m.group(2), alt_m.group(3)
+        table = _BINARY if unit.endswith("i") else _DECIMAL
+        value = self.number(lineno, number, "BW") * table[unit[:1]]
+        if kind == "bit":
+            value /= 8
+        if value > NUMBER_MAX:
+            raise self.fail(lineno, f"BW {number}{unit} is more than fio measures")
+        return value
+
+    def direction_2(self, lineno: int, m: re.Match[str]) -> _Direction:
+        io = self.number(lineno, m.group(2), "io") * _BINARY[m.group(3) or ""]
+        bw = self.number(lineno, m.group(4), "bw") * _BINARY[m.group(5) or ""]
+        if io > NUMBER_MAX or bw > NUMBER_MAX:
+            raise self.fail(lineno, "io or bw is more than fio counts or measures")
+        iops_text = m.group(6)
+        return _Direction(
+            line=lineno,
+            io_bytes=round(io),
+            bw_bytes=bw,
+            iops=self.scaled(lineno, iops_text, "iops", _DECIMAL),
+            iops_exact=iops_text.isdigit(),
+            runtime_ms=int(m.group(7)),
+            fio2=True,
+        )
+
+    def latency_line(self, lineno: int, raw: str) -> None:
+        m = _LAT.match(raw)
+        if not m:
+            raise self.fail(lineno, "a latency line (slat/clat/lat) is not as fio writes it")
+        if self.direction is None:
+            return  # the fsync section's, or before any direction line
+        unit_ns = _LAT_UNITS_NS.get(m.group(2))
+        if unit_ns is None:
+            raise self.fail(lineno, f"latency unit {m.group(2)!r} is not nsec, usec or msec")
+        low = self.scaled(lineno, m.group(3), "min", _DECIMAL)
+        high = self.scaled(lineno, m.group(4), "max", _DECIMAL)
+        mean = self.number(lineno, m.group(5), "avg")
+        stdev = self.number(lineno, m.group(6), "stdev")
+        if max(low, high, mean, stdev) * unit_ns > NUMBER_MAX:
+            raise self.fail(lineno, "a latency is more than fio measures")
+        self.direction.latency[m.group(1)] = _Latency(unit_ns, low, high, mean, stdev)
+
+    def percentile_head(self, lineno: int, kind: str, unit: str) -> None:
+        self.in_percentiles = True
+        self.percentiles = None
+        if kind == "sync" or self.direction is None:
+            return  # read past the table
+        unit_ns = _LAT_UNITS_NS.get(unit)
+        if unit_ns is None:
+            raise self.fail(lineno, f"percentile unit {unit!r} is not nsec, usec or msec")
+        stats = self.direction.latency.get(kind)
+        if stats is None:
+            raise self.fail(lineno, f"{kind} percentiles without the {kind} line before them")
+        self.percentiles = _Latency(unit_ns, 0, 0, 0, 0)
+        stats.percentiles = self.percentiles.percentiles
+
+    def percentile_line(self, lineno: int, raw: str) -> None:
+        if self.percentiles is None:
+            return
+        entries = _PCT_ENTRY.findall(raw)
+        if not entries or raw.count("th=[") != len(entries):
+            raise self.fail(lineno, "a percentile line is not as fio writes it")
+        for p, value in entries:
+            q = float(p)
+            v = int(value) * self.percentiles.unit_ns
+            if not 0 < q <= 100 or v > NUMBER_MAX:
+                raise self.fail(lineno, f"percentile {p}th=[{value}] is not one fio reports")
+            self.percentiles.percentiles.append((q, float(v)))
+
+    def disk(self, lineno: int, m: re.Match[str]) -> None:
+        values = [int(m.group(i)) for i in range(2, 7)]
+        util = self.number(lineno, m.group(7), "util")
+        if max(values) > NUMBER_MAX:
+            raise self.fail(lineno, "a disk count is more than fio counts")
+        r, w, rm, wm, q = values
+        self.disks.append(DiskUtil(m.group(1), r, w, rm, wm, in_queue_ms=q, util_pct=util))
+
+
+def _starts_output(line: str) -> bool:
+    """True for a line fio prints first: a job header, its version, a server's hello,
+    a result line, or its progress."""
+    return (
+        ": (g=" in line
+        or "(groupid=" in line
+        or _VERSION.match(line) is not None
+        or _HELLO.match(line) is not None
+        or line.lstrip().startswith(("Starting ", "Jobs: ", "fio: "))
+    )
+
+
+def _report_time(rest: str) -> float | None:
+    """The time at the end of a result line (``: Mon Nov 23 17:36:05 2026``): when fio
+    printed the report, in the machine's local time, whose zone the text does not give;
+    read as UTC. None when it is not a date."""
+    text = " ".join(rest.removeprefix(":").split())
+    try:
+        when = datetime.strptime(text, "%a %b %d %H:%M:%S %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    seconds = when.timestamp()
+    return seconds if 0 < seconds <= EPOCH_MAX_S else None
+
+
+# -- what the text becomes ------------------------------------------------------------------
+
+
+def parse_normal_output(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
+    """fio's normal output (with anything around it) -> the model and a report dict in the
+    JSON's shape. UserError naming the file and line when text that looks like fio's is not
+    as fio writes it, or holds no job result."""
+    reader = _TextReader(source)
+    reader.read(text.splitlines())
+    if reader.ini_lines is not None:
+        reader.end_job_file()
+    sessions = [s for s in reader.sessions if s.blocks]
+    if not sessions:
+        raise UserError(
+            f"{source} looks like fio's normal output but holds no job result "
+            "('NAME: (groupid=N, jobs=N): err=...' and the lines under it)",
+            "import the whole output fio printed",
+        )
+    jobs: list[JobResult] = []
+    entries: list[dict[str, Any]] = []
+    for session in sessions:
+        for block in session.blocks:
+            _check_complete(source, block)
+            jobs.append(_job(source, session, block))
+            entries.append(_entry(session, block))
+    old = any(_is_2x(s) for s in sessions)
+    times = [b.time for s in sessions for b in s.blocks if b.time is not None]
+    client_mode = any(s.client_mode for s in sessions)
+    versions = [s.version for s in sessions if s.version]
+    output = FioOutput(
+        fio_version=versions[0] if versions else None,
+        timestamp=int(min(times)) if times else None,
+        jobs=tuple(jobs),
+        disk_util=tuple(reader.disks),
+        client_mode=client_mode,
+        latency_unit="us" if old else "ns",
+        output_format="normal",
+    )
+    return output, _report(sessions, entries, client_mode)
+
+
+def _dirs(session: _Session) -> list[_Direction]:
+    return [d for b in session.blocks for d in b.directions.values()]
+
+
+def _is_2x(session: _Session) -> bool:
+    """fio 2.x's layout (``read : io=..., bw=..., iops=...``); versions say it too."""
+    if session.version is not None:
+        return session.version.startswith(("1.", "2."))
+    return any(d.fio2 for d in _dirs(session))
+
+
+def _check_complete(source: str, block: _Block) -> None:
+    """fio prints a cpu line under every job's figures: a block without one was cut."""
+    if block.error == 0 and block.usr is None:
+        what = "its IO figures and " if not block.directions else ""
+        raise _fail(
+            source,
+            block.line,
+            f"the result of job {block.name[:60]!r} is cut short: {what}the cpu line fio "
+            "prints under every job are missing",
+        )
+
+
+def _host(session: _Session, block: _Block) -> str | None:
+    if not session.client_mode or block.name == "All clients":
+        return None
+    if block.host is not None:
+        return block.host
+    clients = {b.client for b in session.blocks if b.name != "All clients"}
+    if len(clients) == 1 and len(set(session.hosts)) == 1:
+        return session.hosts[0]
+    return f"client {block.client + 1}"
+
+
+def _job(source: str, session: _Session, block: _Block) -> JobResult:
+    directions = {ddir: _direction(session, block, ddir, i) for i, ddir in enumerate(_DIRECTIONS)}
+    return JobResult(
+        jobname=block.name,
+        groupid=block.groupid,
+        error=block.error if block.error <= 0xFFFF else 0xFFFF,
+        read=directions["read"],
+        write=directions["write"],
+        trim=directions["trim"],
+        usr_cpu_pct=block.usr,
+        sys_cpu_pct=block.sys,
+        job_runtime_ms=None,
+        hostname=_host(session, block),
+        port=None,
+    )
+
+
+def _direction(session: _Session, block: _Block, ddir: str, i: int) -> DirectionResult | None:
+    d = block.directions.get(ddir)
+    if d is None:
+        return None
+    total = block.issued[i] if block.issued is not None else round(d.iops * d.runtime_ms / 1000)
+    if total == 0 and d.io_bytes == 0:
+        return None
+    iops = d.iops
+    if not _is_2x(session) and block.issued is not None and d.runtime_ms > 0:
+        exact = total * 1000 / d.runtime_ms  # fio's own formula, from exact counts
+        if abs(exact - d.iops) <= _step(d.iops):
+            iops = exact
+    n = total
+    return DirectionResult(
+        io_bytes=d.io_bytes,
+        bw_bytes=d.bw_bytes,
+        iops=iops,
+        total_ios=total,
+        runtime_ms=d.runtime_ms,
+        clat=_stats(d.latency.get("clat"), n),
+        lat=_stats(d.latency.get("lat"), n),
+        slat=_stats(d.latency.get("slat"), n),
+    )
+
+
+def _step(printed: float) -> float:
+    """The resolution of a figure fio printed with 4 significant digits at most."""
+    if printed <= 0:
+        return 1.0
+    return max(1.0, 10.0 ** (math.floor(math.log10(printed)) - 2))
+
+
+def _stats(lat: _Latency | None, n: int) -> LatencyStats | None:
+    if lat is None or n == 0:
+        return None
+    u = lat.unit_ns
+    return LatencyStats(
+        n=n,
+        min_ns=lat.low * u,
+        max_ns=lat.high * u,
+        mean_ns=lat.mean * u,
+        stddev_ns=lat.stdev * u,
+        percentiles=tuple(sorted(lat.percentiles)),
+    )
+
+
+# -- the options: command line, job file, header line ---------------------------------------
+
+_HEADER_KEYS: dict[str, tuple[str, ...]] = {
+    "rw": ("rw", "readwrite"),
+    "bs": ("bs", "blocksize"),
+    "ioengine": ("ioengine",),
+    "iodepth": ("iodepth",),
+}
+
+
+def _options(session: _Session, block: _Block) -> textparams.Options:
+    found = session.command.job(block.name) if session.command is not None else None
+    if found is None and session.job_file is not None:
+        found = session.job_file.get(block.name)
+    header = session.headers.get((block.name, block.groupid))
+    if found is None:
+        found = textparams.Options({}, {}, "fio's job header line")
+        if header is None:
+            found.where = "nowhere (no command line, job file or header line for it)"
+    if header is None:
+        return found
+    printed, clones = header
+    effective = found.effective
+    filled = []
+    for key, names in _HEADER_KEYS.items():
+        if key in printed and not any(n in effective for n in names):
+            found.own[key] = printed[key]
+            filled.append(key)
+    if "numjobs" not in effective:
+        numjobs = _numjobs(session, block, clones)
+        if numjobs is not None:
+            found.own["numjobs"] = numjobs
+            filled.append("numjobs")
+    if filled and not found.where.startswith("fio's job header"):
+        found.where += f" ({', '.join(filled)} from fio's job header line)"
+    return found
+
+
+def _numjobs(session: _Session, block: _Block, clones: bool) -> str | None:
+    """numjobs as the text shows it: 1 for a header line without ``...`` under it; the
+    number of result blocks of the job (or its ``jobs=N`` when it is the group's only
+    job and fio reported the group as one) when fio printed ``...``."""
+    if not clones:
+        return "1"
+    same = [
+        b
+        for b in session.blocks
+        if (b.name, b.groupid, b.client) == (block.name, block.groupid, block.client)
+    ]
+    if len(same) > 1:
+        return str(len(same))
+    sections = [key for key in session.headers if key[1] == block.groupid]
+    if len(sections) == 1 and block.members > 1:
+        return str(block.members)
+    return None
+
+
+def _entry(session: _Session, block: _Block) -> dict[str, Any]:
+    options = _options(session, block)
+    return {
+        "jobname": block.name,
+        "groupid": block.groupid,
+        "options": options,
+        SESSION_KEY: session.index,
+        OPTIONS_FROM_KEY: options.where,
+    }
+
+
+def _report(
+    sessions: list[_Session], entries: list[dict[str, Any]], client_mode: bool
+) -> dict[str, Any]:
+    """The JSON's shape: ``global options`` (what every job shares, when one fio run's
+    jobs all share it) and each job's own ``job options``."""
+    options: list[textparams.Options] = [e.pop("options") for e in entries]
+    shared = options[0].shared if options else {}
+    common = len(sessions) == 1 and all(o.shared == shared for o in options)
+    for entry, opts in zip(entries, options, strict=True):
+        entry["job options"] = dict(opts.own) if common else opts.effective
+    key = "client_stats" if client_mode else "jobs"
+    return {"global options": dict(shared) if common else {}, key: entries}
