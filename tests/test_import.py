@@ -26,12 +26,12 @@ from iobench.fio.options import (
     workload_params,
 )
 from iobench.fio.parse import ALL_CLIENTS, iter_json_objects
-from iobench.importer import MAX_FILE_BYTES, import_files, interpret_fio_output
+from iobench.importer import MAX_FILE_BYTES, import_files, interpret_file, interpret_fio_output
 from iobench.model import Workload
 from iobench.records import ResultRecord, RunRecord
 from iobench.store import Store
 from iobench.suites.loader import parse_suite
-from test_parse import EXTERNAL_STATED, TEXT_OUTPUTS
+from test_parse import EXTERNAL_STATED
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
 EXTERNAL = DATA / "external"
@@ -558,17 +558,15 @@ def test_measurement_options(echo: dict[str, str], kept: dict[str, str]) -> None
 # -- refusals: nothing stored ------------------------------------------------------------
 
 
-def test_terse_output_is_refused_naming_the_file(store: Store) -> None:
-    # fio's normal text output is imported (tests/test_import_text.py); terse is not read.
-    path = str(EXTERNAL / TEXT_OUTPUTS[1])
+def test_a_file_that_is_no_fio_output_is_refused_with_every_format_named(store: Store) -> None:
+    path = "notes.txt"
     with pytest.raises(UserError) as e:
-        import_files(store, [path], label=None, argv=ARGV)
+        interpret_file("shopping list\n- milk\n", path)
     assert e.value.exit_code == ExitCode.BAD_INPUT
-    assert int(e.value.exit_code) == 2
-    assert e.value.message.startswith(f"{path} holds no fio output: it looks like fio's terse")
-    assert "first bytes: " in e.value.message
-    assert e.value.hint and "--output-format=json" in e.value.hint
-    assert "fio's normal text output" in e.value.hint
+    assert e.value.message.startswith(f"{path} holds no fio output")
+    hint = e.value.hint or ""
+    assert "--output-format=json" in hint and "fio's normal text output" in hint
+    assert "terse output (--output-format=terse" in hint
     assert store.list_runs() == []
 
 
@@ -653,7 +651,9 @@ def test_fio_output_cut_short_is_named_as_such(store: Store, tmp_path: Path) -> 
 
 
 def test_every_file_is_checked_before_anything_is_stored(store: Store, tmp_path: Path) -> None:
-    good = [str(RECORDED / "seqread-1m-json.json"), str(EXTERNAL / TEXT_OUTPUTS[1])]
+    cut = tmp_path / "cut.txt"  # fio's normal output without a job's result
+    cut.write_text("Run status group 0 (all jobs):\n")
+    good = [str(RECORDED / "seqread-1m-json.json"), str(cut)]
     notes = tmp_path / "notes.txt"
     notes.write_text("not fio\n")
     with pytest.raises(UserError) as e:
@@ -789,9 +789,12 @@ def test_interpreting_fio_output_is_pure_and_needs_no_database() -> None:
 # -- through the command line ------------------------------------------------------------
 
 
-def test_cli_import_refuses_terse_output_with_exit_code_2(cli: Any, isolated_db: Path) -> None:
+def test_cli_import_refuses_what_is_no_fio_output_with_exit_code_2(
+    cli: Any, isolated_db: Path, tmp_path: Path
+) -> None:
     good = str(RECORDED / "seqread-1m-json.json")
-    bad = str(EXTERNAL / TEXT_OUTPUTS[1])
+    bad = str(tmp_path / "notes.txt")
+    Path(bad).write_text("3;not;fio\n")
     code, out, err = cli("import", good, bad, "--label", "legacy")
     assert code == 2
     assert out == ""

@@ -37,7 +37,9 @@ from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
 from iobench.errors import FioOutputError, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
+from iobench.fio.terse import looks_like_terse, parse_terse_output
 from iobench.fio.text import OPTIONS_FROM_KEY, SESSION_KEY, looks_like_normal, parse_normal_output
+from iobench.fio.textparams import fio_command, job_file
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.records import (
@@ -63,8 +65,35 @@ _UNKNOWABLE = (
 # (``global options``; per job ``jobname``, ``groupid``, ``job options``), in the order of
 # the model's jobs; it raises UserError naming the file and line for broken text.
 TextParser = Callable[[str, str], tuple[FioOutput, dict[str, Any]]]
+
+
+def parse_terse(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
+    """fio's terse output (iobench.fio.terse), each job's options from the fio command line
+    or job file the text shows (a terse line holds none)."""
+    try:
+        output, report = parse_terse_output(text, source)
+    except FioOutputError as e:
+        raise UserError(e.message, e.hint or NEVER_WRITTEN) from None
+    lines = text.splitlines()
+    commands = [c for c in map(fio_command, lines[:MAX_COMMAND_LINES]) if c is not None]
+    shown = job_file([line for line in lines if len(line) <= MAX_MESSAGE_CHARS])
+    for entry in report.get("client_stats") or report.get("jobs") or []:
+        name = str(entry.get("jobname"))
+        found = commands[0].job(name) if len(commands) == 1 else None
+        found = found or shown.get(name)
+        if found is None:
+            entry[OPTIONS_FROM_KEY] = "nowhere: a terse line holds no options, and the text "
+            entry[OPTIONS_FROM_KEY] += "shows no fio command line or job file for the job"
+            continue
+        entry["job options"] = found.effective
+        entry[OPTIONS_FROM_KEY] = found.where
+    return output, report
+
+
+MAX_COMMAND_LINES = 100_000  # lines of a file searched for fio's command line
 TEXT_FORMATS: tuple[tuple[str, Callable[[str], bool], TextParser], ...] = (
     ("fio's normal text output", looks_like_normal, parse_normal_output),
+    ("its terse output (--output-format=terse, versions 3-5)", looks_like_terse, parse_terse),
 )
 _UNKNOWABLE_TEXT = (
     "fio's latency histograms (text holds the printed percentiles only) and every figure "
@@ -413,7 +442,10 @@ def _what_it_holds(text: str) -> str:
             "report, so it is not read"
         )
     if _TERSE_LINE.search(text):
-        return "it looks like fio's terse output (--output-format=terse), which is not read"
+        return (
+            "it looks like fio's terse output (--output-format=terse), but no line is one of "
+            "the terse versions 3-5 iobench reads"
+        )
     if _NORMAL_TEXT.search(text):
         return (
             "it looks like part of fio's normal text output, but holds no job's result "
@@ -879,7 +911,9 @@ class _FioInterpreter:
             " (bandwidth and bytes to 3-4 significant digits, latencies to 0.01 of their "
             "unit, percentiles rounded up to theirs); counts of IOs and runtimes are exact"
             if kind == "normal"
-            else ""
+            else " (bytes in KiB, bandwidth in KiB/s, IOPS whole, latency minimum, maximum "
+            "and percentiles in whole µs, means to 0.001 µs); terse has no count of IOs, so "
+            "it is IOPS x runtime"
         )
         self.warn(
             "text-precision",
