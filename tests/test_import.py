@@ -544,8 +544,8 @@ def test_kept_options_are_written_as_an_iobench_suite_writes_them() -> None:
         ({"readwrite": "read", "blocksize": "4k", "timeout": "5"}, {}),  # aliases are params
         ({"kb_base": "1000", "blockalign": "4k"}, {"blockalign": "4000"}),
         (
-            {"invalidate": "0", "stonewall": "yes", "rate": "1M,2M"},
-            {"invalidate": "0", "stonewall": "1", "rate": "1M,2M"},
+            {"invalidate": "0", "stonewall": "yes", "rate": "1M,2M", "wait_for": "a"},
+            {"invalidate": "0", "rate": "1M,2M"},
         ),
         ({"write_iops_log": "a", "log_offset": "1", "per_job_logs": "0", "thread": "1"}, {}),
     ],

@@ -116,9 +116,12 @@ _PARAM_OPTIONS = frozenset(
     {"rw", "readwrite", "bs", "blocksize", "iodepth", "numjobs", "ioengine", "direct"}
     | {"buffered", "runtime", "timeout", "ramp_time", "size", "rwmixread", "rwmixwrite"}
 )
-# Options that only say where fio ran, how it reported, or that iobench sets itself.
+# Options that only say where fio ran, how it reported, in which order its jobs ran (a job
+# file's stonewall, which fio's JSON does not echo when it has no value), or that iobench
+# sets itself.
 _NOT_MEASUREMENT = frozenset(
-    {"filename", "directory", "filename_format", "name", "description", "unique_filename"}
+    {"stonewall", "wait_for_previous", "new_group", "wait_for"}
+    | {"filename", "directory", "filename_format", "name", "description", "unique_filename"}
     | {"lat_percentiles", "clat_percentiles", "slat_percentiles", "percentile_list"}
     | {"per_job_logs", "group_reporting", "status-interval", "status_interval"}
     | {"randrepeat", "kb_base", "unit_base", "thread", "time_based"}
