@@ -151,3 +151,15 @@ def test_a_broken_terse_line_is_refused_naming_file_and_line(tmp_path: Path, cli
     code, out, err = cli("--db", str(db), "import", str(path))
     assert code == ExitCode.BAD_INPUT and out == "" and "Traceback" not in err
     assert f"{path}:2: " in err
+
+
+def test_json_with_only_a_mixed_direction_is_refused_not_imported_empty(tmp_path: Path) -> None:
+    """unified_rw_reporting=mixed: fio's JSON has one 'mixed' direction. It was imported as
+    a result with no IO and a misleading 'no-io' warning; the terse line was refused."""
+    text = (RECORDED / "terse-v4-mixed.out").read_text()
+    ((start, end, report),) = [o for o in scan_objects(text) if "jobs" in o[2]]
+    assert "mixed" in report["jobs"][0] and "read" not in report["jobs"][0]
+    for part in (text[start:end], "\n".join(terse_lines("terse-v4-mixed"))):
+        with pytest.raises(UserError) as e:
+            interpret_file(part, str(tmp_path / "mixed.out"))
+        assert "mixed" in e.value.message and e.value.exit_code == ExitCode.BAD_INPUT

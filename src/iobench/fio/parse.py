@@ -204,6 +204,13 @@ class _Reader:
         error = self.required_int(entry, "error", where)
         if error > 0xFFFF:
             raise self.fail(where, f"'error' {error} is not an error number fio reports")
+        if "mixed" in entry and not any(d in entry for d in ("read", "write", "trim")):
+            raise FioOutputError(
+                f"{self.source}: {where} holds one 'mixed' direction "
+                "(unified_rw_reporting=mixed) instead of read, write and trim",
+                hint="iobench keeps reads and writes apart: import the output of a run "
+                "without unified_rw_reporting (or with unified_rw_reporting=both)",
+            )
         return JobResult(
             jobname=name,
             groupid=self.required_int(entry, "groupid", where),
