@@ -559,3 +559,20 @@ def test_a_job_files_own_logs_are_left_out_and_said_so() -> None:
     assert line == 3 and "write_iolog is refused" in message
     ((line, message),) = refused("[a]\nrw=read\nrandom_generator=mt19937\n")
     assert line == 3 and "tausworthe, lfsr, tausworthe64" in message
+
+
+def test_a_global_name_shared_by_several_jobs_gives_way_to_their_sections() -> None:
+    """fio names every job after a [global] name= alike; iobench's workloads need their own
+    names, so those jobs take their sections' (one job keeps the name, as in fio)."""
+    text = "[global]\nname=test\n[create]\nrw=write\n[readback]\nstonewall\nrw=read\n"
+    suite = load(text)
+    assert [w.name for w in suite.workloads] == ["create", "readback"]
+    (note,) = [n for n in suite.notes if "[global]" in n.message]
+    assert "[create] (line 3) and [readback] (line 5) are named after their sections" in (
+        note.message
+    )
+    (alone,) = load("[global]\nname=test\n[create]\nrw=write\n").workloads
+    assert alone.name == "test"
+    # A job's own name= is its own: two of them alike are still refused, at their lines.
+    problems = refused("[a]\nname=x\nrw=read\n[b]\nstonewall\nname=x\nrw=read\n")
+    assert any(line == 6 and "already used" in message for line, message in problems)

@@ -385,6 +385,8 @@ class _Read:
     units: list[str] = field(default_factory=list)  # sizes fio reads unlike iobench
     same: list[str] = field(default_factory=list)  # IOBENCH_SETS options, as iobench sets them
     logs: list[str] = field(default_factory=list)  # LOG_OPTIONS, left out
+    renamed: list[str] = field(default_factory=list)  # jobs named after their sections
+    renamed_from: str = ""  # the name [global] gave them all
     layout: list[int] = field(default_factory=list)  # lines of [iobench-layout] sections
 
 
@@ -536,6 +538,7 @@ def read_job_file(text: str) -> JobFile:
     inherited: dict[str, Setting] = {}  # the [global] sections' settings so far
     global_keys: set[str] = set()  # the keys they set
     unbounded: dict[str, list[str]] = {"runtime": [], "size": []}
+    from_global: list[tuple[int, _Section]] = []  # jobs named by a [global] name=
     for section in sections:
         own_kb = next((o.value for o in section.options if o.key == "kb_base"), None)
         kb_base = own_kb or inherited.get("kb_base", Setting("1024", 0)).value
@@ -555,6 +558,8 @@ def read_job_file(text: str) -> JobFile:
         where = ("workload", len(workloads))
         table, settings = _table(section, where, kb, read)
         read.lines.headers[where] = section.line
+        if "name" not in settings and "name" in inherited:
+            from_global.append((len(workloads), section))
         settings = {**inherited, **settings}
         name = settings.get("name", Setting(section.name, section.line))
         read.lines.keys[(where, "name")] = name.line
@@ -568,6 +573,7 @@ def read_job_file(text: str) -> JobFile:
         applies.append(len(defaults))
         jobs.append(_Job(len(jobs), str(name.value), section.line, settings))
     read.problems.extend(_order(jobs))
+    _name_after_sections(workloads, from_global, read)
     data: dict[str, object] = {"defaults": defaults, "workload": workloads}
     description = next((d for d in _descriptions(sections)), None)
     if description is not None:
@@ -580,6 +586,21 @@ def read_job_file(text: str) -> JobFile:
         tuple(read.problems),
         _notes(read, unbounded),
     )
+
+
+def _name_after_sections(
+    workloads: list[dict[str, object]], from_global: Sequence[tuple[int, _Section]], read: _Read
+) -> None:
+    """A ``name=`` in [global] names every job after it alike (fio allows that; iobench's
+    workloads need names of their own): those jobs are named after their sections."""
+    names = [w["name"] for w in workloads]
+    shared = [(i, s) for i, s in from_global if names.count(names[i]) > 1]
+    for i, section in shared:
+        read.renamed.append(f"[{show_key(section.name)}] (line {section.line})")
+        workloads[i]["name"] = section.name
+        read.lines.keys[(("workload", i), "name")] = section.line
+    if shared:
+        read.renamed_from = str(names[shared[0][0]])
 
 
 def _descriptions(sections: Iterable[_Section]) -> Iterable[str]:
@@ -677,6 +698,15 @@ def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...
             SuiteNote(
                 "; ".join(part for part in (layout, same) if part) + ": left to iobench",
                 "nothing to do",
+            )
+        )
+    if read.renamed:
+        notes.append(
+            SuiteNote(
+                f"name={show_value(read.renamed_from)} in [global] names every job after it "
+                f"alike; iobench's workloads need names of their own, so {_listed(read.renamed)} "
+                "are named after their sections",
+                "nothing to do; or give each job its own name=",
             )
         )
     if read.logs:
