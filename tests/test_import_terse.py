@@ -163,3 +163,14 @@ def test_json_with_only_a_mixed_direction_is_refused_not_imported_empty(tmp_path
         with pytest.raises(UserError) as e:
             interpret_file(part, str(tmp_path / "mixed.out"))
         assert "mixed" in e.value.message and e.value.exit_code == ExitCode.BAD_INPUT
+
+
+def test_a_description_that_is_a_number_is_kept_as_the_description() -> None:
+    """fio --description=2024 ends the terse line with the field 2024; one trailing field
+    is the description even when it reads as a number, two are not what fio writes."""
+    line = terse_lines("terse-only-v3-randwrite")[0]
+    run = interpret_file(line + ";2024\n", "desc.txt")
+    assert (run.suite_def.workloads or [{}])[0]["description"] == "2024"
+    with pytest.raises(UserError) as e:  # two numbers are not continue_on_error's counts
+        interpret_file(line + ";2024;7.5\n", "desc.txt")
+    assert "desc.txt:1: " in e.value.message

@@ -46,6 +46,8 @@ WITH_JSON = [
     "text-libaio-randread-qd8.out",
     "text-numjobs2-two-groups.out",
     "text-psync-randrw-fsync-lat.out",
+    "text-status-interval.out",  # the last of fio's cumulative reports
+    "text-unified-both.out",  # read and write kept, their 'mixed' sum not
 ]
 
 
@@ -657,3 +659,37 @@ def test_a_job_file_gives_each_job_the_global_options_before_it() -> None:
     # fio cuts a value at ';' or '#' (FIO.md: parse.c strip_blank_end)
     assert jobs["one"].effective == {"size": "8M", "rw": "read", "time_based": "1"}
     assert jobs["two"].effective == {"size": "8M", "direct": "1", "rw": "write"}
+
+
+def _ucloud_first_run() -> str:
+    """The article's first run: its command line and fio's output, up to the next run."""
+    text = UCLOUD.read_text()
+    start = text.index("[root@")
+    return text[start : text.index("[root@", start + 1)]
+
+
+def test_fio_2_latencies_of_a_second_and_more_carry_an_upper_case_k() -> None:
+    """fio 2.x's num2str writes K upper case: max=20628K is 20,628,000 µs."""
+    text = _ucloud_first_run().replace("max=7470,", "max=20628K,")
+    (result,) = _imported(text).results
+    assert _m(result)["read"]["clat_ns"]["max"] == 20_628_000 * 1000
+
+
+def test_options_given_as_separate_words_are_read_as_fio_reads_them() -> None:
+    """fio (getopt) takes ``--rw randwrite`` as rw=randwrite; flags such as
+    ``--time_based`` take no value."""
+    text = _ucloud_first_run()
+    line = text.splitlines()[0]
+    spaced = (
+        "[root@h ~]# fio --direct=1 --iodepth 8 --rw randwrite --time_based "
+        "--ioengine=libaio --bs 4k --name=test --filename=/data/test"
+    )
+    (result,) = _imported(text.replace(line, spaced)).results
+    params = result.params
+    assert (params["rw"], params["bs"], params["iodepth"]) == ("randwrite", 4096, 8)
+
+
+def test_html_around_a_paste_is_not_fio_client_mode() -> None:
+    run = _imported("<pre>\n" + _ucloud_first_run() + "</pre>\n")
+    assert not run.client_mode
+    assert [r.target for r in run.results] == ["/data/test"]

@@ -398,7 +398,7 @@ def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
          "(a NUL byte); a job file is text"),
         ("[j]\nrw=read\x1b[2J\n", 2, "the line holds the control character U+001B; a job "
          "file is text"),
-        ("[j]\nrw=" + "r" * 100_000 + "\n", 2, "a line of 100003 characters is too long (at "
+        ("[j]\nrw=" + "r" * 100_000 + "\n", 2, "a line of 100003 bytes is too long (at "
          "most 4096)"),
         ("[séq]\nrw=read\n", 1, "job #1: name must be 1-64 letters, digits, '.', '_' or '-', "
          'starting with a letter or digit; not "séq"'),
@@ -576,3 +576,21 @@ def test_a_global_name_shared_by_several_jobs_gives_way_to_their_sections() -> N
     # A job's own name= is its own: two of them alike are still refused, at their lines.
     problems = refused("[a]\nname=x\nrw=read\n[b]\nstonewall\nname=x\nrw=read\n")
     assert any(line == 6 and "already used" in message for line, message in problems)
+
+
+def test_a_line_is_measured_in_the_bytes_fio_reads_not_in_characters(
+    real_fio: str, tmp_path: Path
+) -> None:
+    """fio reads a line in pieces of 8191 bytes: a comment of 2741 characters but 8191
+    bytes of UTF-8 followed by rw=write is rw=write to fio. iobench refuses the line."""
+    pad = "; " + "€" * 2729 + "xx"
+    assert len(pad.encode()) == 8191 and len(pad) < 4096
+    text = "[a]\nrw=randread\nbs=4k\nruntime=2\nsize=64m\n" + pad + "rw=write\n"
+    job = tmp_path / "split.fio"
+    job.write_text(text)
+    shown = subprocess.run(
+        [real_fio, "--parse-only", "--showcmd", str(job)], capture_output=True, text=True
+    )
+    assert "--rw=write" in shown.stdout, "fio really reads the tail of the line"
+    ((line, message),) = refused(text)
+    assert line == 6 and message.startswith("a line of 8199 bytes is too long")

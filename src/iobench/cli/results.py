@@ -178,9 +178,13 @@ def _brief_line(b: RunBrief) -> str:
 @json_option()
 @pass_env
 def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json: bool) -> None:
-    """Import fio JSON output files (fio 2.x and 3.x, json or json+, client/server) as runs.
+    """Import fio output files (fio 2.x and 3.x; JSON, normal text or terse) as runs.
 
-    A file that `iobench export RUN --format json` wrote comes back as the same run (a run
+    fio's JSON (json or json+, client/server) holds every figure. Its normal text output,
+    as printed or pasted into an article with the shell prompt, the fio command line or
+    `cat job.fio` around it, and its terse output (versions 3-5) are read too: the figures
+    fio printed, the parameters from the command line or job file shown with them. A file
+    that `iobench export RUN --format json` wrote comes back as the same run (a run
     already in the database is refused). Every file is checked first; if any is not fio
     output or an iobench export, nothing is imported.
 
@@ -188,6 +192,8 @@ def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json
     Examples:
       iobench import results.json --label legacy
       iobench import old/*.json --json
+      iobench import old-run.txt          # fio's normal output, as pasted
+      iobench import terse.out            # fio --output-format=terse
       iobench import run7.json            # exported on another machine
     """
     from iobench.documents.printed import runs_document

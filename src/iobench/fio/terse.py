@@ -525,7 +525,9 @@ def _trailer(row: _Line, start: int) -> tuple[tuple[DiskUtil, ...], dict[str, An
         extra["total_err"] = row.integer(pos, "total errors")
         extra["first_error"] = row.integer(pos + 1, "first error")
         rest = rest[2:]
-    if rest and all(_FLOAT.fullmatch(v) or _PCT.fullmatch(v) for v in rest):
+    # One field is a description even when it is a number (--description=2024); more
+    # numbers than that are not what fio writes.
+    if len(rest) > 1 and all(_FLOAT.fullmatch(v) or _PCT.fullmatch(v) for v in rest):
         raise row.fail(
             f"{row.where}{len(rest)} number field(s) after the last field terse version "
             f"{row.fields[0]} writes (field {len(row.fields) - len(rest) + 1} on)"

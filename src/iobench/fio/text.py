@@ -66,8 +66,8 @@ _DIR_2 = re.compile(
 )
 _DIR_START = re.compile(r"^\s*(read|write|trim|mixed)\s?: (IOPS=|io=)")
 _LAT = re.compile(
-    r"^\s*(slat|clat|lat) \((\w{1,8})\): min=\s*([0-9.]{1,24}[kMGTP]?), "
-    r"max=\s*([0-9.]{1,24}[kMGTP]?), avg=\s*([0-9.]{1,24}), stdev=\s*([0-9.]{1,24})\s*$"
+    r"^\s*(slat|clat|lat) \((\w{1,8})\): min=\s*([0-9.]{1,24}[kKMGTP]?), "
+    r"max=\s*([0-9.]{1,24}[kKMGTP]?), avg=\s*([0-9.]{1,24}), stdev=\s*([0-9.]{1,24})\s*$"
 )
 _ALT_RATE = re.compile(r"^([0-9.]{1,24})([KMGTPE]i)(B|bit)?/s$")
 _LAT_START = re.compile(r"^\s*(slat|clat|lat) \(\w{1,8}\): min=")
@@ -176,6 +176,7 @@ class _TextReader:
         self.source = source
         self.sessions: list[_Session] = [_Session(0)]
         self.disks: list[DiskUtil] = []
+        self.report_disks = 0  # where the disk lines of the report being read start
         self.block: _Block | None = None
         self.direction: _Direction | None = None
         self.percentiles: _Latency | None = None  # the table being read, if any
@@ -257,7 +258,8 @@ class _TextReader:
             raw = _SPACE_COMMA.sub(",", raw)
         host = None
         m = _HOST_PREFIX.match(raw)
-        if m:
+        # fio's client prefixes a server's lines with <host>; a pasted <pre> is not one.
+        if m and (self.session.client_mode or _starts_output(raw[m.end() :])):
             host, raw = m.group(1), raw[m.end() :]
             self.session.client_mode = True
         self.line_command = self.command(raw)
@@ -364,7 +366,18 @@ class _TextReader:
         if self.jobs > MAX_JOBS:
             raise self.fail(lineno, f"more than {MAX_JOBS} job results: not a fio output")
         if self.after_summary and self.session.blocks:
-            self.client += 1  # client mode: the next server's blocks
+            key = (name.strip(), int(m.group(1)))
+            if not self.session.client_mode and any(
+                (b.name, b.groupid) == key for b in self.session.blocks
+            ):
+                # --status-interval: fio printed its cumulative report again; the last
+                # report is the run's (as with fio's JSON), the earlier ones interim.
+                self.session.blocks.clear()
+                del self.disks[self.report_disks :]
+            else:
+                self.client += 1  # client mode: the next server's blocks
+        if not self.session.blocks:
+            self.report_disks = len(self.disks)
         self.after_summary = False
         name = name.strip()
         self.block = _Block(
@@ -413,6 +426,12 @@ class _TextReader:
 
     def direction_line(self, lineno: int, raw: str) -> None:
         assert self.block is not None
+        start = _DIR_START.match(raw)
+        if start is not None and start.group(1) == "mixed" and self.block.directions:
+            # unified_rw_reporting=both: read and write are there; their sum is not kept
+            # (nor its latency lines and percentiles, read past with no direction).
+            self.direction = None
+            return
         m3, m2 = _DIR_3.match(raw), _DIR_2.match(raw)
         if m3:
             ddir, d = m3.group(1), self.direction_3(lineno, m3)

@@ -24,6 +24,16 @@ _CLI_ONLY = frozenset(
     | {"aux-path", "bandwidth-log", "debug", "latency-log", "crctest", "memcpytest"}
     | {"merge-blktrace-only", "eta-print", "write_to_file"}
 )
+# Options fio takes without a value on its command line (fio --cmdhelp: "empty or boolean
+# value", getopt's optional argument), and fio's own such flags. Every other option takes
+# the next word as its value when it has no '=' (``--rw randwrite``), as getopt does.
+_FLAGS = frozenset(
+    {"bs_unaligned", "norandommap", "time_based", "verify_only", "exitall", "thread"}
+    | {"exitall_on_error", "stonewall", "new_group", "group_reporting", "zero_buffers"}
+    | {"refill_buffers", "wait_for_previous", "minimal", "append-terse", "version", "help"}
+    | {"readonly", "parse-only", "showcmd", "warnings-fatal", "bandwidth-log", "latency-log"}
+    | {"server", "cmdhelp", "enghelp", "daemonize", "memcpytest", "crctest"}
+)
 _JOB_FILE_ENDINGS = (".fio", ".ini", ".job", ".jobs", ".cfg", ".conf", ".txt")
 _PROMPT_ENDS = ("#", "$", ">", "%")
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "env", "ionice", "nice"})
@@ -102,11 +112,16 @@ def fio_command(line: str) -> CommandLine | None:
     return _command_line(args)
 
 
+def _shell(arg: str) -> bool:
+    return arg in ("|", ">", ">>", "2>&1", "&&", ";", "&") or arg.startswith((">", "|"))
+
+
 def _command_line(args: list[str]) -> CommandLine:
     cmd = CommandLine()
     current = cmd.shared
-    for arg in args:
-        if arg in ("|", ">", ">>", "2>&1", "&&", ";", "&") or arg.startswith((">", "|")):
+    words = iter(enumerate(args))
+    for i, arg in words:
+        if _shell(arg):
             break  # the shell's, not fio's
         if not arg.startswith("-"):
             cmd.job_files.append(arg)
@@ -114,6 +129,16 @@ def _command_line(args: list[str]) -> CommandLine:
         name, eq, value = arg.lstrip("-").partition("=")
         if not _OPTION_NAME.match(name):
             continue
+        following = args[i + 1] if i + 1 < len(args) else None
+        if (
+            not eq
+            and name not in _FLAGS
+            and following is not None
+            and not following.startswith("-")
+            and not _shell(following)
+        ):
+            eq, value = "=", following  # --rw randwrite: getopt takes the next word
+            next(words)
         if name == "name":
             current = {}
             cmd.jobs.append((value, current))

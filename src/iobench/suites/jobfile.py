@@ -39,7 +39,9 @@ from iobench.units import format_size_short, parse_size
 Section = tuple[str, int]  # ("defaults", k): the k-th [global] section; ("workload", i): a job
 
 SUFFIXES = (".fio", ".job", ".ini")
-MAX_LINE = MAX_STRING  # characters; fio itself reads lines of up to 8191
+# bytes (UTF-8): fio reads a line in pieces of 8191 bytes and takes the rest of a longer
+# one for a line of its own, so a long line could hold an option iobench never saw.
+MAX_LINE = MAX_STRING
 
 # Where fio does its I/O: iobench replaces them with the target named on its command line.
 TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
@@ -160,11 +162,10 @@ def _sections(text: str) -> tuple[list[_Section], list[SuiteProblem]]:
     skipping = False  # after a bad header: its options belong to no section
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.removesuffix("\r")
-        if len(line) > MAX_LINE:
+        size = len(line.encode("utf-8", "replace")) if len(line) * 4 > MAX_LINE else len(line)
+        if size > MAX_LINE:
             problems.append(
-                SuiteProblem(
-                    f"a line of {len(line)} characters is too long (at most {MAX_LINE})", lineno
-                )
+                SuiteProblem(f"a line of {size} bytes is too long (at most {MAX_LINE})", lineno)
             )
             continue
         bad = _control(line)
