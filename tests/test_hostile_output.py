@@ -19,6 +19,7 @@ import socket
 import tempfile
 import unicodedata
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +286,19 @@ def test_markdown_report(cli: Cli, hostile: str, tmp_path: Path) -> None:
         for table in re.findall(r"(?:^\|.*\|\n)+", text, flags=re.MULTILINE):
             widths = {len(re.split(r"(?<!\\)\|", line)) for line in table.splitlines()}
             assert len(widths) == 1, table
+
+
+def test_html_report(cli: Cli, hostile: str, tmp_path: Path) -> None:
+    """Autoescape handles <, > and &; every control or invisible character is shown as an
+    escape too (an imported hostname's ESC made the page invalid HTML)."""
+    path = tmp_path / "report.html"
+    for runs in (["1", "2"], ["3", "4", "5"]):
+        code, out, err = cli("report", *runs, "-o", str(path), "--format", "html")
+        assert_safe(code, out, err)
+        text = path.read_text()
+        outside_scripts = re.sub(r"<script\b.*?</script>", "", text, flags=re.DOTALL)
+        assert raw_controls(outside_scripts) == set()
+        assert escape(literal_lines(hostile), quote=False) in outside_scripts
 
 
 def test_csv_export(cli: Cli, hostile: str) -> None:

@@ -56,6 +56,7 @@ from iobench.report.curves import (
     run_characterization,
     run_curves,
 )
+from iobench.report.literal import literal_lines
 from iobench.report.model import (
     CLAT_NOTE,
     VERDICT_RULES,
@@ -88,9 +89,20 @@ CURVE_ONLY = ("sweep", "characterize")
 # No mode bar: it covers the subplot titles; drag zooms and a double click resets anyway.
 PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": True}
 
+
+def _visible(value: object) -> object:
+    """Every string a template prints shows its control and invisible characters as escapes
+    (an imported hostname's ESC, a bidi control): autoescape only handles <, > and &.
+    Markup (the page's own HTML, the charts) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return literal_lines(value)
+    return value
+
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("iobench.report", "templates"),
     autoescape=True,
+    finalize=_visible,
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,

@@ -197,12 +197,17 @@ def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[Overvie
     for it (:func:`iobench.report.model.compare_line`), so the figures read the same."""
     rows = []
     names = {s.key: s.name for s in comparison.setups}
+    # The overview's setups may be fewer than the comparison's: a sweep or characterize
+    # run has its own section (its curves), not a column here.
+    column = {key: i for i, key in enumerate(order)}
     for row in comparison.rows:
         differs = differs_text(row, names)
         cells: list[OverviewCell | None] = [None] * len(order)
         for c in row.cells:
+            if c.setup not in column:
+                continue
             line = compare_line(comparison, row, c, differs=differs, first=False)
-            cells[order.index(c.setup)] = OverviewCell(
+            cells[column[c.setup]] = OverviewCell(
                 iops=line.iops,
                 bandwidth=line.bandwidth,
                 p99=line.lat_p99,
@@ -212,6 +217,8 @@ def _compared_rows(comparison: Comparison, order: Sequence[str]) -> list[Overvie
                 iops_summary=c.iops,
                 bw_summary=c.bw_bytes,
             )
+        if not any(cells):
+            continue
         note = differs
         rows.append(
             OverviewRow(row.workload, workload_shape(row.params), row.direction, tuple(cells), note)
