@@ -693,3 +693,14 @@ def test_html_around_a_paste_is_not_fio_client_mode() -> None:
     run = _imported("<pre>\n" + _ucloud_first_run() + "</pre>\n")
     assert not run.client_mode
     assert [r.target for r in run.results] == ["/data/test"]
+
+
+def test_fio_2_units_follow_the_kb_base_the_command_line_sets() -> None:
+    """fio 2.x prints KB/s in powers of kb_base: 1024 by default, 1000 when set."""
+    text = _ucloud_first_run()
+    (plain,) = _imported(text).results
+    assert _m(plain)["read"]["bw_bytes"] == 23715 * 1024
+    line = text.splitlines()[0]
+    (si,) = _imported(text.replace(line, line + " -kb_base=1000")).results
+    assert _m(si)["read"]["bw_bytes"] == 23715 * 1000
+    assert _m(si)["read"]["io_bytes"] == 23160 * 1000**2

@@ -484,9 +484,21 @@ class _TextReader:
             raise self.fail(lineno, f"BW {number}{unit} is more than fio measures")
         return value
 
+    def units_2(self) -> dict[str, int]:
+        """What fio 2.x's KB, MB ... are: powers of kb_base (1024 unless the job's command
+        line or job file sets 1000); its num2str has no T, so its P is the fourth power."""
+        found = None
+        if self.block is not None and self.session.command is not None:
+            found = self.session.command.job(self.block.name)
+        if found is None and self.block is not None and self.session.job_file:
+            found = self.session.job_file.get(self.block.name)
+        base = 1000 if found is not None and found.effective.get("kb_base") == "1000" else 1024
+        return {"": 1, "K": base, "M": base**2, "G": base**3, "P": base**4, "T": base**4}
+
     def direction_2(self, lineno: int, m: re.Match[str]) -> _Direction:
-        io = self.number(lineno, m.group(2), "io") * _BINARY[m.group(3) or ""]
-        bw = self.number(lineno, m.group(4), "bw") * _BINARY[m.group(5) or ""]
+        units = self.units_2()
+        io = self.number(lineno, m.group(2), "io") * units[m.group(3) or ""]
+        bw = self.number(lineno, m.group(4), "bw") * units[m.group(5) or ""]
         if io > NUMBER_MAX or bw > NUMBER_MAX:
             raise self.fail(lineno, "io or bw is more than fio counts or measures")
         iops_text = m.group(6)
