@@ -10,6 +10,7 @@ from typing import Any, TypeVar, overload
 import click
 
 from iobench.errors import UserError
+from iobench.output import STDOUT
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -45,6 +46,13 @@ def json_option(needs: str | None = None) -> Callable[[F], F]:
     note = f" (needs {needs})" if needs else ""
     return click.option(
         "--json", "as_json", is_flag=True, help=f"Print one JSON document on stdout{note}."
+    )
+
+
+def output_option(help: str) -> Callable[[F], F]:
+    """``-o/--output FILE`` (the parameter ``output``), standard output (``-``) by default."""
+    return click.option(
+        "-o", "--output", default=STDOUT, show_default=True, metavar="FILE", help=help
     )
 
 

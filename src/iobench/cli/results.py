@@ -11,10 +11,16 @@ import click
 
 from iobench.cli import checks
 from iobench.cli.env import Environment, pass_env
-from iobench.cli.options import EXIT_CODES_HELP, RUN_REFS, json_option, label_option
+from iobench.cli.options import (
+    EXIT_CODES_HELP,
+    RUN_REFS,
+    json_option,
+    label_option,
+    output_option,
+)
 from iobench.documents import envelope
 from iobench.errors import UserError
-from iobench.output import STDOUT, write_output
+from iobench.output import write_output
 from iobench.report.literal import literal
 
 if TYPE_CHECKING:
@@ -226,14 +232,7 @@ def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json
     help="csv: one row per workload, direction and repetition; json: as `show --json`, "
     "with histograms and evidence (`iobench import` reads it back).",
 )
-@click.option(
-    "-o",
-    "--output",
-    default=STDOUT,
-    show_default=True,
-    metavar="FILE",
-    help="Write to this file instead of standard output (-).",
-)
+@output_option("Write to this file instead of standard output (-).")
 @pass_env
 def export(env: Environment, run_ref: str, fmt: str, output: str) -> None:
     """Export one run's results as CSV or JSON.

@@ -6,13 +6,19 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from iobench.cli import checks
 from iobench.cli.env import Environment, pass_env
-from iobench.cli.options import destructive_options, json_option, parse_opt, size_option
+from iobench.cli.options import (
+    destructive_options,
+    json_option,
+    output_option,
+    parse_opt,
+    size_option,
+)
 from iobench.documents import envelope
 from iobench.output import STDOUT
 from iobench.units import parse_duration, parse_size
@@ -86,13 +92,8 @@ def _print_suites(env: Environment, loaded: list[Suite], as_json: bool) -> None:
 
 @suites.command(name="export")
 @click.argument("name", metavar="SUITE")
-@click.option(
-    "-o",
-    "--output",
-    default=STDOUT,
-    show_default=True,
-    metavar="FILE",
-    help="Write the job file to FILE (a new file: see --force) instead of standard output (-).",
+@output_option(
+    "Write the job file to FILE (a new file: see --force) instead of standard output (-)."
 )
 @click.option("--force", is_flag=True, help="Replace FILE if it exists (never a link).")
 @click.option(
@@ -118,20 +119,7 @@ def _print_suites(env: Environment, loaded: list[Suite], as_json: bool) -> None:
     "cpus_allowed_policy=split).",
 )
 @pass_env
-def export(
-    env: Environment,
-    name: str,
-    output: str,
-    force: bool,
-    target: str | None,
-    runtime: str | None,
-    ramp: str | None,
-    size: str | None,
-    destructive: bool,
-    overwrite_signatures: bool,
-    prefill: bool,
-    pin_to_device: bool,
-) -> None:
+def export(env: Environment, /, name: str, output: str, force: bool, **options: Any) -> None:
     """Write SUITE (a built-in suite or a suite file) as a job file that plain fio runs
     as it is: `fio FILE.fio`, on a host with fio and nothing else.
 
@@ -153,12 +141,8 @@ def export(
     from iobench.output import write_new, write_output
     from iobench.report.literal import literal
 
-    checks.overwrite_needs_destructive(destructive, overwrite_signatures)
-    exported = _export(
-        env, name, target, runtime=runtime, ramp=ramp, size=size, destructive=destructive,
-        overwrite_signatures=overwrite_signatures, prefill=prefill,
-        pin_to_device=pin_to_device, file_name=None if output == STDOUT else output,
-    )  # fmt: skip
+    checks.overwrite_needs_destructive(options["destructive"], options["overwrite_signatures"])
+    exported = _export(env, name, file_name=None if output == STDOUT else output, **options)
     text = suite_jobfile(exported)
     if output == STDOUT:
         write_output(STDOUT, text)
@@ -175,8 +159,8 @@ def export(
 def _export(
     env: Environment,
     name: str,
-    target: str | None,
     *,
+    target: str | None,
     runtime: str | None,
     ramp: str | None,
     size: str | None,
