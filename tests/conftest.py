@@ -85,6 +85,14 @@ def real_fio() -> str:
 
 
 @pytest.fixture
+def fio_calls(fake_fio: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A file the fake fio on PATH appends to whenever it is started to run jobs."""
+    path = tmp_path / "fio-calls"
+    monkeypatch.setenv("FAKE_FIO_PIDFILE", str(path))
+    return path
+
+
+@pytest.fixture
 def fake_fio(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Put tests/fakes/fio first on PATH; choose its behaviour with FAKE_FIO_MODE."""
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")

@@ -50,14 +50,6 @@ def target(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def fio_calls(fake_fio: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A file the fake fio on PATH appends to whenever it is started to run jobs."""
-    path = tmp_path / "fio-calls"
-    monkeypatch.setenv("FAKE_FIO_PIDFILE", str(path))
-    return path
-
-
 def refused(
     cli: Cli, target: Path, isolated_db: Path, text: str, *args: str, command: str = "doctor"
 ) -> tuple[Path, str]:

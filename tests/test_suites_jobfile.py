@@ -458,14 +458,6 @@ def test_where_fio_would_write_is_replaced_never_used() -> None:
     )
 
 
-@pytest.fixture
-def fio_calls(fake_fio: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A file the fake fio on PATH appends to whenever it is started to run jobs."""
-    path = tmp_path / "fio-calls"
-    monkeypatch.setenv("FAKE_FIO_PIDFILE", str(path))
-    return path
-
-
 def test_run_refuses_a_hostile_job_file_before_anything_runs(
     cli: Cli, tmp_path: Path, isolated_db: Path, fio_calls: Path
 ) -> None:
