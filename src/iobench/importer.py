@@ -430,8 +430,6 @@ def _cut_short(text: str) -> bool:
     return True
 
 
-# [ \t]*, not \s*: \s crosses lines, and a text of blank lines made the search quadratic.
-_TERSE_LINE = re.compile(r"^[ \t]*\d;fio-[^;\n]*;", re.MULTILINE)
 _NORMAL_TEXT = re.compile(r"\(groupid=\d+, jobs=\d+\)|Run status group|\biops=|\bIOPS=")
 
 
@@ -440,11 +438,6 @@ def _what_it_holds(text: str) -> str:
         return (
             f"its JSON nests deeper than {jsontext.MAX_DEPTH} levels, deeper than any fio "
             "report, so it is not read"
-        )
-    if _TERSE_LINE.search(text):
-        return (
-            "it looks like fio's terse output (--output-format=terse), but no line is one of "
-            "the terse versions 3-5 iobench reads"
         )
     if _NORMAL_TEXT.search(text):
         return (
