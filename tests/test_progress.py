@@ -548,3 +548,25 @@ def test_a_run_on_a_terminal_draws_the_live_display_and_leaves_it_cleanly(
     assert "3/3 done in" in plain
     # The live lines were erased before the run's table was printed.
     assert text.rindex("run: ") < text.rindex("\x1b[2K") < text.index("workload")
+
+
+def test_a_failed_step_is_no_longer_left_nor_a_measure_of_the_others() -> None:
+    """A step that failed is over: the run's time left drops it, and the last line says the
+    run is done; its time (a failure is often quick) predicts nothing."""
+    steps = _schedule(["/a"], ["rr"], 2)
+    eta = Eta(steps)
+    eta.finish(steps[0], 11.0)
+    eta.finish(steps[1], 2.0, learn=False)  # rr, rep 1: failed after 2 s
+    assert eta.done == 2
+    assert eta.predicted_s(steps[2]) == pytest.approx(steps[2].expected_s)  # not 2 s
+    assert eta.left_s(13.0) == pytest.approx(steps[2].expected_s)
+    clock = Clock()
+    display, buf = _display(clock)
+    display.planned(steps)
+    _play(display, clock, steps, [
+        (11.0, StepEnd("done", (Measured("write", 300.0, 33 * MiB, 2e7),))),
+        (2.0, StepEnd("failed", error="fio reported error 5 (Input/output error)")),
+        (60.0, _done(12300.0)),
+    ])  # fmt: skip
+    display.close()
+    assert re.search(r"\| 3/3 done in \S+$", buf.getvalue().splitlines()[-1])

@@ -71,13 +71,17 @@ class Eta:
         i = step.index
         return i if 0 <= i < len(self.steps) and self.steps[i] == step else None
 
-    def finish(self, step: Step, taken_s: float) -> None:
-        """``step`` finished after ``taken_s`` seconds."""
+    def finish(self, step: Step, taken_s: float, *, learn: bool = True) -> None:
+        """``step`` is over after ``taken_s`` seconds. With ``learn`` (it ran to the end)
+        its time also predicts the steps like it; a failed step's does not, but it is no
+        longer left either."""
         i = self._position(step)
         if i is None or i in self.taken:
             self.extra += i is None
             return
         taken = self.taken[i] = max(taken_s, 0.0)
+        if not learn:
+            return
         name = _workload_name(step)
         if name is not None:
             self._by_place.setdefault((name, step.target), []).append(taken)

@@ -219,9 +219,8 @@ class ProgressDisplay:
     def finished(self, step: Step, end: StepEnd) -> None:
         taken = self._clock() - self._step_begun if self._step is not None else 0.0
         self._step, self._stats = None, None
-        if end.outcome == "done":
-            with self._lock:
-                self._eta.finish(step, taken)
+        with self._lock:
+            self._eta.finish(step, taken, learn=end.outcome == "done")
         marks = self._remember(step, end)
         line = finished_line(self._label(step), step, end, taken, marks, self._status())
         if self._progress is not None and self._step_task is not None:
