@@ -27,14 +27,22 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from iobench.errors import UserError
 from iobench.fio import textparams
-from iobench.fio.parse import EPOCH_MAX_S, NUMBER_MAX
-from iobench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NUMBER_MAX
+from iobench.model import (
+    DIRECTIONS,
+    DirectionResult,
+    DiskUtil,
+    FioOutput,
+    JobResult,
+    LatencyStats,
+)
 from iobench.units import shown
 
 MAX_LINE_CHARS = 4096
@@ -47,7 +55,6 @@ _HINT_BROKEN = (
     "the text looks like fio's normal output but this line is not as fio writes it; "
     "import the output as fio wrote it (or, better, fio's --output-format=json)"
 )
-_DIRECTIONS = ("read", "write", "trim")
 
 _HOST_PREFIX = re.compile(r"^<([^<>\s]{1,255})> ?")
 _VERSION = re.compile(r"^\s*fio-(\d+\.\d+[\w.\-+]{0,40})\s*$")
@@ -163,6 +170,22 @@ class _Session:
     blocks: list[_Block] = field(default_factory=list)
     client_mode: bool = False
     hosts: list[str] = field(default_factory=list)
+    # Counted once when the text is read (:func:`_settle`), not again for every block.
+    fio2: bool = False
+    clients: int = 0  # servers that reported, beside "All clients"
+    blocks_of: Counter[tuple[str, int, int]] = field(default_factory=Counter)
+    sections_of: Counter[int] = field(default_factory=Counter)  # job headers by group
+
+
+def _settle(session: _Session) -> None:
+    """What every block of a session needs to know of the others, counted once."""
+    if session.version is not None:
+        session.fio2 = session.version.startswith(("1.", "2."))
+    else:  # fio 2.x's layout (``read : io=..., bw=..., iops=...``)
+        session.fio2 = any(d.fio2 for b in session.blocks for d in b.directions.values())
+    session.clients = len({b.client for b in session.blocks if b.name != ALL_CLIENTS})
+    session.blocks_of = Counter((b.name, b.groupid, b.client) for b in session.blocks)
+    session.sections_of = Counter(group for _, group in session.headers)
 
 
 def _fail(source: str, lineno: int, what: str) -> UserError:
@@ -391,7 +414,7 @@ class _TextReader:
             host=host,
             time=_report_time(m.group(5)),
         )
-        if name == "All clients":
+        if name == ALL_CLIENTS:
             self.session.client_mode = True
         self.session.blocks.append(self.block)
         self.direction = None
@@ -611,11 +634,12 @@ def parse_normal_output(text: str, source: str) -> tuple[FioOutput, dict[str, An
     jobs: list[JobResult] = []
     entries: list[dict[str, Any]] = []
     for session in sessions:
+        _settle(session)
         for block in session.blocks:
             _check_complete(source, block)
             jobs.append(_job(source, session, block))
             entries.append(_entry(session, block))
-    old = any(_is_2x(s) for s in sessions)
+    old = any(s.fio2 for s in sessions)
     times = [b.time for s in sessions for b in s.blocks if b.time is not None]
     client_mode = any(s.client_mode for s in sessions)
     versions = [s.version for s in sessions if s.version]
@@ -631,17 +655,6 @@ def parse_normal_output(text: str, source: str) -> tuple[FioOutput, dict[str, An
     return output, _report(sessions, entries, client_mode)
 
 
-def _dirs(session: _Session) -> list[_Direction]:
-    return [d for b in session.blocks for d in b.directions.values()]
-
-
-def _is_2x(session: _Session) -> bool:
-    """fio 2.x's layout (``read : io=..., bw=..., iops=...``); versions say it too."""
-    if session.version is not None:
-        return session.version.startswith(("1.", "2."))
-    return any(d.fio2 for d in _dirs(session))
-
-
 def _check_complete(source: str, block: _Block) -> None:
     """fio prints a cpu line under every job's figures: a block without one was cut."""
     if block.error == 0 and block.usr is None:
@@ -655,18 +668,17 @@ def _check_complete(source: str, block: _Block) -> None:
 
 
 def _host(session: _Session, block: _Block) -> str | None:
-    if not session.client_mode or block.name == "All clients":
+    if not session.client_mode or block.name == ALL_CLIENTS:
         return None
     if block.host is not None:
         return block.host
-    clients = {b.client for b in session.blocks if b.name != "All clients"}
-    if len(clients) == 1 and len(set(session.hosts)) == 1:
+    if session.clients == 1 and len(set(session.hosts)) == 1:
         return session.hosts[0]
     return f"client {block.client + 1}"
 
 
 def _job(source: str, session: _Session, block: _Block) -> JobResult:
-    directions = {ddir: _direction(session, block, ddir, i) for i, ddir in enumerate(_DIRECTIONS)}
+    directions = {ddir: _direction(session, block, ddir, i) for i, ddir in enumerate(DIRECTIONS)}
     return JobResult(
         jobname=block.name,
         groupid=block.groupid,
@@ -690,7 +702,7 @@ def _direction(session: _Session, block: _Block, ddir: str, i: int) -> Direction
     if total == 0 and d.io_bytes == 0:
         return None
     iops = d.iops
-    if not _is_2x(session) and block.issued is not None and d.runtime_ms > 0:
+    if not session.fio2 and block.issued is not None and d.runtime_ms > 0:
         exact = total * 1000 / d.runtime_ms  # fio's own formula, from exact counts
         if abs(exact - d.iops) <= _step(d.iops):
             iops = exact
@@ -772,15 +784,10 @@ def _numjobs(session: _Session, block: _Block, clones: bool) -> str | None:
     job and fio reported the group as one) when fio printed ``...``."""
     if not clones:
         return "1"
-    same = [
-        b
-        for b in session.blocks
-        if (b.name, b.groupid, b.client) == (block.name, block.groupid, block.client)
-    ]
-    if len(same) > 1:
-        return str(len(same))
-    sections = [key for key in session.headers if key[1] == block.groupid]
-    if len(sections) == 1 and block.members > 1:
+    same = session.blocks_of[(block.name, block.groupid, block.client)]
+    if same > 1:
+        return str(same)
+    if session.sections_of[block.groupid] == 1 and block.members > 1:
         return str(block.members)
     return None
 
