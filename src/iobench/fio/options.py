@@ -133,7 +133,7 @@ _WRITE_LOG = re.compile(r"^write_\w+_log$")  # write_bw_log, write_lat_log, ...
 _BOOL_OPTIONS = frozenset(
     {"end_fsync", "fsync_on_close", "refill_buffers", "zero_buffers", "scramble_buffers"}
     | {"norandommap", "softrandommap", "invalidate", "allrandrepeat", "overwrite"}
-    | {"stonewall", "wait_for_previous", "new_group", "create_on_open", "create_serialize"}
+    | {"create_on_open", "create_serialize"}
     | {"create_only", "allow_file_create", "pre_read", "fill_device", "fill_fs"}
     | {"disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement"}
     | {"gtod_reduce", "exitall", "exitall_on_error", "do_verify", "verify_fatal"}

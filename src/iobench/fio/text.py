@@ -129,11 +129,9 @@ class _Latency:
 
 @dataclass
 class _Direction:
-    line: int
     io_bytes: int
     bw_bytes: float
     iops: float
-    iops_exact: bool  # fio printed the whole figure (2.x; 3.x below 10000)
     runtime_ms: int
     fio2: bool  # fio 2.x's layout: "read : io=..., bw=..., iops=..., runt=..."
     latency: dict[str, _Latency] = field(default_factory=dict)
@@ -148,7 +146,6 @@ class _Block:
     groupid: int
     members: int  # jobs=N
     error: int
-    session: int
     client: int
     host: str | None
     time: float | None
@@ -409,7 +406,6 @@ class _TextReader:
             groupid=int(m.group(1)),
             members=int(m.group(2)),
             error=int(m.group(3)),
-            session=self.session.index,
             client=self.client,
             host=host,
             time=_report_time(m.group(5)),
@@ -482,11 +478,9 @@ class _TextReader:
         if io > NUMBER_MAX or (io_unit and io_unit[:1] not in table):
             raise self.fail(lineno, f"io {m.group(7)}{io_unit}B is not an amount fio reports")
         return _Direction(
-            line=lineno,
             io_bytes=round(io),
             bw_bytes=bw,
             iops=self.scaled(lineno, iops_text, "IOPS", _DECIMAL),
-            iops_exact=iops_text.isdigit(),
             runtime_ms=int(m.group(9)),
             fio2=False,
         )
@@ -526,11 +520,9 @@ class _TextReader:
             raise self.fail(lineno, "io or bw is more than fio counts or measures")
         iops_text = m.group(6)
         return _Direction(
-            line=lineno,
             io_bytes=round(io),
             bw_bytes=bw,
             iops=self.scaled(lineno, iops_text, "iops", _DECIMAL),
-            iops_exact=iops_text.isdigit(),
             runtime_ms=int(m.group(7)),
             fio2=True,
         )

@@ -59,12 +59,11 @@ class Options:
 @dataclass
 class CommandLine:
     """One fio command line: options before the first ``--name`` (shared), each ``--name``
-    section's, the job files and the fio servers it names."""
+    section's, and the job files it names."""
 
     shared: dict[str, str] = field(default_factory=dict)
     jobs: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     job_files: list[str] = field(default_factory=list)
-    clients: list[str] = field(default_factory=list)
 
     def job(self, name: str) -> Options | None:
         for job_name, own in self.jobs:
@@ -142,8 +141,6 @@ def _command_line(args: list[str]) -> CommandLine:
         if name == "name":
             current = {}
             cmd.jobs.append((value, current))
-        elif name == "client":
-            cmd.clients.append(value)
         elif name not in _CLI_ONLY:
             # An option given without a value is one fio sets (time_based, group_reporting).
             current[name] = value if eq else "1"
