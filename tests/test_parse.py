@@ -310,6 +310,7 @@ def test_recorded_fixtures_come_with_their_evidence() -> None:
         assert m["fio_version"] == "fio-3.33"
         assert m["argv"][0].endswith("fio")
         formats = next(a for a in m["argv"] if a.startswith("--output-format="))
+        assert (RECORDED / m["output"].split(" ", 1)[0]).is_file(), "the meta names its file"
         assert m["job_files"] and isinstance(m["exit_code"], int) and m["date"]
         if formats in ("--output-format=json", "--output-format=json+"):
             assert (RECORDED / f"{name}.json").is_file()
