@@ -415,10 +415,15 @@ def test_long_lines_and_junk_around_the_output_are_skipped_in_bounded_time() -> 
     # Thousands of fio command lines with shell quoting: each costs a quoting parse, so
     # only the first thousand are read as commands.
     commands = ("$ fio --rw=read '--name=x' --bs=4k " * 40 + "\n") * 20_000
+    lying = "$ fio --name=seqwrite --rw=read --bs=4k\n"  # right above the output, too late
     started = time.perf_counter()
-    (result,) = _imported(commands + GOOD).results
+    (result,) = _imported(commands + lying + GOOD).results
     assert time.perf_counter() - started < 10
-    assert result.params["rw"] == "write"  # the header line's: no command right above it
+    # The header line's rw: the command right above the output lies past the first
+    # thousand, so it was not read (read, it would say rw=read).
+    assert result.params["rw"] == "write"
+    (read_it,) = _imported(lying + GOOD).results
+    assert read_it.params["rw"] == "read", "the same command, within the first thousand"
     # A job file whose values end in long runs of blanks (a lazy pattern before \s*$ was
     # quadratic in them).
     job_file = "[global]\n" + ("size=8M" + " " * 1000 + "x\n") * 2000
