@@ -39,7 +39,7 @@ from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.fio.terse import looks_like_terse, parse_terse_output
 from iobench.fio.text import OPTIONS_FROM_KEY, SESSION_KEY, looks_like_normal, parse_normal_output
-from iobench.fio.textparams import fio_command, job_file
+from iobench.fio.textparams import options_shown
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.records import (
@@ -74,13 +74,9 @@ def parse_terse(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
         output, report = parse_terse_output(text, source)
     except FioOutputError as e:
         raise UserError(e.message, e.hint or NEVER_WRITTEN) from None
-    lines = text.splitlines()
-    commands = [c for c in map(fio_command, lines[:MAX_COMMAND_LINES]) if c is not None]
-    shown = job_file([line for line in lines if len(line) <= MAX_MESSAGE_CHARS])
+    shown = options_shown(text.splitlines())
     for entry in report.get("client_stats") or report.get("jobs") or []:
-        name = str(entry.get("jobname"))
-        found = commands[0].job(name) if len(commands) == 1 else None
-        found = found or shown.get(name)
+        found = shown(str(entry.get("jobname")))
         if found is None:
             entry[OPTIONS_FROM_KEY] = "nowhere: a terse line holds no options, and the text "
             entry[OPTIONS_FROM_KEY] += "shows no fio command line or job file for the job"
@@ -90,7 +86,6 @@ def parse_terse(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
     return output, report
 
 
-MAX_COMMAND_LINES = 100_000  # lines of a file searched for fio's command line
 TEXT_FORMATS: tuple[tuple[str, Callable[[str], bool], TextParser], ...] = (
     ("fio's normal text output", looks_like_normal, parse_normal_output),
     ("its terse output (--output-format=terse, versions 3-5)", looks_like_terse, parse_terse),

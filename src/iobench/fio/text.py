@@ -504,11 +504,7 @@ class _TextReader:
     def units_2(self) -> dict[str, int]:
         """What fio 2.x's KB, MB ... are: powers of kb_base (1024 unless the job's command
         line or job file sets 1000); its num2str has no T, so its P is the fourth power."""
-        found = None
-        if self.block is not None and self.session.command is not None:
-            found = self.session.command.job(self.block.name)
-        if found is None and self.block is not None and self.session.job_file:
-            found = self.session.job_file.get(self.block.name)
+        found = _shown(self.session, self.block.name) if self.block is not None else None
         base = 1000 if found is not None and found.effective.get("kb_base") == "1000" else 1024
         return {"": 1, "K": base, "M": base**2, "G": base**3, "P": base**4, "T": base**4}
 
@@ -742,10 +738,17 @@ _HEADER_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _options(session: _Session, block: _Block) -> textparams.Options:
-    found = session.command.job(block.name) if session.command is not None else None
+def _shown(session: _Session, name: str) -> textparams.Options | None:
+    """The job's options from the fio command line above the output, else the job file
+    shown with it."""
+    found = session.command.job(name) if session.command is not None else None
     if found is None and session.job_file is not None:
-        found = session.job_file.get(block.name)
+        found = session.job_file.get(name)
+    return found
+
+
+def _options(session: _Session, block: _Block) -> textparams.Options:
+    found = _shown(session, block.name)
     header = session.headers.get((block.name, block.groupid))
     if found is None:
         found = textparams.Options({}, {}, "fio's job header line")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 # fio's own command-line options (not job options): they say how fio ran, not what.
@@ -233,3 +234,23 @@ def header_options(rest: str) -> dict[str, str]:
             if low is not None and low == high and same:
                 options["bs"] = str(low)
     return options
+
+
+def options_shown(lines: Sequence[str]) -> Callable[[str], Options | None]:
+    """A job's options (by its name) from what a text shows of how fio was run: its fio
+    command line when there is one (with two or more, which ran is not known: none), else
+    a job file shown in it. Reading stops at a second command line: each costs a parse."""
+    commands: list[CommandLine] = []
+    for line in lines:
+        command = fio_command(line)
+        if command is not None:
+            commands.append(command)
+            if len(commands) > 1:
+                break
+    shown = job_file([line for line in lines if ini_line(line)])
+
+    def of(name: str) -> Options | None:
+        found = commands[0].job(name) if len(commands) == 1 else None
+        return found or shown.get(name)
+
+    return of
