@@ -274,3 +274,13 @@ def test_a_size_to_type_is_round_and_enough(n: float, typed: str) -> None:
 def test_a_size_to_type_reads_back_as_at_least_the_size_and_under_a_tenth_more(n: float) -> None:
     back = parse_size(size_to_type(n))
     assert n <= back <= max(n * 1.1, n + 1)
+
+
+def test_listed_joins_names_as_a_sentence_does() -> None:
+    from iobench.units import listed
+
+    assert [listed(["a"]), listed(["a", "b"]), listed(["a", "b", "c"])] == [
+        "a", "a and b", "a, b and c",
+    ]  # fmt: skip
+    assert listed(list("abcdefg"), most=5) == "a, b, c, d, e and 2 more"
+    assert listed(list("abcde"), most=5) == "a, b, c, d and e"

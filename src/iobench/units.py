@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from fractions import Fraction
 
 # ASCII digits only: a pattern's \d would also match "٤" (U+0664). Every pattern is used with
@@ -43,6 +44,13 @@ def non_ascii_digit(text: str) -> str | None:
         if char.isnumeric() and not "0" <= char <= "9":
             return f'"{char}" ({unicodedata.name(char, f"U+{ord(char):04X}")})'
     return None
+
+
+def listed(items: Sequence[str], most: int | None = None) -> str:
+    """``a``, ``a and b``, ``a, b and c``; past ``most`` items, ``a, b and N more``."""
+    if most is not None and len(items) > most:
+        return f"{', '.join(items[:most])} and {len(items) - most} more"
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def shown(value: object, limit: int = 40) -> str:

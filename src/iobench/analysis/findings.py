@@ -6,13 +6,20 @@ severity, a message saying what and why, and a fix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from iobench.expect import directions_of
 from iobench.model import Expectation, Suite, Workload
-from iobench.units import format_bytes, format_duration, format_iops, format_ns, size_to_type
+from iobench.units import (
+    format_bytes,
+    format_duration,
+    format_iops,
+    format_ns,
+    listed,
+    size_to_type,
+)
 
 Severity = Literal["info", "warning"]
 
@@ -86,11 +93,6 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
     return found
 
 
-def _listed(names: Sequence[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
 def _job_findings(suite: Suite, cpu_count: int | None) -> list[Finding]:
     """``fitted-to-cpus`` (a built-in suite's jobs fitted to the CPUs, said once) and
     ``numjobs-over-cpus`` (more jobs than CPUs, in a suite the user wrote)."""
@@ -131,7 +133,7 @@ def _fitted(suite: Suite) -> list[Finding]:
             else f"{now} IOs in flight for the suite's {was}, as near as {jobs} jobs share them"
         )
         parts.append(
-            f"{_listed(names)} {'runs' if len(names) == 1 else 'run'} {jobs} "
+            f"{listed(names)} {'runs' if len(names) == 1 else 'run'} {jobs} "
             f"job{'s' if jobs > 1 else ''} at iodepth {depth} instead of {was_jobs} at "
             f"{was_depth} ({flight})"
         )
@@ -163,7 +165,7 @@ def _buffered_findings(suite: Suite) -> list[Finding]:
             Finding(
                 "buffered-io",
                 "info",
-                f"the {suite.name} suite uses buffered IO (direct=0) in {_listed(buffered)}, "
+                f"the {suite.name} suite uses buffered IO (direct=0) in {listed(buffered)}, "
                 "as its method does: reads may come from the page cache and writes land in "
                 "memory first, so its numbers can exceed what the storage does",
                 "for the storage's own figures, run a suite with direct IO, such as "
@@ -264,7 +266,7 @@ def _runtime_findings(suite: Suite) -> list[Finding]:
                 + (
                     ("each workload" if suite.builtin else "each point")
                     if len(short) == len(suite.workloads)
-                    else _listed([w.name for w in short])
+                    else listed([w.name for w in short])
                 )
                 + f" for {'/'.join(format_duration(r) for r in runtimes)}, "
                 + ("as its method does" if suite.builtin else "its default --runtime")

@@ -19,6 +19,7 @@ and ``kb_base``. ``include``, ``$VAR``, ``${VAR}``, fio's ``$ncpus``-style keywo
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from iobench.suites.options import (
     show_key,
     show_value,
 )
-from iobench.units import format_size_short, parse_size
+from iobench.units import format_size_short, listed, parse_size
 
 Section = tuple[str, int]  # ("defaults", k): the k-th [global] section; ("workload", i): a job
 
@@ -67,6 +68,8 @@ STRUCTURE = (
     "group_reporting",
     "kb_base",
 )
+# The things a note or refusal names: past five, "and N more".
+_listed = functools.partial(listed, most=5)
 # What iobench has fio report for every job (fio/jobfile.py): in a job file, with the very
 # value iobench sets, they are left to iobench (an exported suite has them); else refused.
 IOBENCH_SETS: dict[str, str] = dict(
@@ -611,13 +614,6 @@ def _descriptions(sections: Iterable[_Section]) -> Iterable[str]:
             for option in section.options:
                 if option.key == "description" and option.value and "$" not in option.value:
                     yield option.value
-
-
-def _listed(items: Sequence[str], most: int = 5) -> str:
-    """``a``, ``a and b``, ``a, b and c``; past ``most``, ``and N more``."""
-    if len(items) > most:
-        return f"{', '.join(items[:most])} and {len(items) - most} more"
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _order(jobs: Sequence[_Job]) -> list[SuiteProblem]:

@@ -52,7 +52,7 @@ from iobench.suites.options import (
     show_key,
     show_value,
 )
-from iobench.units import format_bytes, format_size_short, non_ascii_digit, shown
+from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, shown
 
 DEFAULT_SUITE = "quick"
 _PACKAGE = "iobench.suites"
@@ -540,9 +540,7 @@ class _Builder:
         # when [defaults] itself is wrong.
         missing = [key for key in REQUIRED if key not in merged]
         if missing and defaults_known:
-            keys = (
-                missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
-            )
+            keys = listed(missing)
             them = "it" if len(missing) == 1 else "them"
             self.fail(f"{where}missing {keys} (set {them} {self.dialect.missing})", header)
 
