@@ -28,6 +28,7 @@ from iobench.errors import SuiteProblem
 from iobench.fio.jobfile import LAYOUT_SECTION, report_options
 from iobench.model import SuiteNote
 from iobench.suites.options import (
+    ALIASES,
     BUILTIN_DEFAULTS,
     CORE_KEYS,
     MAX_STRING,
@@ -46,17 +47,9 @@ MAX_LINE = MAX_STRING
 
 # Where fio does its I/O: iobench replaces them with the target named on its command line.
 TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
-# fio's other names for the allow-list's keys (fio --cmdhelp shows each as "alias").
-FIO_ALIASES = {
-    "readwrite": "rw",
-    "blocksize": "bs",
-    "timeout": "runtime",
-    "ramp_time": "ramp",
-    "iomem": "mem",
-    "ba": "blockalign",
-    "iodepth_batch": "iodepth_batch_submit",
-    "iodepth_batch_complete": "iodepth_batch_complete_min",
-}
+# fio's other names for the allow-list's keys (fio --cmdhelp shows each as "alias"): the
+# plain renames of options.ALIASES; rwmixwrite and buffered are inverted in _table.
+FIO_ALIASES = {fio: ours for fio, ours in ALIASES.items() if " " not in ours}
 # Options about the job file itself, read here and not handed to fio as they are.
 STRUCTURE = (
     "name",
@@ -510,7 +503,6 @@ def _setting(key: str, value: str | None, refuse: Callable[[str], None]) -> str 
 
 @dataclass(frozen=True)
 class _Job:
-    index: int
     name: str  # fio's name for it: its name= option, else its section's name
     line: int  # its section's
     settings: dict[str, Setting]  # its own and its [global] sections'
@@ -575,7 +567,7 @@ def read_job_file(text: str) -> JobFile:
                 names.append(show_key(str(name.value)))
         workloads.append({"name": name.value, **table})
         applies.append(len(defaults))
-        jobs.append(_Job(len(jobs), str(name.value), section.line, settings))
+        jobs.append(_Job(str(name.value), section.line, settings))
     read.problems.extend(_order(jobs))
     _name_after_sections(workloads, from_global, read)
     data: dict[str, object] = {"defaults": defaults, "workload": workloads}

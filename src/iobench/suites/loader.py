@@ -141,7 +141,6 @@ class LineIndex(Protocol):
 class Dialect:
     """How the builder's messages name the parts of a suite file."""
 
-    defaults: str  # the section of shared options, as a message's prefix
     workload: str  # what a workload is called: 'workload "x": ', 'job #3: '
     key: str  # what a key is called
     no_workloads: str  # how to add one
@@ -153,7 +152,6 @@ class Dialect:
 
 
 TOML = Dialect(
-    defaults="[defaults]",
     workload="workload",
     key="key",
     no_workloads="add at least one [[workload]] table",
@@ -161,7 +159,6 @@ TOML = Dialect(
     suggestions=WORKLOAD_KEYS,
 )
 JOB_FILE = Dialect(
-    defaults="[global]",
     workload="job",
     key="option",
     no_workloads="add a job section: [NAME] followed by its options",
@@ -462,7 +459,7 @@ class _Builder:
                 "[[workload]] table",
                 line,
             )
-        elif key in ALIASES and self.dialect is TOML:
+        elif key in ALIASES:  # a job file's aliases are fio's own, read before
             self.fail(f'{where}unknown key "{key}": iobench calls it {ALIASES[key]}', line)
         else:
             # Suggestions cost time; a hostile file can hold tens of thousands of keys, and
@@ -682,7 +679,7 @@ def parse_job_file(text: str, path: str, source: str) -> Suite:
         raise SuiteError(path, _TOO_BIG)
     job_file = read_job_file(text)
     suite = _Builder(
-        {"name": name_from_path(path), **job_file.data},
+        job_file.data,
         path,
         job_file.lines,
         source,
