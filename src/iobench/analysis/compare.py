@@ -47,6 +47,7 @@ from iobench.documents import envelope
 from iobench.errors import UserError
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord
+from iobench.suites.options import PLACEMENT_KEYS
 from iobench.units import format_duration, format_size_short
 
 # The parameters that say how long or over how much a workload measured, not what it is:
@@ -55,8 +56,7 @@ DURATION_PARAMS = ("runtime_s", "ramp_s", "size")
 DURATION_OPTIONS = ("time_based",)
 # Where fio's jobs ran (which CPUs), not what they did: a pinned run (--pin-to-device, a
 # suite's cpus_allowed) is compared with an unpinned one, the placement shown on the row.
-PLACEMENT_OPTIONS = ("cpus_allowed", "cpus_allowed_policy", "cpumask")
-UNSHAPED_OPTIONS = DURATION_OPTIONS + PLACEMENT_OPTIONS
+UNSHAPED_OPTIONS = DURATION_OPTIONS + PLACEMENT_KEYS
 
 # The order in which parameters are named when saying why workloads did not match.
 _PARAM_ORDER = (
@@ -303,7 +303,7 @@ def _format_param(key: str, value: Any) -> str:
 def shape(params: dict[str, Any]) -> dict[str, Any]:
     """The parameters that define what a workload measures: all but the durations
     (DURATION_PARAMS, and DURATION_OPTIONS among the fio options) and the CPU placement
-    (PLACEMENT_OPTIONS)."""
+    (PLACEMENT_KEYS)."""
     out = {k: v for k, v in params.items() if k not in DURATION_PARAMS}
     options = out.get("options")
     if isinstance(options, dict):

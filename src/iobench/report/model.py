@@ -17,6 +17,7 @@ from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
 from iobench.records import RunRecord, TargetRecord
 from iobench.report.context import host_lines
+from iobench.suites.options import PLACEMENT_KEYS
 from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
 
 # How a report says that a p99 is completion latency (fio gave no total-latency percentiles).
@@ -270,12 +271,8 @@ _DIFFERS_NAMES = {
     "runtime_s": "runtime",
     "ramp_s": "ramp",
     "size": "size",
-    "options.time_based": "time_based",
-    "options.cpus_allowed": "cpus_allowed",
-    "options.cpus_allowed_policy": "cpus_allowed_policy",
-    "options.cpumask": "cpumask",
-}
-_PLACEMENT = ("options.cpus_allowed", "options.cpus_allowed_policy", "options.cpumask")
+}  # and an option, options.NAME, by its NAME
+_PLACEMENT = tuple(f"options.{key}" for key in PLACEMENT_KEYS)
 
 
 def _duration_text(param: str, value: Any) -> str:
@@ -303,7 +300,8 @@ def differs_text(row: Row, names: dict[str, str]) -> str:
                 text = _duration_text(d.param, value)
                 by_value.setdefault(text, []).append(names.get(key, key))
             shown = " vs ".join(f"{v} ({', '.join(who)})" for v, who in by_value.items())
-            parts.append(f"{_DIFFERS_NAMES.get(d.param, d.param)} {shown}")
+            name = _DIFFERS_NAMES.get(d.param, d.param.removeprefix("options."))
+            parts.append(f"{name} {shown}")
         if parts:
             captions.append(f"not the same {label}: " + "; ".join(parts))
     return "; ".join(captions)

@@ -26,6 +26,11 @@ HINT = "leave out --pin-to-device"
 EXPLICIT = ("cpus_allowed", "cpumask")  # a workload with one of these is placed already
 
 
+def placed_already(w: Workload) -> bool:
+    """The workload's suite places its jobs itself (cpus_allowed or cpumask)."""
+    return any(key in dict(w.options) for key in EXPLICIT)
+
+
 @dataclass(frozen=True)
 class Pinning:
     """The CPUs of a target's blk-mq queues, in the order the guide's script takes them."""
@@ -83,22 +88,17 @@ def placed(w: Workload, pin: Pinning | None) -> Workload:
     """``w`` with ``cpus_allowed`` and ``cpus_allowed_policy=split`` from ``pin``; as it is
     without a pin or when its suite places it (cpus_allowed or cpumask). A policy the
     suite set is kept."""
-    options = dict(w.options)
-    if pin is None or any(key in options for key in EXPLICIT):
+    if pin is None or placed_already(w):
         return w
     added = [("cpus_allowed", format_cpu_list(pin.for_jobs(w.numjobs)))]
-    if "cpus_allowed_policy" not in options:
+    if "cpus_allowed_policy" not in dict(w.options):
         added.append(("cpus_allowed_policy", "split"))
     return dataclasses.replace(w, options=(*w.options, *added))
 
 
 def check_jobs(suite: Suite, pin: Pinning) -> None:
     """As the guide's script: no workload it pins runs more jobs than the CPUs it has."""
-    over = [
-        w
-        for w in suite.workloads
-        if not any(k in dict(w.options) for k in EXPLICIT) and w.numjobs > len(pin.cpus)
-    ]
+    over = [w for w in suite.workloads if not placed_already(w) and w.numjobs > len(pin.cpus)]
     if over:
         runs = ", ".join(f"{w.name} runs {w.numjobs}" for w in over[:4])
         more = f" (and {len(over) - 4} more)" if len(over) > 4 else ""
@@ -118,7 +118,7 @@ def pin_findings(suite: Suite, pin: Pinning) -> list[Finding]:
     kept: list[str] = []
     for w in suite.workloads:
         opts = dict(placed(w, pin).options)
-        if any(key in dict(w.options) for key in EXPLICIT):
+        if placed_already(w):
             keys = (*EXPLICIT, "cpus_allowed_policy")
             own = "; ".join(f"{k}={opts[k]}" for k in keys if k in opts)
             kept.append(f"{w.name} ({own})")
