@@ -70,7 +70,7 @@ def test_doctor_shows_the_plan_and_the_exact_job_files_and_writes_nothing(
     (t,) = doc["targets"]
     assert t["created"] and t["test_file"].startswith(f"{target}/iobench-")
     layout, rr = doc["jobs"]
-    assert layout["workload"] is None and "[layout]" in layout["job_file"]
+    assert layout["workload"] is None and "[iobench-layout]" in layout["job_file"]
     assert rr["workload"] == "rr" and "[rr]\nrw=randread\nbs=4096" in rr["job_file"]
     for job in (layout, rr):  # the test file by its path, not iobench's private link
         assert f"\nfilename={t['test_file']}\n" in job["job_file"]
@@ -137,7 +137,11 @@ def test_plain_fio_runs_the_fio_jobfile_and_the_job_files_shown(
     test_file = Path(re.findall(r"^filename=(.*)$", plan.read_text(), re.M)[0].replace("\\:", ":"))
     assert test_file.parent == target and not test_file.exists(), "doctor writes nothing there"
     jobs = _fio(real_fio, plan, work)
-    assert [(j["jobname"], j["groupid"]) for j in jobs] == [("layout", 0), ("rr", 1), ("rw", 2)]
+    assert [(j["jobname"], j["groupid"]) for j in jobs] == [
+        ("iobench-layout", 0),
+        ("rr", 1),
+        ("rw", 2),
+    ]
     assert jobs[0]["write"]["io_bytes"] == 4 * MiB
     assert jobs[1]["read"]["io_bytes"] > 0 and jobs[2]["write"]["io_bytes"] > 0
     assert sorted(p.name for p in target.iterdir()) == [test_file.name]  # as the notes say

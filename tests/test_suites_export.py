@@ -155,6 +155,9 @@ def test_doctor_fio_jobfile_of_every_builtin_suite_is_parsed_by_plain_fio(
     assert text.startswith(f"; the steps `iobench run` would run with the {name} suite on ")
     assert all(len(line.encode()) < 1024 for line in text.splitlines())
     assert list(target.iterdir()) == []
+    # Read back as a suite: the workloads, and no layout workload that writes.
+    back = [w.name for w in load_suite(str(plan)).workloads]
+    assert back == [w.name for w in load_builtin(name).workloads]
 
 
 # -- the file written: new, whole, never through a link -------------------------------------------

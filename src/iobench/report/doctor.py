@@ -25,6 +25,7 @@ from iobench.engine.preflight import Preflight
 from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import (
+    LAYOUT_SECTION,
     TARGET_LINK,
     comment_lines,
     plain_job,
@@ -125,7 +126,11 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
         title = f"iobench {__version__}: {what} on {json.dumps(step.target)}"
         if w is None:
             text = plain_layout_job(
-                pt.filename, pt.layout_bytes, direct=direct, section=f"layout{tag}", title=title
+                pt.filename,
+                pt.layout_bytes,
+                direct=direct,
+                section=f"{LAYOUT_SECTION}{tag}",
+                title=title,
             )
         else:
             section = section_name(w.name) + tag
