@@ -218,10 +218,10 @@ def _fitted_to_one_cpu(cli: Cli, shown: str) -> None:
     """The run of the quick suite on one CPU says it was fitted, once, as information, and
     stores what ran: the suite definition, each result's params and the job files."""
     assert "numjobs-over-cpus" not in shown
-    assert "  info [fitted-to-cpus]\n" in shown and shown.count("fitted to this host") == 1
+    assert "  info [fitted-to-cpus]\n" in shown and shown.count("is fitted to the") == 1
     assert (
-        "the quick suite is fitted to this host's 1 CPU, so that its jobs do not compete for "
-        "CPU time: randread-4k-qd32x4, randwrite-4k-qd32x4, read-256k-qd32x4 and "
+        "the quick suite is fitted to the 1 CPU its jobs run on here, so that they do not "
+        "compete for CPU time: randread-4k-qd32x4, randwrite-4k-qd32x4, read-256k-qd32x4 and "
         "write-256k-qd32x4 run 1 job at iodepth 128 instead of 4 at 32 (the same 128 IOs in "
         "flight)"
     ) in " ".join(shown.split())

@@ -74,6 +74,11 @@ class TargetFacts:
     throttled: frozenset[str] = frozenset()  # the directions they cap: read, write
 
 
+def note_findings(suite: Suite) -> list[Finding]:
+    """``job-file``: how a fio job file was read (its filename replaced by the target, ...)."""
+    return [Finding("job-file", "info", n.message, n.fix) for n in suite.notes]
+
+
 def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) -> list[Finding]:
     """Findings about the plan; those about the suite alone have no target (the same for
     every target), those about this target name it.
@@ -83,7 +88,7 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
     jobs fitted to the CPUs) is said once, as information; what the user chose (their
     suite file, --runtime, --size) is warned about."""
     found = _job_findings(suite, cpu_count)
-    found.extend(Finding("job-file", "info", n.message, n.fix) for n in suite.notes)
+    found.extend(note_findings(suite))
     found.extend(_buffered_findings(suite))
     small = _small_file(suite, target)
     if small is not None:
@@ -144,8 +149,8 @@ def _fitted(suite: Suite) -> list[Finding]:
         Finding(
             "fitted-to-cpus",
             "info",
-            f"the {suite.name} suite is fitted to this host's {cpus} "
-            f"CPU{'s' if cpus > 1 else ''}, so that its jobs do not compete for CPU "
+            f"the {suite.name} suite is fitted to the {cpus} CPU{'s' if cpus > 1 else ''} "
+            "its jobs run on here, so that they do not compete for CPU "
             f"time: {'; '.join(parts)}. The results hold what ran",
             f"nothing to do; to run {defined} anyway (to compare with a larger host), put "
             "the workloads in a suite file of your own, which iobench runs as written",

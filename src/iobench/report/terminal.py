@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from iobench.analysis.findings import note_findings
 from iobench.analysis.results import latency_value
 from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
@@ -331,11 +332,7 @@ def render_suites(suites: list[Suite], console: Console) -> None:
                 *([markup_literal(options)] if with_options else []),
             )
         console.print(table)
-        notes = [
-            {"id": "job-file", "severity": "info", "message": n.message, "fix": n.fix}
-            for n in s.notes
-        ]
-        render_warnings(notes, console)
+        render_warnings([f.as_dict() for f in note_findings(s)], console)
 
 
 def render_evidence(run: RunRecord, console: Console) -> None:
