@@ -222,7 +222,8 @@ def test_a_relative_target_under_a_linked_working_directory(
     # "link/.." is tmp_path/real to the kernel, not tmp_path as the text suggests.
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PWD", str(tmp_path))
-    assert resolve_target("link/..").spec == str((tmp_path / "real").resolve())
+    up = resolve_target("link/..")
+    assert up.spec == up.path == str((tmp_path / "real").resolve()), "named and tested alike"
     # A $PWD that is not the working directory (a stale one, a lie) is not believed.
     monkeypatch.setenv("PWD", str(real))
     assert resolve_target(".").spec == str(tmp_path.resolve())

@@ -128,8 +128,9 @@ def _working_directory() -> str:
     return physical
 
 
-def named_path(spec: str) -> str:
-    """The absolute, normalised path that ``spec`` names, as a run stores and shows it.
+def named_path(spec: str, real: str) -> str:
+    """The absolute, normalised path that ``spec`` names, as a run stores and shows it
+    (``real``: ``spec`` with its links resolved, as the caller has it already).
 
     Relative to the working directory (as the shell names it, see
     :func:`_working_directory`); ``.``, ``..``, repeated and trailing slashes resolved;
@@ -141,9 +142,7 @@ def named_path(spec: str) -> str:
     named = os.path.normpath(Path(_working_directory()) / spec)
     if named.startswith("//"):  # POSIX keeps a leading "//"; nothing here means by it
         named = "/" + named.lstrip("/")
-    if os.path.realpath(named) != os.path.realpath(spec):
-        return os.path.realpath(spec)
-    return named
+    return real if os.path.realpath(named) != real else named
 
 
 def resolve_target(spec: str) -> Target:
@@ -158,7 +157,7 @@ def resolve_target(spec: str) -> Target:
         raise UserError("the target is empty", hint=ACCEPTED)
     absolute = os.path.abspath(spec)  # noqa: PTH100 - keep '..' and symlinks for the messages
     try:
-        st = Path(absolute).stat()
+        st = Path(spec).stat()  # as the kernel resolves it: a ".." after a link, as fio would
     except FileNotFoundError:
         raise _missing(spec, absolute) from None
     except NotADirectoryError:
@@ -170,9 +169,9 @@ def resolve_target(spec: str) -> Target:
         ) from None
     except OSError as exc:
         raise UserError(f"cannot access {spec}: {exc.strerror or exc}") from None
-    real = os.path.realpath(absolute)
+    real = os.path.realpath(spec)
     mode = st.st_mode
-    named = named_path(spec)
+    named = named_path(spec, real)
     if stat.S_ISDIR(mode):
         try:
             vfs = os.statvfs(real)
