@@ -21,52 +21,44 @@ MAX_HW_QUEUES = 1024  # an NVMe controller has one per CPU at most
 MAX_DEVICES = 64
 
 
-def _queue_number(path: Path) -> int:
-    return int(path.name) if path.name.isdigit() else -1
-
-
-def hw_queues(kname: str, base: Path = SYS_BLOCK) -> list[dict[str, Any]] | None:
-    """Each hardware queue of a device, by number: ``{"queue", "cpus", "nr_tags"}``
-    (``cpus`` in the kernel's list form, ``"0-3"``); None when the device has no mq/."""
-    mq = base / kname / "mq"
+def _device(kname: str, base: Path) -> dict[str, Any] | None:
+    """A device's hardware queues, by number (``{"queue", "cpus", "nr_tags"}``, ``cpus`` in
+    the kernel's list form, ``"0-3"``), their CPUs together and its queue settings; None
+    when it has no mq/ or no queue in it."""
     try:
-        entries = [e for e in mq.iterdir() if e.name.isdigit()]
+        entries = sorted(
+            (e for e in (base / kname / "mq").iterdir() if e.name.isdigit()),
+            key=lambda e: int(e.name),
+        )
     except OSError:
         return None
+    if not entries:
+        return None
     queues = []
-    for entry in sorted(entries, key=_queue_number)[:MAX_HW_QUEUES]:
+    union: set[int] = set()
+    for entry in entries[:MAX_HW_QUEUES]:
         text = read_text(entry / "cpu_list")
         try:
-            cpus: str | None = format_cpu_list(parse_cpu_list(text)) if text else None
+            cpus = parse_cpu_list(text) if text else None
         except ValueError:
             cpus = None
+        union |= cpus or set()
         queues.append(
-            {"queue": int(entry.name), "cpus": cpus, "nr_tags": read_int(entry / "nr_tags")}
+            {
+                "queue": int(entry.name),
+                "cpus": format_cpu_list(cpus) if cpus else None,
+                "nr_tags": read_int(entry / "nr_tags"),
+            }
         )
-    return queues
-
-
-def _device(kname: str, queues: list[dict[str, Any]], count: int, base: Path) -> dict[str, Any]:
-    union: set[int] = set()
-    for q in queues:
-        if q["cpus"]:
-            union |= parse_cpu_list(q["cpus"])
     queue = base / kname / "queue"
     return {
         "kname": kname,
         "rq_affinity": read_int(queue / "rq_affinity"),
         "nomerges": read_int(queue / "nomerges"),
-        "hw_queue_count": count,
+        "hw_queue_count": len(entries),
         "hw_queues": queues,
         "cpus": format_cpu_list(union) if union else None,
     }
-
-
-def _count(kname: str, base: Path) -> int:
-    try:
-        return sum(1 for e in (base / kname / "mq").iterdir() if e.name.isdigit())
-    except OSError:
-        return 0
 
 
 def queue_context(block: dict[str, Any], base: Path = SYS_BLOCK) -> dict[str, Any]:
@@ -88,9 +80,9 @@ def queue_context(block: dict[str, Any], base: Path = SYS_BLOCK) -> dict[str, An
         if kname in seen:
             continue
         seen.add(kname)
-        queues = hw_queues(kname, base)
-        if queues:
-            found.append(_device(kname, queues, _count(kname, base), base))
+        device = _device(kname, base)
+        if device is not None:
+            found.append(device)
         else:
             todo.extend(str(p) for p in (nodes.get(kname) or {}).get("parents") or [])
     note = None
