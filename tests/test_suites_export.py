@@ -328,7 +328,10 @@ def test_a_device_is_written_only_as_run_would_and_with_a_loud_warning(
     assert code == 3 and "--overwrite-signatures" in err
     assert sha256_of(dev) != before  # mkfs wrote it; export did not:
     after = sha256_of(dev)
-    export(cli, "randwrite-4x32", "--target", dev, "--destructive", "--overwrite-signatures")
+    code, out_text, err = export(
+        cli, "randwrite-4x32", "--target", dev, "--destructive", "--overwrite-signatures"
+    )
+    assert code == 0 and f"filename={dev}\n" in out_text, err
     assert sha256_of(dev) == after
 
 

@@ -87,10 +87,8 @@ def write_new(name: str, text: str, *, force: bool) -> str:
     """Write ``text`` (as UTF-8) to the file ``name`` and nothing else (``suites export -o``):
     a regular file written whole or not at all (a temporary file beside it, renamed into
     place). A file that exists is replaced only with ``force``; a symbolic link there is
-    never followed nor replaced, nor is anything but a regular file. ``-``: stdout."""
-    if name == STDOUT:
-        write_stream(sys.stdout, text)
-        return "standard output"
+    never followed nor replaced, nor is anything but a regular file (the caller sends
+    ``-`` to :func:`write_output`)."""
     if not name:
         raise UserError("the output file name is empty", "name a file, or - for stdout")
     try:

@@ -199,11 +199,11 @@ def _export(
             overwrite_signatures=overwrite_signatures, prefill=prefill,
         )  # fmt: skip
         limit = prepare_target(resolved, suite, request, protected_paths(env.db_path())).size_limit
+    pin = None
+    if pin_to_device and target is not None and resolved is not None:
+        suite, pin = _pinned(suite, target, resolved.path)
     cpus = len(os.sched_getaffinity(0))
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    pin = None
-    if pin_to_device and resolved is not None:
-        suite, pin = _pinned(suite, target or resolved.path, resolved.path)
     return Export(
         suite=suite, target=resolved, size_limit=limit, prefill=prefill,
         fitted=fit_to_cpus(suite, cpus).fitted, cpus=cpus, created=now, file_name=file_name,
