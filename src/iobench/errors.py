@@ -125,6 +125,10 @@ class FioOutputError(IobenchError):
     """fio's output could not be read as fio JSON."""
 
 
+class NoFioReport(FioOutputError):
+    """The text holds no fio JSON report at all (it may be fio's text output)."""
+
+
 class StoreError(IobenchError):
     """The results database cannot be used (too new, corrupt, unwritable)."""
 

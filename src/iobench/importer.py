@@ -34,7 +34,7 @@ from iobench import jsontext
 from iobench.analysis.aggregate import merge_jobs
 from iobench.documents.run import is_run_document, read_run_document
 from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
-from iobench.errors import FioOutputError, UserError, error_text
+from iobench.errors import FioOutputError, NoFioReport, UserError, error_text
 from iobench.fio.options import options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
 from iobench.fio.terse import looks_like_terse, parse_terse_output
@@ -124,7 +124,9 @@ def read_files(paths: Sequence[str]) -> list[ImportedRun]:
     """Read and interpret every file (no database needed); UserError naming the first file
     that is not fio output or an iobench run document."""
     if not paths:
-        raise UserError("no files to import", "give one or more fio JSON output files")
+        raise UserError(
+            "no files to import", "give one or more fio output files (JSON, text or terse)"
+        )
     seen: dict[str, str] = {}
     runs: list[ImportedRun] = []
     for path in paths:
@@ -295,7 +297,7 @@ def _read(path: str) -> tuple[str, float | None]:
     if st.st_size > MAX_FILE_BYTES:
         raise UserError(
             f"{path} is {st.st_size} bytes, more than the {MAX_FILE_BYTES >> 20} MiB iobench "
-            "imports: too large to be fio JSON output",
+            "imports: too large to be fio output",
             _HINT_NOT_FIO,
         )
     try:
@@ -335,7 +337,7 @@ def interpret_fio_output(text: str, path: str, *, mtime: float | None = None) ->
     try:
         output = parse_fio_output(text, path, objects=objects)
     except FioOutputError as e:
-        if "holds no fio JSON output" in e.message and not _cut_short(text):
+        if isinstance(e, NoFioReport) and not _cut_short(text):
             for _, holds, parse in TEXT_FORMATS:
                 if holds(text):
                     return interpret_text_output(text, path, parse, mtime=mtime)
@@ -386,7 +388,7 @@ def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
             "fio was stopped before it finished writing, or the file is an incomplete copy; "
             "import the complete file",
         )
-    if "holds no fio JSON output" not in e.message:
+    if not isinstance(e, NoFioReport):
         return UserError(
             e.message,
             e.hint or NEVER_WRITTEN,

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from iobench.errors import FioOutputError
+from iobench.errors import FioOutputError, NoFioReport
 from iobench.jsontext import Bad, first_bad, scan_objects
 from iobench.model import (
     DirectionResult,
@@ -76,7 +76,7 @@ def parse_fio_output(
         objects = scan_objects(text)
     reports = [(end, obj) for _, end, obj in objects if any(k in obj for k in _REPORT_KEYS)]
     if not reports:
-        raise FioOutputError(
+        raise NoFioReport(
             f"{source} holds no fio JSON output (expected an object with 'jobs' or "
             f"'client_stats'); first bytes: {_first_bytes(text)}",
             hint="run fio with --output-format=json or json+",
