@@ -329,9 +329,9 @@ def test_iobench_tables_with_other_columns_are_a_clear_error(cli: Cli, tmp_path:
     the identification, then every query says what is wrong, never "internal error"."""
     db = tmp_path / "r.db"
     _foreign(db, f"PRAGMA application_id = {APPLICATION_ID}", *IOBENCH_TABLES,
-             "PRAGMA user_version = 3", "INSERT INTO runs VALUES (1)")  # fmt: skip
+             f"PRAGMA user_version = {SCHEMA_VERSION}", "INSERT INTO runs VALUES (1)")  # fmt: skip
     before = _listing(tmp_path)
-    for command, column in ((("list",), "results.run_id"), (("show", "1"), "id")):
+    for command, column in ((("list",), "id"), (("show", "1"), "id")):
         code, out, err = cli("--db", str(db), *command)
         assert (code, out) == (1, "")
         assert err == (
@@ -755,6 +755,7 @@ def test_rm_json_prints_the_removed_runs(cli: Cli, isolated_db: Path) -> None:
                 "started_at": started[1],
                 "targets": ["/mnt/vol"],
                 "results": 2,
+                "removed_files": [],
             }
         ],
     }
@@ -901,6 +902,11 @@ def test_a_run_no_reader_can_read_can_still_be_removed(
     shown = "show --raw" if column == "raw_output_z" else "show"
     code, _, err = cli(*shown.split(), "2")
     assert code == 1
+    notice, _, err = err.partition("\n")  # the dead run is said first, once
+    assert notice == (
+        f"iobench: run 2 did not finish and is aborted: the iobench process (pid {2**22 + 12345})"
+        " ended without finishing this run"
+    )
     assert err.startswith(f"iobench: error: run 2 in {isolated_db} cannot be read: its ")
     assert err.endswith(
         "  what to do: remove it with `iobench rm 2`, or restore the database from a backup\n"

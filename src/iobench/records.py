@@ -360,6 +360,9 @@ class RunBrief:
     targets: tuple[str, ...]
     results: int  # every result, failed ones too: all of them go with the run
     live_pid: int | None  # the iobench process of this host still running it
+    # What it made on this host and has not removed: (path, what it is), e.g. the test file
+    # of a run whose iobench was killed.
+    leftovers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

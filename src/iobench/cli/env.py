@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ class Environment:
     stderr: Console  # errors, notes and progress
     db: Path | None = None  # --db (or IOBENCH_DB); None: the default path
     argv: tuple[str, ...] = ("iobench",)  # the command line, as stored with a run
+    said: set[int] = field(default_factory=set)  # unfinished runs already told of
 
     @classmethod
     def standard(cls) -> Environment:
@@ -79,7 +80,16 @@ class Environment:
         write and create nothing, and work on a database the user may only read)."""
         from iobench.store import Store
 
-        return Store.open(self.db_path(), readonly=readonly)
+        store = Store.open(self.db_path(), readonly=readonly)
+        for run_id, what in store.aborted:
+            if run_id not in self.said:
+                self.said.add(run_id)
+                self.stderr.print(
+                    f"iobench: run {run_id} did not finish and is aborted: {what}",
+                    highlight=False,
+                    markup=False,
+                )
+        return store
 
 
 pass_env = click.make_pass_decorator(Environment)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from iobench.cli.env import Environment
 from iobench.cli.failures import print_error
-from iobench.errors import ExitCode, Interrupted
+from iobench.errors import ExitCode, Interrupted, StoreError
 from iobench.report.literal import literal
 
 if TYPE_CHECKING:
@@ -51,7 +51,14 @@ def execute_request(env: Environment, request: RunRequest) -> tuple[Outcome, Run
     checked = check(request, fio, protected_paths(env.db_path()))
     with env.open_store() as store, stop_signals_as_interrupt():
         outcome = execute(request, store, fio, ProgressDisplay(env.stderr), checked=checked)
-        record = store.get_run(outcome.run_id)
+        try:
+            record = store.get_run(outcome.run_id)
+        except StoreError as e:
+            if outcome.error is not None:  # what ended the run (unless this), then this
+                if outcome.error.message != e.message:
+                    print_error(outcome.error, env.stderr)
+                _say_stored(env, outcome)
+            raise
     return outcome, record
 
 
@@ -60,8 +67,22 @@ def outcome_code(env: Environment, outcome: Outcome) -> int:
     if outcome.error is None:
         return 0
     print_error(outcome.error, env.stderr)
-    env.stderr.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
+    _say_stored(env, outcome)
     return int(outcome.error.exit_code)
+
+
+def _say_stored(env: Environment, outcome: Outcome) -> None:
+    """How the run that did not get through is stored, or why it could not be."""
+    if outcome.unstored is None:
+        env.stderr.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
+        return
+    env.stderr.print(
+        f"run {outcome.run_id} could not be stored as {outcome.status}: {outcome.unstored}; "
+        "it shows as running until iobench can write the database again, which then marks "
+        "it aborted",
+        highlight=False,
+        markup=False,
+    )
 
 
 def run_code(env: Environment, outcome: Outcome, record: RunRecord) -> int:

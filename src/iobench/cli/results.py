@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from os.path import lexists
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,6 +26,7 @@ from iobench.report.literal import literal
 
 if TYPE_CHECKING:
     from iobench.records import RunBrief, RunRecord
+    from iobench.store import Store
 
 
 @click.command(name="list")
@@ -93,8 +95,10 @@ def rm(env: Environment, run_refs: tuple[str, ...], yes: bool, as_json: bool) ->
     before anything is removed: an unknown run, or one named twice, removes nothing. rm
     shows what it would remove and asks; with --yes it does not ask. When stdin is not a
     terminal and --yes is not given, it removes nothing and exits 2. A run still running
-    on this host is refused. A run that other commands cannot read (damaged JSON) can
-    still be removed. The database file does not shrink: SQLite reuses the space.
+    on this host is refused. A run whose iobench was killed also has what it left on
+    this host removed: its test file and private directory (only names iobench gives its
+    own files). A run that other commands cannot read (damaged JSON) can still be
+    removed. The database file does not shrink: SQLite reuses the space.
 
     \b
     Examples:
@@ -114,17 +118,38 @@ def rm(env: Environment, run_refs: tuple[str, ...], yes: bool, as_json: bool) ->
     if not yes and not _confirmed(env, briefs):
         return
     with env.open_store() as store:
+        cleaned = _remove_leftovers(store, briefs)
         store.remove_runs(ids)
     if as_json:
-        env.emit_json(_removed_document(briefs))
+        env.emit_json(_removed_document(briefs, cleaned))
         return
     for b in briefs:
         env.stdout.print(
             f"removed run {b.id} ({literal(b.suite)}, {len(b.targets)} target(s), "
-            f"{b.results} result(s))",
+            f"{b.results} result(s))"
+            + "".join(f"; removed its {literal(what)}" for what in cleaned.get(b.id, [])),
             highlight=False,
             markup=False,
         )
+
+
+def _remove_leftovers(store: Store, briefs: Sequence[RunBrief]) -> dict[int, list[str]]:
+    """What the runs left on this host, removed first; a UserError (and no run removed)
+    when something of it cannot be removed."""
+    from iobench.engine.leftovers import remove_leftovers
+
+    cleaned: dict[int, list[str]] = {}
+    for b in briefs:
+        removed, problems = remove_leftovers(b.leftovers)
+        store.forget_leftovers(b.id, [path for path, _ in b.leftovers if not lexists(path)])
+        cleaned[b.id] = removed
+        if problems:
+            raise UserError(
+                f"run {b.id} left files that could not be removed, so no run was removed: "
+                + "; ".join(problems),
+                "remove them by hand (or as a user who may), then run `iobench rm` again",
+            )
+    return cleaned
 
 
 def _confirmed(env: Environment, briefs: Sequence[RunBrief]) -> bool:
@@ -148,7 +173,7 @@ def _confirmed(env: Environment, briefs: Sequence[RunBrief]) -> bool:
     return True
 
 
-def _removed_document(briefs: Sequence[RunBrief]) -> dict[str, Any]:
+def _removed_document(briefs: Sequence[RunBrief], cleaned: dict[int, list[str]]) -> dict[str, Any]:
     """``rm --json``: the ``kind: "removed"`` document (docs/json-schema.md)."""
     return {
         **envelope("removed"),
@@ -162,6 +187,7 @@ def _removed_document(briefs: Sequence[RunBrief]) -> dict[str, Any]:
                 "started_at": b.started_at,
                 "targets": list(b.targets),
                 "results": b.results,
+                "removed_files": cleaned.get(b.id, []),
             }
             for b in briefs
         ],
@@ -172,9 +198,11 @@ def _brief_line(b: RunBrief) -> str:
     """One run as `rm` lists it: id, time, status, suite, label, targets, results."""
     label = f"  label {literal(b.label)}" if b.label is not None else ""
     targets = ", ".join(literal(t) for t in b.targets) or "none"
+    left = [f"its {literal(what)} {literal(path)}" for path, what in b.leftovers if lexists(path)]
     return (
         f"run {b.id}  {literal(b.started_at.replace('T', ' ')[:19])}  {literal(b.status)}  "
         f"suite {literal(b.suite)}{label}  targets {targets}  {b.results} result(s)"
+        + (f", and what it left: {', '.join(left)}" if left else "")
     )
 
 

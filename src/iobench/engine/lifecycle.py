@@ -71,6 +71,7 @@ class RunEnd:
     error: IobenchError | None = None
     message: str | None = None  # the stored error text (default: the error's message)
     failure: BaseException | None = None  # what ended the run, when something did
+    unstored: str | None = None  # why its end could not be stored (then it shows running)
 
 
 @dataclass
@@ -146,8 +147,7 @@ def recorded_run(
             message = end.message
             if message is None and end.error is not None:
                 message = end.error.message
-            # With a failure on its way out, that failure is the one to report.
-            with contextlib.suppress(Exception) if end.failure else contextlib.nullcontext():
+            try:
                 store.finish_run(
                     end.run_id,
                     status=end.status,
@@ -156,6 +156,11 @@ def recorded_run(
                     error=message,
                     finished_at=done.finished_at,
                 )
+            except Exception as e:
+                # With a failure on its way out, that failure is the one to report.
+                if end.failure is None:
+                    raise
+                end.unstored = str(e)
 
 
 def ran_workloads(stored: RunRecord, end: RunEnd) -> set[str] | None:

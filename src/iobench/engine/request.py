@@ -62,3 +62,4 @@ class Outcome:
     run_id: int
     status: str
     error: IobenchError | None = None
+    unstored: str | None = None  # why its end could not be stored (then it shows running)

@@ -26,6 +26,7 @@ from iobench import jsontext
 from iobench.documents.run import stored_document
 from iobench.documents.schema import check_run_document
 from iobench.errors import StoreError, UserError
+from iobench.probe.process import own_start, still_running
 from iobench.records import (
     RecordError,
     ResultRecord,
@@ -49,6 +50,17 @@ from iobench.store.dbfile import (
 from iobench.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_S = 30.0
+# Connections to a database whose files could no longer be written: never closed (closing
+# writes to the mapped -shm, which ends the process with SIGBUS), kept here so that nothing
+# collects them; the process then exits without finalizing them (iobench.__main__).
+_ABANDONED: list[sqlite3.Connection] = []
+
+
+def abandoned() -> bool:
+    """Whether a database connection had to be abandoned (see _ABANDONED)."""
+    return bool(_ABANDONED)
+
+
 # How long a database that may be half created by another iobench is looked at again.
 UNFINISHED_WAIT_S = 3.0
 
@@ -72,6 +84,7 @@ def _guarded(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate
 
     @functools.wraps(method)
     def call(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        self._check_files()
         try:
             return method(self, *args, **kwargs)
         except sqlite3.ProgrammingError:  # a bug in iobench's SQL, not the file's fault
@@ -98,6 +111,10 @@ class Store:
         self.readonly = readonly
         self._immutable = immutable  # read without locks: the file as it was examined
         self._version = SCHEMA_VERSION
+        self._files = [path]  # the database's files, as SQLite writes them (real paths)
+        # Runs found 'running' whose iobench had died, marked aborted when this store
+        # opened: (run id, what happened and what it left), for the command to say.
+        self.aborted: list[tuple[int, str]] = []
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -139,6 +156,7 @@ class Store:
                 ) from e
         conn = _connect(uri(found.real, mode="rw" if found.exists else "rwc"), path)
         store = cls(conn, path)
+        store._files = [found.real, Path(f"{found.real}-wal"), Path(f"{found.real}-shm")]
         try:
             store._prepare()
         except BaseException:
@@ -172,7 +190,10 @@ class Store:
         except BaseException:
             conn.close()
             raise
-        if store._version in (0, SCHEMA_VERSION):  # 0: empty, a new database
+        if store._version == SCHEMA_VERSION:
+            store.aborted = store._dead_runs()  # what opening it read-write would mark
+            return store
+        if store._version == 0:  # empty, a new database
             return store
         conn.close()
         may_write = os.access(found.real, os.W_OK) and os.access(found.real.parent, os.W_OK)
@@ -187,11 +208,44 @@ class Store:
         cls.open(path).close()  # the one write a reading command makes: the upgrade
         return cls._open_readonly(examine(path), upgrade=False)
 
+    def _check_files(self) -> None:
+        """A StoreError when a file of a database open for writing can no longer be
+        written (made immutable, its filesystem remounted read-only...): SQLite keeps its
+        shared-memory index (``-shm``) mapped, and touching a page of it that cannot be
+        written ends the process with SIGBUS, with no message and nothing cleaned up.
+        Checked before every use, so that a run ends with this error instead. (With
+        access(2), which sees both: opening and closing the file would drop the locks
+        SQLite holds on it.)"""
+        if self.readonly:
+            return
+        for path in self._files:
+            effective = os.access in os.supports_effective_ids
+            if not os.path.lexists(path) or os.access(path, os.W_OK, effective_ids=effective):
+                continue
+            if self._conn not in _ABANDONED:
+                _ABANDONED.append(self._conn)
+            try:
+                read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+            except OSError:
+                read_only = False
+            why = (
+                "its filesystem is read-only"
+                if read_only
+                else "it is immutable, or its permissions changed"
+            )
+            raise StoreError(
+                f"the results database can no longer be written: {path}: {why}",
+                "make it writable again (chattr -i, remount read-write), or use another "
+                "database with --db",
+            )
+
     def require_writable(self) -> None:
         """A StoreError unless this user may write the database: checked before asking."""
         check_may_write(examine(self.path))
 
     def close(self) -> None:
+        if self._conn in _ABANDONED:
+            return  # never touched again
         self._conn.close()
 
     def __enter__(self) -> Store:
@@ -275,20 +329,47 @@ class Store:
     def schema_version(self) -> int:
         return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
-    def _mark_dead_runs(self) -> None:
-        """A run left 'running' by a process of this host that no longer exists was aborted."""
+    @_guarded
+    def _dead_runs(self) -> list[tuple[int, str]]:
+        """The runs left 'running' by a process of this host that no longer runs them:
+        (run id, what happened and what it left)."""
         rows = self._conn.execute(
-            "SELECT id, status, pid, hostname, suite_json FROM runs WHERE status = 'running'"
+            "SELECT id, status, pid, hostname, suite_json, proc_start, started_at, origin,"
+            " leftovers_json FROM runs WHERE status = 'running'"
         ).fetchall()
-        for row in rows:
-            error = _dead_run_error(row)
-            if error is not None:
-                with self._tx() as conn:
-                    conn.execute(
-                        "UPDATE runs SET status = 'aborted', finished_at = ?, error = ? "
-                        "WHERE id = ? AND status = 'running'",
-                        (now_iso(), error, row["id"]),
-                    )
+        found = [(int(row["id"]), _dead_run_error(row)) for row in rows]
+        return [(run_id, error) for run_id, error in found if error is not None]
+
+    def _mark_dead_runs(self) -> None:
+        """A run left 'running' by a process of this host that no longer runs it was
+        aborted; each is noted in :attr:`aborted` for the command to say."""
+        for run_id, error in self._dead_runs():
+            with self._tx() as conn:
+                done = conn.execute(
+                    "UPDATE runs SET status = 'aborted', finished_at = ?, error = ? "
+                    "WHERE id = ? AND status = 'running'",
+                    (now_iso(), error, run_id),
+                )
+            if done.rowcount:
+                self.aborted.append((run_id, error))
+
+    @_guarded
+    def note_leftover(self, run_id: int, path: str, what: str) -> None:
+        """Before iobench makes ``path`` (a ``what``: test file, private directory) for a
+        run: if iobench dies before it removes it, the run says so and `iobench rm`
+        removes it."""
+        with self._tx() as conn:
+            left = _leftovers(conn, run_id)
+            if all(item["path"] != path for item in left):
+                left.append({"path": path, "what": what})
+            conn.execute("UPDATE runs SET leftovers_json = ? WHERE id = ?", (_dumps(left), run_id))
+
+    @_guarded
+    def forget_leftovers(self, run_id: int, paths: Sequence[str]) -> None:
+        """``paths`` are gone (removed by the run, or by `iobench rm`)."""
+        with self._tx() as conn:
+            left = [item for item in _leftovers(conn, run_id) if item["path"] not in paths]
+            conn.execute("UPDATE runs SET leftovers_json = ? WHERE id = ?", (_dumps(left), run_id))
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -314,8 +395,8 @@ class Store:
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
-                " iobench_version, started_at, pid, hostname, origin, source)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " iobench_version, started_at, pid, hostname, origin, source, proc_start)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     str(uuid.uuid4()),
                     suite,
@@ -329,6 +410,7 @@ class Store:
                     socket.gethostname(),
                     origin,
                     source,
+                    own_start(),
                 ),
             )
             run_id = cur.lastrowid
@@ -626,7 +708,8 @@ class Store:
 
     def _brief(self, run_id: int) -> RunBrief:
         row = self._conn.execute(
-            "SELECT id, uuid, status, suite, label, started_at, pid, hostname,"
+            "SELECT id, uuid, status, suite, label, started_at, pid, hostname, proc_start,"
+            " origin, leftovers_json,"
             " (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS results"
             " FROM runs WHERE id = ?",
             (run_id,),
@@ -646,6 +729,11 @@ class Store:
             targets=tuple(_text(t["spec"]) for t in targets),
             results=int(row["results"]),
             live_pid=_live_pid(row),
+            leftovers=tuple(
+                (item["path"], item["what"])
+                for item in _leftovers_of(row)
+                if row["hostname"] == socket.gethostname()
+            ),
         )
 
 
@@ -693,19 +781,58 @@ def _own_pid(row: sqlite3.Row) -> int | None:
     return pid if isinstance(pid, int) and pid > 0 else None
 
 
+def _alive(row: sqlite3.Row, pid: int) -> bool:
+    """Whether ``pid`` is still the process that created the run (not one that got its
+    pid after it ended)."""
+    start, since = row["proc_start"], row["started_at"]
+    return still_running(
+        pid,
+        start if isinstance(start, str) else None,
+        since if row["origin"] == "run" and isinstance(since, str) else None,
+    )
+
+
 def _live_pid(row: sqlite3.Row) -> int | None:
     """The pid of the process of this host still running this 'running' run, if any."""
     pid = _own_pid(row)
-    return pid if pid is not None and _pid_alive(pid) else None
+    return pid if pid is not None and _alive(row, pid) else None
+
+
+def _leftovers(conn: sqlite3.Connection, run_id: int) -> list[dict[str, str]]:
+    row = conn.execute("SELECT leftovers_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return _leftovers_of(row) if row is not None else []
+
+
+def _leftovers_of(row: sqlite3.Row) -> list[dict[str, str]]:
+    """A run's leftovers_json, read defensively: entries of a path and what it is."""
+    try:
+        value = json.loads(row["leftovers_json"])
+    except (TypeError, ValueError, IndexError):
+        return []
+    if not isinstance(value, list):
+        return []
+    return [
+        {"path": item["path"], "what": item["what"]}
+        for item in value
+        if isinstance(item, dict)
+        and isinstance(item.get("path"), str)
+        and item["path"].startswith("/")
+        and isinstance(item.get("what"), str)
+    ]
 
 
 def _dead_run_error(row: sqlite3.Row) -> str | None:
-    """Why a 'running' run of this host whose process no longer exists was aborted; None
-    when it was not (another host's, or still running). Reads suite_json defensively."""
+    """Why a 'running' run of this host whose process no longer runs it was aborted, and
+    what it left; None when it was not (another host's, or still running). Reads the JSON
+    columns defensively."""
     pid = _own_pid(row)
-    if pid is None or _pid_alive(pid):
+    if pid is None or _alive(row, pid):
         return None
     error = f"the iobench process (pid {pid}) ended without finishing this run"
+    left = [item for item in _leftovers_of(row) if os.path.lexists(item["path"])]
+    if left:
+        error += "; it left " + ", ".join(f"its {i['what']} {i['path']}" for i in left)
+        error += f" (`iobench rm {row['id']}` removes them)"
     try:
         clients = SuiteDefinition.from_dict(json.loads(row["suite_json"])).clients
     except (TypeError, ValueError):  # RecordError too
@@ -715,13 +842,3 @@ def _dead_run_error(row: sqlite3.Row) -> str | None:
         error += "; its test files may be left on the clients (remove them by hand): "
         error += ", ".join(f"{client}: {path}" for client, path in files.items())
     return error
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

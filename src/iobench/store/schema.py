@@ -104,6 +104,15 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX runs_label ON runs(label);
     CREATE INDEX runs_origin ON runs(origin)
     """,
+    # 4: proof of life and what a run leaves behind. A pid is reused once its process ends,
+    # so the process is also named by its start (boot id and start time, probe/process.py);
+    # a run lists the files and directories it has made on this host until it has removed
+    # them, so that a run whose iobench was killed can say what it left, and `iobench rm`
+    # can remove it.
+    """
+    ALTER TABLE runs ADD COLUMN proc_start TEXT;
+    ALTER TABLE runs ADD COLUMN leftovers_json TEXT NOT NULL DEFAULT '[]'
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
