@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from iobench.cli import run_cli
+from iobench.fio.runner import Held
 from scratch import Scratch, scratch_fixture
 
 FAKES = Path(__file__).parent / "fakes"
@@ -110,3 +111,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "real_fio" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.fio)
+
+
+_HELD: list[int] = []
+
+
+def held_open(path: Path) -> Held:
+    """``path`` held open as a run holds its target: fio reaches it through the descriptor
+    (run_fio's ``held``). Closed when the tests end."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    _HELD.append(fd)
+    return Held(fd)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_held() -> Iterator[None]:
+    yield
+    while _HELD:
+        os.close(_HELD.pop())

@@ -16,8 +16,8 @@ import pytest
 
 from conftest import Cli
 from hosts import FioHosts, fio_hosts_fixture
-from iobench.fio.confine import confined_argv, confinement, landlock_abi, private_directory
-from iobench.fio.runner import find_fio, run_fio
+from iobench.fio.confine import confinement, landlock_abi, private_directory
+from iobench.fio.runner import Launcher, find_fio, run_fio
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (changes user, netns)")
 needs_landlock = pytest.mark.skipif(
@@ -32,14 +32,14 @@ def private() -> Iterator[Path]:
     shutil.rmtree(directory)
 
 
-def _confined(directory: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        confined_argv(confinement(), directory, list(argv)),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-    )
+def _confined(
+    directory: Path, *argv: str, spool: int = 16 << 20, watch: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``argv`` started as iobench starts fio's client (iobench.fio.launch), confined."""
+    command, _ = Launcher(directory, list(argv), confinement(), spool).command(None)
+    if watch:
+        command.insert(command.index("--"), "--watch")
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
 
 
 @needs_root
@@ -79,14 +79,10 @@ def test_the_client_cannot_create_a_file_outside_its_directory(
 
 @needs_root
 def test_the_launcher_refuses_nonsense() -> None:
-    done = subprocess.run(
-        confined_argv(confinement(), Path("/nonexistent-dir"), ["/bin/true"]),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 126
-    assert "iobench: cannot start /bin/true confined:" in done.stderr
+    done = _confined(Path("/nonexistent-dir"), "/bin/true")
+    assert done.returncode == 125
+    assert "iobench: cannot start /bin/true: " in done.stderr
+    assert "No such file or directory" in done.stderr
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import held_open
 from iobench.fio.jobfile import build_jobfile
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import find_fio, link_target, run_fio
+from iobench.fio.runner import find_fio, run_fio
 from iobench.model import Workload
 
 
@@ -88,9 +89,9 @@ def test_no_logs_no_samples() -> None:
 def test_real_fio_samples_add_up_to_its_own_totals(real_fio: str, tmp_path: Path) -> None:
     target = tmp_path / "t.dat"
     target.write_bytes(os.urandom(8 << 20))
-    link_target(tmp_path, str(target))
     w = Workload("mix", "randrw", 4096, 4, 2, runtime_s=3.0, ramp_s=1.0)
-    run = run_fio(find_fio(), build_jobfile(w, str(target), 8 << 20), tmp_path, timeout_s=60)
+    run = run_fio(find_fio(), build_jobfile(w, str(target), 8 << 20), tmp_path, timeout_s=60,
+                  held=held_open(target))  # fmt: skip
     s = parse_interval_logs(run.logs)
     assert s is not None and run.output is not None
     job = run.output.jobs[0]

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from conftest import held_open
 from iobench.errors import FioFailed, FioMissing
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
-from iobench.fio.runner import LiveStats, find_fio, link_target, run_fio
+from iobench.fio.runner import Held, LiveStats, find_fio, run_fio
 from iobench.model import Workload
 
 
 def _job(path: Path, runtime_s: float = 1.0) -> str:
-    """A 4k random-read job over ``path``, which the work directory's link points at."""
+    """A 4k random-read job over ``path`` (held open by :func:`_held`)."""
     w = Workload("rr", "randread", 4096, 4, 1, ioengine="libaio", runtime_s=runtime_s)
     path.write_bytes(os.urandom(4 << 20))
-    link_target(path.parent, str(path))
     return build_jobfile(w, str(path), 4 << 20)
 
 
@@ -29,8 +29,9 @@ def test_real_fio_run_gives_results_and_live_progress(real_fio: str, tmp_path: P
     work.mkdir()
     seen: list[LiveStats] = []
     run = run_fio(
-        find_fio(), _job(work / "t.dat", 2.0), work, timeout_s=60, on_progress=seen.append
-    )
+        find_fio(), _job(work / "t.dat", 2.0), work, timeout_s=60, on_progress=seen.append,
+        held=held_open(work / "t.dat"),
+    )  # fmt: skip
     assert (work / "target").is_symlink(), "fio read the target through the link"
     assert run.returncode == 0
     assert run.output is not None
@@ -61,7 +62,9 @@ def test_fio_that_prints_garbage_is_an_error(
 ) -> None:
     monkeypatch.setenv("FAKE_FIO_MODE", "garbage")
     with pytest.raises(FioFailed, match="wrote no results") as e:
-        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+        run_fio(
+            find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30, held=held_open(tmp_path / "t")
+        )
     assert e.value.returncode == 0
 
 
@@ -70,7 +73,9 @@ def test_fio_option_error_quotes_fio(
 ) -> None:
     monkeypatch.setenv("FAKE_FIO_MODE", "fail")
     with pytest.raises(FioFailed) as e:
-        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+        run_fio(
+            find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30, held=held_open(tmp_path / "t")
+        )
     assert "fio: failed parsing rw=bogus" in e.value.message
     assert e.value.hint is not None and "suite file" in e.value.hint
     assert e.value.returncode == 1
@@ -81,7 +86,9 @@ def test_fio_that_moves_no_data_is_an_error(
 ) -> None:
     monkeypatch.setenv("FAKE_FIO_MODE", "noio")
     with pytest.raises(FioFailed, match="after moving 0 bytes"):
-        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+        run_fio(
+            find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30, held=held_open(tmp_path / "t")
+        )
 
 
 def test_fio_killed_mid_run_is_an_error(
@@ -89,20 +96,27 @@ def test_fio_killed_mid_run_is_an_error(
 ) -> None:
     monkeypatch.setenv("FAKE_FIO_MODE", "die")
     with pytest.raises(FioFailed, match="code -9") as e:
-        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30)
+        run_fio(
+            find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=30, held=held_open(tmp_path / "t")
+        )
     assert e.value.hint is not None and "killed" in e.value.hint
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); look at its state.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+def _processes_with(marker: str) -> list[int]:
+    """The live processes (this namespace's pids) whose environment holds ``marker``: fio
+    may run in a PID namespace of its own, where the pids it knows mean nothing here."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (proc / "environ").read_bytes():
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_hung_fio_and_its_children_are_killed_at_the_timeout(
@@ -113,21 +127,23 @@ def test_hung_fio_and_its_children_are_killed_at_the_timeout(
     monkeypatch.setenv("FAKE_FIO_PIDFILE", str(pidfile))
     started = time.monotonic()
     with pytest.raises(FioFailed, match="did not finish within 2 s"):
-        run_fio(find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=2)
+        run_fio(
+            find_fio(), _job(tmp_path / "t"), tmp_path, timeout_s=2, held=held_open(tmp_path / "t")
+        )
     assert time.monotonic() - started < 20
-    pids = [int(p) for p in pidfile.read_text().split()]
-    assert len(pids) == 2, "the fake starts a child process too"
+    assert len(pidfile.read_text().split()) == 2, "the fake starts a child process too"
     deadline = time.monotonic() + 5
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    marker = f"FAKE_FIO_PIDFILE={pidfile}"
+    while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(p) for p in pids)
+    assert not _processes_with(marker)
 
 
 @pytest.mark.fio
 def test_real_fio_bad_option_quotes_fio_message(real_fio: str, tmp_path: Path) -> None:
     job = _job(tmp_path / "t.dat").replace("rw=randread", "rw=bogus")
     with pytest.raises(FioFailed) as e:
-        run_fio(find_fio(), job, tmp_path, timeout_s=30)
+        run_fio(find_fio(), job, tmp_path, timeout_s=30, held=held_open(tmp_path / "t.dat"))
     assert "rw=bogus" in e.value.message
     assert e.value.returncode == 1
 
@@ -137,7 +153,7 @@ def test_real_fio_einval_with_direct_io_explains_the_fix(real_fio: str, tmp_path
     # bs=1000 is not a multiple of the logical block size: O_DIRECT gives EINVAL.
     job = _job(tmp_path / "t.dat").replace("bs=4096", "bs=1000")
     with pytest.raises(FioFailed) as e:
-        run_fio(find_fio(), job, tmp_path, timeout_s=30)
+        run_fio(find_fio(), job, tmp_path, timeout_s=30, held=held_open(tmp_path / "t.dat"))
     assert "EINVAL" in e.value.message
     assert "fio said:" in e.value.message
     assert e.value.hint is not None and "direct = false" in e.value.hint
@@ -157,9 +173,13 @@ def test_real_fio_enospc_explains_the_fix(real_fio: str, tmp_path: Path) -> None
         target = small / "t.dat"
         with target.open("wb") as f:
             f.truncate(16 << 20)  # sparse, as iobench creates it: the writes run out of space
-        link_target(work, str(target))
-        with pytest.raises(FioFailed) as e:
-            run_fio(find_fio(), build_layout_jobfile(str(target), 16 << 20), work, timeout_s=60)
+        fd = os.open(target, os.O_RDONLY)
+        try:
+            with pytest.raises(FioFailed) as e:
+                run_fio(find_fio(), build_layout_jobfile(str(target), 16 << 20), work,
+                        timeout_s=60, held=Held(fd))  # fmt: skip
+        finally:
+            os.close(fd)  # the tmpfs can be unmounted
     finally:
         subprocess.run(["umount", str(small)], check=True)
     assert "ENOSPC" in e.value.message
@@ -171,8 +191,8 @@ def test_real_fio_enospc_explains_the_fix(real_fio: str, tmp_path: Path) -> None
 def test_fio_replacing_the_link_is_caught(real_fio: str, tmp_path: Path) -> None:
     small = tmp_path / "small.dat"
     small.write_bytes(b"x" * 4096)
-    link_target(tmp_path, str(small))
     w = Workload("w", "write", 4096, 1, 1, ioengine="psync", runtime_s=1)
     with pytest.raises(FioFailed, match="replaced the link"):
-        run_fio(find_fio(), build_jobfile(w, str(small), 1 << 20), tmp_path, timeout_s=30)
+        run_fio(find_fio(), build_jobfile(w, str(small), 1 << 20), tmp_path, timeout_s=30,
+                held=held_open(small))  # fmt: skip
     assert small.read_bytes() == b"x" * 4096, "the real file was not touched"

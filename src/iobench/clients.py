@@ -15,10 +15,11 @@ as wide as the probe took (about a second); it proves a clock wrong, never exact
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import secrets
 import shutil
 import socket
-import subprocess
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +27,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from iobench.errors import IobenchError, UserError
-from iobench.fio.confine import Confinement, confined_argv, private_directory
-from iobench.fio.runner import FioInfo, read_private
+from iobench.errors import FioFailed, IobenchError, UserError
+from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory
+from iobench.fio.logs import LOG_PREFIX
+from iobench.fio.runner import FioInfo, FioRun, fio_messages, run_fio
 
 FIO_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -147,6 +149,7 @@ class ClientCheck:
     connect_ms: float | None  # the TCP connection's set-up time
     # The server's clock minus this one's lies in [low, high] ms; None if not measured.
     clock_offset_ms: tuple[float, float] | None = None
+    bound: str | None = None  # how fio's client's writes were bounded (iobench.fio.confine)
 
     @property
     def clock_off(self) -> bool:
@@ -166,11 +169,16 @@ class ClientCheck:
 
 
 _PROBE_LINE = re.compile(r"hostname=(?P<host>[^,]*),.*\bfio=(?P<fio>[^,\s]+)")
-_PROBE_LOG = "iobench-probe"
-_PROBE_JOB = (
-    "[iobench-probe]\nioengine=null\nsize=4k\nrw=read\nbs=4k\n"
-    f"write_lat_log={_PROBE_LOG}\nlog_unix_epoch=1\n"
-)
+
+
+def _probe_job(name: str) -> str:
+    """One 4 KiB read on fio's null engine (it touches no file), its completion logged with
+    the server's Unix time; the job's ``name`` is new for every check, so a report that
+    holds it comes from a job run now."""
+    return (
+        f"[{name}]\nioengine=null\nsize=4k\nrw=read\nbs=4k\n"
+        f"write_lat_log={LOG_PREFIX}\nlog_unix_epoch=1\n"
+    )
 
 
 def _connect_ms(c: Client, timeout_s: float) -> float:
@@ -181,7 +189,12 @@ def _connect_ms(c: Client, timeout_s: float) -> float:
 
 def check_client(c: Client, fio: FioInfo, confined: Confinement) -> ClientCheck:
     """Whether ``c`` can run this fio's jobs, and what it says about itself; fio's client
-    runs ``confined`` (iobench.fio.confine), as every client of a run does."""
+    runs ``confined`` (iobench.fio.confine), as every client of a run does, writing at
+    most SPOOL_BYTES, and iobench keeps at most the end of what it prints.
+
+    The check passes only when fio's report holds this check's own job (a name made for
+    it) with its 4 KiB read done: a server that merely answers, or prints the right words,
+    does not pass."""
     try:
         connect = _connect_ms(c, CONNECT_TIMEOUT_S)
     except OSError as e:
@@ -193,54 +206,61 @@ def check_client(c: Client, fio: FioInfo, confined: Confinement) -> ClientCheck:
         return ClientCheck(c, False, f"cannot connect to {c.host} port {c.port}: {why}",
                            None, None, None)  # fmt: skip
     own = private_directory(confined)  # fio's client writes the log here, and only here
-    job = own / "probe.fio"
-    job.write_text(_PROBE_JOB)
+    name = f"iobench-probe-{secrets.token_hex(8)}"
     try:
         started = time.time()
-        done = subprocess.run(
-            confined_argv(confined, own, [fio.path, f"--client={c.address}", job.name]),
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            cwd=own,
-            check=False,
-        )
+        run = run_fio(
+            fio, _probe_job(name), own, timeout_s=PROBE_TIMEOUT_S, name="probe",
+            client=c.address, confined=confined, spool_bytes=SPOOL_BYTES, check=False,
+            formats="normal,json",
+        )  # fmt: skip
         ended = time.time()
-        sample = _first_sample_ms(own)
-    except subprocess.TimeoutExpired:
+    except FioFailed:  # stopped at the time limit
         return ClientCheck(c, False, "the fio server accepted the connection but did not run "
                            f"a test job within {PROBE_TIMEOUT_S:.0f} s (hung or overloaded?)",
                            None, None, connect)  # fmt: skip
     finally:
         shutil.rmtree(own, ignore_errors=True)
-    offset = None if sample is None else (sample - ended * 1000, sample - started * 1000)
-    text = done.stdout + "\n" + done.stderr
+    return _checked(c, fio, run, name, connect, (started, ended))
+
+
+def _checked(
+    c: Client, fio: FioInfo, run: FioRun, name: str, connect: float, span: tuple[float, float]
+) -> ClientCheck:
+    """The check's verdict from fio's report of the probe job."""
+    text = run.raw_output + "\n" + run.stdout + "\n" + run.stderr
     probe = _PROBE_LINE.search(text)
     hostname = probe.group("host") if probe else None
     version = probe.group("fio").removeprefix("fio-") if probe else None
-    if done.returncode != 0 or "iobench-probe" not in text:
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        said = "; ".join(lines[-3:]) or "nothing"
+    jobs = [j for j in (run.output.jobs if run.output else ()) if j.jobname == name]
+    read = jobs[0].read if jobs and jobs[0].error == 0 else None
+    if run.returncode != 0 or read is None or read.io_bytes != 4096:
+        said = "; ".join(fio_messages(run)[-3:]) or "nothing"
         if version and version != fio.version:
             why = (
                 f"its fio {version} cannot run jobs for this fio {fio.version} (fio's "
                 "client/server protocol must match exactly)"
             )
-        elif probe is None:
+        elif probe is None and not jobs:
             why = "it does not answer as a fio server (or speaks another fio version)"
         else:
-            why = "the fio server failed to run a test job"
+            why = "the fio server did not run the test job"
         return ClientCheck(c, False, f"{why}; fio said: {said}", hostname, version, connect)
-    return ClientCheck(c, True, None, hostname, version, connect, offset)
+    sample = _first_sample_ms(run.logs)
+    started, ended = span
+    offset = None if sample is None else (sample - ended * 1000, sample - started * 1000)
+    bound = run.launched.get("bound")
+    return ClientCheck(c, True, None, hostname, version, connect, offset,
+                       bound if isinstance(bound, str) else None)  # fmt: skip
 
 
-def _first_sample_ms(directory: Path) -> float | None:
+def _first_sample_ms(logs: dict[str, str]) -> float | None:
     """The Unix time (ms, server clock) of the probe's IO, from the log fio's client wrote."""
-    for log in directory.glob(f"{_PROBE_LOG}_lat.*.log*"):
-        first = read_private(log).split(",", 1)[0].strip()
-        if first.isdigit():
-            return float(first)
+    for log_name, text in logs.items():
+        if "_lat." in log_name:
+            first = text.split(",", 1)[0].strip()
+            if first.isdigit():
+                return float(first)
     return None
 
 
@@ -250,6 +270,12 @@ def check_clients(
     """Every client checked at once (each within CONNECT + PROBE timeouts)."""
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(clients)))) as pool:
         return list(pool.map(lambda c: check_client(c, fio, confined), clients))
+
+
+def bounded(confined: Confinement, checks: Sequence[ClientCheck]) -> Confinement:
+    """``confined`` with the bound the checks' clients really had."""
+    bound = next((c.bound for c in checks if c.bound), None)
+    return dataclasses.replace(confined, bound=bound)
 
 
 def require_clients(checks: Sequence[ClientCheck]) -> None:

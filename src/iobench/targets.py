@@ -248,6 +248,48 @@ def check_access(target: Target, *, writes: bool) -> None:
     raise UserError(f"iobench cannot {need} {target.spec}: {why}", hint)
 
 
+def shared_with(target: Target) -> str | None:
+    """Who else may write the directory a test file is made in, when anyone may: the
+    group or everyone (without the sticky bit, which keeps others from renaming or
+    removing files they do not own), or an owner that is neither iobench's user nor root.
+    None for other kinds of target, and when nobody else may (as far as the mode bits say;
+    ACLs are not read)."""
+    if target.kind != "directory":
+        return None
+    try:
+        st = Path(target.path).stat()
+    except OSError:
+        return None
+    mode = stat.S_IMODE(st.st_mode)
+    sticky = bool(mode & stat.S_ISVTX)
+    who = []
+    if st.st_uid not in (0, os.geteuid()):
+        who.append(f"{_owner(st.st_uid)} (its owner)")
+    if not sticky and mode & stat.S_IWOTH:
+        who.append(f"everyone (mode {mode:04o}, no sticky bit)")
+    elif not sticky and mode & stat.S_IWGRP:
+        who.append(f"the group {_group(st.st_gid)} (mode {mode:04o}, no sticky bit)")
+    return " and ".join(who) or None
+
+
+def _owner(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _group(gid: int) -> str:
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
 def _user_name() -> str:
     import pwd
 
@@ -683,8 +725,9 @@ def check_block_device_writable(
 
 
 @contextlib.contextmanager
-def hold_device(target: Target) -> Iterator[None]:
-    """Keep an exclusive (O_EXCL) claim on a block device while the benchmark runs.
+def hold_device(target: Target) -> Iterator[int]:
+    """Keep an exclusive (O_EXCL) claim on a block device while the benchmark runs; yields
+    the open descriptor.
 
     Nobody can mount it, swapon it or build device-mapper/md on it meanwhile, which closes
     the gap between :func:`check_block_device_writable` and fio's run. fio's own
@@ -704,9 +747,26 @@ def hold_device(target: Target) -> Iterator[None]:
             hint="run iobench as root",
         ) from None
     try:
-        yield
+        yield fd
     finally:
         os.close(fd)
+
+
+def identity(st: os.stat_result) -> tuple[int, int]:
+    """What names a file, directory or device whatever path leads to it: a device by its
+    number, anything else by its filesystem and inode."""
+    if stat.S_ISBLK(st.st_mode):
+        return (-1, st.st_rdev)
+    return (st.st_dev, st.st_ino)
+
+
+def identity_of(target: Target) -> tuple[int, int]:
+    """The :func:`identity` of what the target's path leads to now; UserError when it
+    leads nowhere."""
+    try:
+        return identity(Path(target.path).stat())
+    except OSError as e:
+        raise UserError(f"cannot read {target.spec}: {e.strerror or e}") from e
 
 
 def _same_file(a: os.stat_result, path: str) -> bool:

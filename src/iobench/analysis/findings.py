@@ -72,6 +72,9 @@ class TargetFacts:
     expectations: tuple[Expectation, ...] = field(default=())
     throttles: str | None = None  # the cgroup IO throttles on its devices, as text
     throttled: frozenset[str] = frozenset()  # the directions they cap: read, write
+    # Who else may write the directory iobench makes its test file in, when someone may:
+    # "others (mode 0777, no sticky bit)", "user alice (its owner)" ...
+    shared: str | None = None
 
 
 def note_findings(suite: Suite) -> list[Finding]:
@@ -95,7 +98,23 @@ def method_findings(suite: Suite, target: TargetFacts, cpu_count: int | None) ->
         found.append(small)
     found.extend(_runtime_findings(suite))
     found.extend(_target_findings(suite, target))
+    if target.shared:
+        found.append(_shared(target))
     return found
+
+
+def _shared(t: TargetFacts) -> Finding:
+    return Finding(
+        "shared-directory",
+        "warning",
+        f"{t.spec} can be written by {t.shared}: they can rename, remove or replace "
+        "iobench's test file while it runs. iobench writes only to the file it created (it "
+        "holds it open) and stops if its name is replaced, but someone else's files there "
+        "may also disturb the figures",
+        "benchmark in a directory that only you may write, or one with the sticky bit "
+        "(chmod +t, as /tmp has), where others cannot rename or remove your files",
+        target=t.spec,
+    )
 
 
 def _job_findings(suite: Suite, cpu_count: int | None) -> list[Finding]:

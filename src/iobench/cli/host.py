@@ -105,7 +105,7 @@ def clients_check(env: Environment, names: str, as_json: bool) -> int:
       iobench clients check node1,node2,node3
       iobench clients check @hosts.txt --json
     """
-    from iobench.clients import check_clients, parse_clients
+    from iobench.clients import bounded, check_clients, parse_clients
     from iobench.fio.confine import confinement
     from iobench.fio.runner import find_fio
     from iobench.report.clients import render_checks
@@ -115,6 +115,7 @@ def clients_check(env: Environment, names: str, as_json: bool) -> int:
     confined = confinement()
     with stop_signals_as_interrupt():
         checks = check_clients(parsed, fio, confined)
+    confined = bounded(confined, checks)
     if as_json:
         env.emit_json(
             {

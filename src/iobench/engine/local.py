@@ -5,7 +5,6 @@ way out (docs/development.md, "How a run works")."""
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from typing import Any
 
 from iobench.analysis.findings import Finding
 from iobench.analysis.throttles import context_throttles
+from iobench.engine.held import HeldTarget, hold_target
 from iobench.engine.lifecycle import (
     Finish,
     NewRun,
@@ -37,7 +37,7 @@ from iobench.engine.steps import (
 from iobench.errors import FioFailed, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import FioInfo, FioRun, link_target, run_fio
+from iobench.fio.runner import FioInfo, FioRun, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Workload
 from iobench.probe.cpu import busy, cpu_times
@@ -48,7 +48,7 @@ from iobench.probe.throttle import effective, throttle_text, throttles_of
 from iobench.records import ResultRecord, SuiteDefinition, TargetRecord
 from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE
 from iobench.store.repository import Store
-from iobench.targets import check_block_device_writable, hold_device
+from iobench.targets import check_block_device_writable
 
 # Writing the test file has no time limit, but fails when fio's byte count stops growing
 # for this long (a hung mount, a dead disk).
@@ -68,9 +68,10 @@ def execute_local(
     """Run the request on this host as its preflight prepared it."""
     local = LocalRun(request, preflight, store, fio, obs, timeout_margin_s, stall_s)
     with recorded_run(store, local.new_run(), local.finish) as end:
+        local.run_id = end.run_id
         local.run(end.run_id)
         end.status = "complete"
-    return Outcome(end.run_id, end.status, end.error)
+    return Outcome(end.run_id, end.status, end.error, end.unstored)
 
 
 @dataclass
@@ -86,7 +87,8 @@ class LocalRun:
     timeout_margin_s: float
     stall_s: float
     workdir: Path | None = None
-    created: list[str] = field(default_factory=list)
+    run_id: int = 0
+    held: dict[str, HeldTarget] = field(default_factory=dict)  # target spec -> held open
     holds: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     fio_version: str | None = None
     findings: list[Finding] = field(default_factory=list)  # found while running
@@ -118,6 +120,7 @@ class LocalRun:
         """Every step: devices held and test files laid out first, then the workloads."""
         pre, chooser = self.preflight, self.request.chooser
         self.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
+        self.store.note_leftover(run_id, str(self.workdir), "private directory")
         specs = [p.target.spec for p in pre.prepared]
         schedule = pre.schedule(0 if chooser else self.request.repeat)
         self.obs.planned(schedule, chooser.budget_s if chooser else None)
@@ -153,8 +156,14 @@ class LocalRun:
         return Finish([f.as_dict() for f in self.findings], self.fio_version or self.fio.version)
 
     def _clean_up(self) -> None:
-        """Undo everything; each step on its own so one failure does not skip the rest."""
-        for step in (self.holds.close, self._remove_test_files):
+        """Undo everything; each step on its own so one failure does not skip the rest.
+        What is gone is no longer a leftover of the run."""
+        gone: list[str] = []
+
+        def remove_test_files() -> None:
+            self._remove_test_files(gone)
+
+        for step in (remove_test_files, self.holds.close):
             try:
                 step()
             except Exception as e:  # cleanup must go on
@@ -163,28 +172,38 @@ class LocalRun:
                 )
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
+            if not self.workdir.exists():
+                gone.append(str(self.workdir))
+        if gone and self.run_id:
+            with contextlib.suppress(Exception):  # a database that fails says so elsewhere
+                self.store.forget_leftovers(self.run_id, gone)
 
-    def _remove_test_files(self) -> None:
-        for path in list(self.created):
-            try:
-                Path(path).unlink(missing_ok=True)
-            except OSError as e:
-                self.findings.append(
-                    Finding(
-                        "test-file-left",
-                        "warning",
-                        f"could not remove the test file {path}: {e.strerror}",
-                        "remove it by hand",
-                    )
+    def _remove_test_files(self, gone: list[str]) -> None:
+        for held in self.held.values():
+            if held.name is None:
+                continue
+            path = held.prepared.filename
+            problem = held.remove()
+            if problem is None:
+                gone.append(path)
+                continue
+            self.findings.append(
+                Finding(
+                    "test-file-left",
+                    "warning",
+                    f"could not remove the test file {path}: {problem}",
+                    "remove it by hand",
                 )
-            self.created.remove(path)
+            )
+        self.held.clear()
 
     def _prepare_on_disk(self, p: PreparedTarget, steps: Iterator[Step]) -> None:
-        """Before the first workload: hold a device that will be written, lay out a test
-        file."""
+        """Before the first workload: hold the target open (a device that will be written
+        claimed exclusively), create and lay out a test file."""
         assert self.workdir is not None
         request = self.request
-        if p.target.kind == "block" and not p.readonly:
+        writable_device = p.target.kind == "block" and not p.readonly
+        if writable_device:
             # Checked again now (the first check may be a while ago), then held: nobody may
             # mount, swapon or assemble the device while fio writes to it.
             check_block_device_writable(
@@ -192,18 +211,19 @@ class LocalRun:
                 destructive=request.destructive,
                 overwrite_signatures=request.overwrite_signatures,
             )
-            self.holds.enter_context(hold_device(p.target))
+        with signals_deferred():  # the test file made and registered, or neither
+            self.held[p.target.spec] = hold_target(
+                p,
+                self.holds,
+                before_create=lambda path: self.store.note_leftover(self.run_id, path, "test file"),
+                writable_device=writable_device,
+            )
         if p.layout_bytes:
             step = next(steps)
-            if p.created:
-                with signals_deferred():
-                    create_test_file(p.filename, p.layout_bytes)
-                    self.created.append(p.filename)
             direct = all(w.direct for w in request.suite.workloads)
             job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
-            link_target(self.workdir, p.filename)
             with observed(self.obs, step) as told:
-                run = self._fio(step, job, timeout_s=None, stall_s=self.stall_s)
+                run = self._fio(step, job, p, timeout_s=None, stall_s=self.stall_s)
                 if run.output is not None and run.output.jobs:  # how fast it was written
                     told.metrics = workload_metrics(run.output)
 
@@ -224,7 +244,6 @@ class LocalRun:
         assert self.workdir is not None
         w = p.placed(w)  # as it runs there: pinned with --pin-to-device
         job = build_jobfile(w, p.filename, p.size_of(w))
-        link_target(self.workdir, p.filename)
         ctx = self.preflight.context_of(p.target.spec)
         devices = list(ctx.get("io_devices") or [])  # the block devices that serve its IO
         disks_before = disk_snapshot(devices)
@@ -233,7 +252,7 @@ class LocalRun:
         # Stored inside the step, so the observer is told the stored figures.
         with observed(self.obs, step) as told:
             try:
-                run = self._fio(step, job, readonly=p.readonly, timeout_s=timeout_s)
+                run = self._fio(step, job, p, readonly=p.readonly, timeout_s=timeout_s)
             except FioFailed as e:
                 self.store.add_result(run_id, result_record(p, w, position, job, step, failure=e))
                 raise
@@ -255,13 +274,17 @@ class LocalRun:
         self,
         step: Step,
         job: str,
+        p: PreparedTarget,
         *,
         timeout_s: float | None,
         stall_s: float | None = None,
         readonly: bool = False,
     ) -> FioRun:
-        """fio for ``step``, its live figures told to the observer."""
+        """fio for ``step`` on the target ``p`` (still the one held, or TargetUnsafe), its
+        live figures told to the observer."""
         assert self.workdir is not None
+        held = self.held[p.target.spec]
+        held.check()
         return run_fio(
             self.fio,
             job,
@@ -271,6 +294,7 @@ class LocalRun:
             on_progress=lambda stats: self.obs.progress(step, stats),
             name=f"step{step.index}",
             readonly=readonly,
+            held=held.held,
         )
 
 
@@ -333,27 +357,3 @@ def result_record(
         samples=parse_interval_logs(run.logs) if run else None,
         **fio_evidence(run, failure),
     )
-
-
-def create_test_file(path: str, size: int) -> None:
-    """Create the test file at its full (sparse) size, refusing to touch anything there.
-
-    At full size, fio's layout job writes over it in place; a shorter file would make fio
-    unlink and re-create it, replacing the link fio reaches it through.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError as e:
-        raise UserError(f"{path} already exists; iobench will not overwrite it") from e
-    except OSError as e:
-        raise UserError(
-            f"cannot create the test file {path}: {e.strerror}",
-            "choose a directory you may write to, or run as root",
-        ) from e
-    try:
-        os.ftruncate(fd, size)
-    except OSError as e:
-        os.close(fd)
-        Path(path).unlink(missing_ok=True)
-        raise UserError(f"cannot size the test file {path}: {e.strerror}") from e
-    os.close(fd)

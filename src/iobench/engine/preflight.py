@@ -41,7 +41,9 @@ from iobench.targets import (
     check_file_writable,
     check_free_space,
     check_real_storage,
+    identity_of,
     resolve_target,
+    shared_with,
 )
 from iobench.units import format_bytes
 
@@ -55,6 +57,9 @@ class PreparedTarget:
     size_limit: int | None  # the file's or device's size (None: a test file of our own)
     readonly: bool
     pin: Pinning | None = None  # --pin-to-device: the CPUs of the target's queues
+    # What the checks were made on (targets.identity): the run uses that very directory,
+    # file or device, or stops.
+    identity: tuple[int, int] | None = None
 
     def size_of(self, w: Workload) -> int:
         """The test area of a workload on this target."""
@@ -72,6 +77,21 @@ def prepare_target(
 
     ``protected`` are files that must never be written (the results database).
     """
+    checked = identity_of(target)
+    prepared = _checked(target, suite, request, protected)
+    if identity_of(target) != checked:
+        raise TargetUnsafe(
+            f"{target.spec} changed while iobench checked it (its path now leads to another "
+            f"{target.kind})",
+            "make sure nobody else changes it, then run again",
+        )
+    return dataclasses.replace(prepared, identity=checked)
+
+
+def _checked(
+    target: Target, suite: Suite, request: RunRequest, protected: Sequence[str]
+) -> PreparedTarget:
+    """:func:`prepare_target` without the identity."""
     writes = any(w.writes for w in suite.workloads) or request.prefill
     check_real_storage(target)
     check_access(target, writes=writes)
@@ -316,6 +336,7 @@ def target_facts(
         expectations=suite.expectations,
         throttles=throttle_text(context_throttles(ctx)) or None,
         throttled=frozenset(throttled_directions(ctx)),
+        shared=shared_with(p.target) if p.created else None,
     )
 
 

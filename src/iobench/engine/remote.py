@@ -26,7 +26,13 @@ from typing import Any, TypeVar
 from iobench.analysis.aggregate import merge_jobs
 from iobench.analysis.clients import ClientShare, aggregate_samples, step_findings, step_timing
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
-from iobench.clients import Client, check_clients, check_remote_path, require_clients
+from iobench.clients import (
+    Client,
+    bounded,
+    check_clients,
+    check_remote_path,
+    require_clients,
+)
 from iobench.engine.lifecycle import (
     Finish,
     NewRun,
@@ -47,7 +53,13 @@ from iobench.engine.steps import (
     observed,
 )
 from iobench.errors import FioFailed, Interrupted, UserError, error_text
-from iobench.fio.confine import Confinement, confinement, private_directory
+from iobench.fio.confine import (
+    SPOOL_BYTES,
+    Confinement,
+    confinement,
+    private_directory,
+    spool_bytes,
+)
 from iobench.fio.jobfile import (
     build_cleanup_jobfile,
     build_jobfile,
@@ -153,6 +165,7 @@ def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
     confined = confinement()
     checks = check_clients(request.clients, fio, confined)
     require_clients(checks)
+    confined = bounded(confined, checks)
     host = probe_host()
     host["clients"] = [c.as_dict() for c in checks]
     host["fio_client"] = confined.as_dict()
@@ -184,7 +197,7 @@ def execute_clients(
     on_clients = ClientsRun(request, preflight, store, fio, obs, timeout_margin_s)
     with recorded_run(store, on_clients.new_run(), on_clients.finish, hold_signals=False) as end:
         on_clients.run(end)
-    return Outcome(end.run_id, end.status, end.error)
+    return Outcome(end.run_id, end.status, end.error, end.unstored)
 
 
 @dataclass
@@ -296,8 +309,15 @@ class ClientsRun:
         return out
 
     def _fio_on(
-        self, c: Client, job: str, name: str, timeout_s: float | None, readonly: bool = False
+        self,
+        c: Client,
+        job: str,
+        name: str,
+        timeout_s: float | None,
+        readonly: bool = False,
+        spool: int = SPOOL_BYTES,
     ) -> FioRun:
+        """``job`` on client ``c``, whose fio client writes at most ``spool`` bytes."""
         own = private_directory(self.preflight.confined)
         try:
             return run_fio(
@@ -308,6 +328,7 @@ class ClientsRun:
                 name=name,
                 client=c.address,
                 confined=self.preflight.confined,
+                spool_bytes=spool,
                 stop=self.stop,
                 readonly=readonly,
             )
@@ -352,12 +373,13 @@ class ClientsRun:
             for c in live
         }
         timeout = step.expected_s * 1.5 + self.timeout_margin_s
+        spool = spool_bytes(w.runtime_s + w.ramp_s, w.numjobs)
         # The results are stored inside the step, so the observer is told the aggregate.
         with observed(self.obs, step) as told:
             done = self._parallel(
                 live,
                 lambda c: self._fio_on(
-                    c, jobs[c.name], f"step{step.index}", timeout, readonly=not w.writes
+                    c, jobs[c.name], f"step{step.index}", timeout, not w.writes, spool
                 ),
             )
             told.metrics = self._results(run_id, step, clients, jobs, done, told)

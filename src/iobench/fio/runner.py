@@ -1,21 +1,27 @@
 """The only code that starts fio.
 
-fio runs without a shell, in its own process group, writing ``json+`` to a file of its own
-(never parsed from stdout, which may hold other text). ``--status-interval=1`` makes fio
-append a cumulative snapshot every second, which drives the live progress display; the last
-object in the file is the final report. A hard timeout, Ctrl-C and SIGTERM stop fio and every
-process it forked.
+fio runs without a shell, in its own process group, under iobench's launcher
+(:mod:`iobench.fio.launch`: fio ends when iobench ends, however iobench ends), writing
+``json+`` to a file of its own (never parsed from stdout, which may hold other text).
+``--status-interval=1`` makes fio append a cumulative snapshot every second, which drives
+the live progress display; the last object in the file is the final report. A hard timeout,
+Ctrl-C and SIGTERM stop fio and every process it forked.
+
+fio is started from the thread that waits for it: the launcher's parent-death signal comes
+when that *thread* ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
-from iobench.fio.confine import Confinement, confined_argv
+from iobench.fio import launch
+from iobench.fio.confine import FILE_SIZE_LIMIT, SPOOL_BYTES, Confinement
 from iobench.fio.jobfile import TARGET_LINK
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output
@@ -72,6 +79,7 @@ class FioRun:
     finished_at: float
     logs: dict[str, str] = field(default_factory=dict)  # interval logs: file name -> text
     cgroup: str | None = None  # fio's /proc/PID/cgroup as it started: the throttles it ran under
+    launched: dict[str, Any] = field(default_factory=dict)  # what the launcher applied
 
 
 def find_fio() -> FioInfo:
@@ -100,20 +108,38 @@ def find_fio() -> FioInfo:
     return FioInfo(path=path, version=text.removeprefix("fio-").split()[0])
 
 
-def link_target(workdir: Path, target_path: str) -> None:
-    """Point ``workdir/target`` (the name job files use) at the real file or device."""
+@dataclass(frozen=True)
+class Held:
+    """The target as fio reaches it: a descriptor iobench holds open (``/proc/self/fd/N``,
+    which fio inherits), never a path that someone could point elsewhere meanwhile; with
+    ``created``, its path, iobench's own test file, which the launcher removes if iobench
+    dies (docs/safety.md)."""
+
+    fd: int
+    created: str | None = None
+
+
+def link_target(workdir: Path, held: Held) -> None:
+    """Point ``workdir/target`` (the name job files use) at the file or device iobench
+    holds open."""
     link = workdir / TARGET_LINK
     link.unlink(missing_ok=True)
-    link.symlink_to(target_path)
+    link.symlink_to(f"/proc/self/fd/{held.fd}")
 
 
 def fio_argv(
-    fio: str, job_path: Path, out_path: Path, *, client: str | None = None, readonly: bool = False
+    fio: str,
+    job_path: Path,
+    out_path: Path,
+    *,
+    client: str | None = None,
+    readonly: bool = False,
+    formats: str = "json+",
 ) -> list[str]:
     """How iobench starts fio for one job file."""
     return [
         fio,
-        "--output-format=json+",
+        f"--output-format={formats}",
         f"--output={out_path}",
         # Arguments after --client go to the server too: it refuses writes itself.
         *([f"--client={client}"] if client else ["--status-interval=1"]),
@@ -134,17 +160,24 @@ def run_fio(
     readonly: bool = False,
     client: str | None = None,
     confined: Confinement | None = None,
+    spool_bytes: int = SPOOL_BYTES,
+    held: Held | None = None,
     stop: threading.Event | None = None,
+    check: bool = True,
+    formats: str = "json+",
 ) -> FioRun:
-    """Run one job file and return its evidence; raise FioFailed when fio failed.
+    """Run one job file and return its evidence; raise FioFailed when fio failed (with
+    ``check``; else only when iobench stopped it).
 
     ``client`` (``host,port``): run it on that fio server (``fio --client``); the job file
     then names its files by their paths on the server, fio's client writes the logs the
     server sends as ``NAME.<host>``, and no snapshots drive the progress (fio would append
     them to the report). The client is ``confined`` (required then) to ``workdir``, which
     must come from :func:`iobench.fio.confine.private_directory`: a server chooses the
-    names of the files it writes. ``stop``: when set (from another thread), fio is stopped
-    as on a timeout.
+    names of the files it writes, and it may write ``spool_bytes`` in all. ``held``: the
+    target fio reaches through ``workdir/target`` (runs on this host). ``stop``: when set
+    (from another thread), fio is stopped as on a timeout. ``formats``: fio's
+    ``--output-format`` (``normal,json+`` adds fio's text around the report).
     ``workdir`` is a private directory owned by the caller, and fio's working directory;
     the job file, fio's output and its stdout/stderr are written there. ``timeout_s`` is a
     hard limit (None: none); ``stall_s`` stops fio when the bytes it has moved stop growing
@@ -155,10 +188,20 @@ def run_fio(
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
     job_path.write_text(job_file)
-    argv, command = _command(fio, job_path, out_path, workdir, client, readonly, confined)
+    argv = fio_argv(
+        fio.path,
+        Path(job_path.name),
+        Path(out_path.name),
+        client=client,
+        readonly=readonly,
+        formats=formats,
+    )
+    if client is not None and confined is None:
+        raise ValueError("fio's client runs only confined")
+    if held is not None:
+        link_target(workdir, held)
     ended = _execute(
-        command,
-        workdir,
+        Launcher(workdir, argv, confined if client else None, spool_bytes, held),
         name,
         out_path,
         local=client is None,
@@ -167,12 +210,7 @@ def run_fio(
         on_progress=on_progress,
         stop=stop,
     )
-    raw = read_private(out_path)
-    logs = _take_logs(workdir)
-    for path in (job_path, out_path, workdir / f"{name}.stdout", workdir / f"{name}.stderr"):
-        path.unlink(missing_ok=True)  # the caller stores what it needs; keep /tmp small
-    if client is None:
-        _check_target_link(workdir, argv, ended)
+    run = _evidence(workdir, name, argv, job_file, ended, local=client is None)
     if ended.stopped is not None:
         raise FioFailed(
             ended.stopped,
@@ -181,12 +219,29 @@ def run_fio(
             returncode=ended.returncode,
             stderr=ended.stderr,
         )
+    if check:
+        check_run(run)
+    return run
+
+
+def _evidence(
+    workdir: Path, name: str, argv: list[str], job_file: str, ended: _Ended, *, local: bool
+) -> FioRun:
+    """What one fio left in ``workdir``, read (bounded, never through a link) and removed."""
+    out_path = workdir / f"{name}.json"
+    raw = read_private(out_path)
+    logs = _take_logs(workdir)
+    for suffix in ("fio", "json", "stdout", "stderr"):
+        (workdir / f"{name}.{suffix}").unlink(missing_ok=True)  # the caller stores what it
+        # needs; keep /tmp small
+    if local:
+        _check_target_link(workdir, argv, ended)
     output: FioOutput | None
     try:
         output = parse_fio_output(raw, source=str(out_path))
     except FioOutputError:
         output = None
-    run = FioRun(
+    return FioRun(
         argv=argv,
         job_file=job_file,
         returncode=ended.returncode,
@@ -198,32 +253,41 @@ def run_fio(
         finished_at=ended.finished_at,
         logs=logs,
         cgroup=ended.cgroup,
+        launched=ended.launched,
     )
-    check_run(run)
-    return run
 
 
-def _command(
-    fio: FioInfo,
-    job_path: Path,
-    out_path: Path,
-    workdir: Path,
-    client: str | None,
-    readonly: bool,
-    confined: Confinement | None,
-) -> tuple[list[str], list[str]]:
-    """(fio's argv as stored, the command that starts it): the same unless a client runs
-    confined."""
-    # Names relative to fio's working directory: a confined client may not see the way there.
-    argv = fio_argv(
-        fio.path, Path(job_path.name), Path(out_path.name), client=client, readonly=readonly
-    )
-    command = argv
-    if client is not None:
-        if confined is None:
-            raise ValueError("fio's client runs only confined")
-        command = confined_argv(confined, workdir, argv)
-    return argv, command
+@dataclass(frozen=True)
+class Launcher:
+    """How one fio is started: under the launcher (iobench.fio.launch), in ``workdir``;
+    a client ``confined``, writing at most ``spool_bytes``; the target ``held``."""
+
+    workdir: Path
+    argv: list[str]  # fio's own, names relative to the workdir (a confined client may not
+    # see the way there)
+    confined: Confinement | None = None
+    spool_bytes: int = SPOOL_BYTES
+    held: Held | None = None
+
+    def command(self, status_fd: int | None) -> tuple[list[str], tuple[int, ...]]:
+        """The command line, and the descriptors it inherits."""
+        options = ["--parent", str(os.getpid()), "--dir", str(self.workdir), "--ns"]
+        fds: list[int] = []
+        if status_fd is not None:
+            options += ["--status", str(status_fd)]
+            fds.append(status_fd)
+        c = self.confined
+        if c is not None:
+            options += ["--spool", str(self.spool_bytes), "--fsize", str(FILE_SIZE_LIMIT)]
+            options += ["--landlock", str(c.landlock_abi)]
+            if c.uid is not None:
+                options += ["--uid", str(c.uid), "--gid", str(c.gid)]
+        if self.held is not None:
+            fds.append(self.held.fd)
+            if self.held.created:
+                options += ["--owned", str(self.held.fd), self.held.created]
+        script = [sys.executable, "-I", "-S", launch.__file__]
+        return [*script, *options, "--", *self.argv], tuple(fds)
 
 
 @dataclass(frozen=True)
@@ -237,11 +301,23 @@ class _Ended:
     finished_at: float
     cgroup: str | None  # fio's /proc/PID/cgroup as it started (local runs only)
     stopped: str | None  # why iobench stopped it; None when it exited by itself
+    launched: dict[str, Any]  # what the launcher applied (namespaces, the bound)
+
+
+# Of fio's stdout and stderr, iobench keeps the end: fio's messages, not a server's flood.
+MAX_TEXT_BYTES = 1 << 20
+
+
+def _tail(f: Any) -> str:
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(max(size - MAX_TEXT_BYTES, 0))
+    text: str = f.read(MAX_TEXT_BYTES).decode(errors="replace")
+    return text if size <= MAX_TEXT_BYTES else "[...]\n" + text.partition("\n")[2]
 
 
 def _execute(
-    command: list[str],
-    workdir: Path,
+    launcher: Launcher,
     name: str,
     out_path: Path,
     *,
@@ -251,22 +327,30 @@ def _execute(
     on_progress: Callable[[LiveStats], None] | None,
     stop: threading.Event | None,
 ) -> _Ended:
-    """Start fio without a shell, stdin closed, in a new session (its own process group),
-    wait for it under the limits, and reap its group. Any exception while waiting (Ctrl-C,
-    a signal handler's) stops the whole group before it propagates."""
+    """Start fio under the launcher, without a shell, stdin closed, in a new session (its
+    own process group), wait for it under the limits, and reap its group. Any exception
+    while waiting (Ctrl-C, a signal handler's) stops the whole group before it propagates."""
+    workdir = launcher.workdir
     started = time.time()
+    status_r, status_w = os.pipe()
     with (
-        (workdir / f"{name}.stdout").open("w+") as out_f,
-        (workdir / f"{name}.stderr").open("w+") as err_f,
+        (workdir / f"{name}.stdout").open("w+b") as out_f,
+        (workdir / f"{name}.stderr").open("w+b") as err_f,
+        os.fdopen(status_r, "rb") as status_f,
     ):
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=out_f,
-            stderr=err_f,
-            start_new_session=True,
-            cwd=workdir,
-        )
+        command, fds = launcher.command(status_w)
+        try:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out_f,
+                stderr=err_f,
+                start_new_session=True,
+                cwd=workdir,
+                pass_fds=fds,
+            )
+        finally:
+            os.close(status_w)
         # Local runs: the cgroups fio runs in (and so its IO throttles); a client's are not
         # the server's.
         cgroup = read_text(f"/proc/{proc.pid}/cgroup") if local else None
@@ -277,9 +361,13 @@ def _execute(
             raise
         finally:
             _reap_group(proc.pid)
-        out_f.seek(0)
-        err_f.seek(0)
-        stdout, stderr = out_f.read(), err_f.read()
+        stdout, stderr = _tail(out_f), _tail(err_f)
+        os.set_blocking(status_r, False)  # said before fio started, or never
+        try:
+            said = status_f.read(4096) or b""
+        except BlockingIOError:
+            said = b""
+        launched = _launched(said)
     return _Ended(
         returncode=proc.returncode,
         stdout=stdout,
@@ -288,7 +376,17 @@ def _execute(
         finished_at=time.time(),
         cgroup=cgroup,
         stopped=stopped,
+        launched=launched,
     )
+
+
+def _launched(said: bytes) -> dict[str, Any]:
+    """What the launcher said it applied ({} when it said nothing readable)."""
+    try:
+        value = json.loads(said or b"{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _take_logs(workdir: Path) -> dict[str, str]:
