@@ -25,7 +25,7 @@ from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio.confine import Confinement, confined_argv
-from iobench.fio.jobfile import TARGET_LINK
+from iobench.fio.jobfile import TARGET_LINK, checked
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output
 from iobench.jsontext import scan_objects
@@ -136,7 +136,8 @@ def run_fio(
     confined: Confinement | None = None,
     stop: threading.Event | None = None,
 ) -> FioRun:
-    """Run one job file and return its evidence; raise FioFailed when fio failed.
+    """Run one job file and return its evidence; raise FioFailed when fio failed, and
+    UnsafeJobFile (before fio starts) when fio would misread a line of it.
 
     ``client`` (``host,port``): run it on that fio server (``fio --client``); the job file
     then names its files by their paths on the server, fio's client writes the logs the
@@ -154,7 +155,7 @@ def run_fio(
     """
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
-    job_path.write_text(job_file)
+    job_path.write_text(checked(job_file), encoding="utf-8")
     argv, command = _command(fio, job_path, out_path, workdir, client, readonly, confined)
     ended = _execute(
         command,
