@@ -70,7 +70,7 @@ def test_doctor_shows_the_plan_and_the_exact_job_files_and_writes_nothing(
     (t,) = doc["targets"]
     assert t["created"] and t["test_file"].startswith(f"{target}/iobench-")
     layout, rr = doc["jobs"]
-    assert layout["workload"] is None and "[iobench-layout]" in layout["job_file"]
+    assert layout["workload"] is None and "[iobench:layout]" in layout["job_file"]
     assert rr["workload"] == "rr" and "[rr]\nrw=randread\nbs=4096" in rr["job_file"]
     for job in (layout, rr):  # the test file by its path, not iobench's private link
         assert f"\nfilename={t['test_file']}\n" in job["job_file"]
@@ -138,7 +138,7 @@ def test_plain_fio_runs_the_fio_jobfile_and_the_job_files_shown(
     assert test_file.parent == target and not test_file.exists(), "doctor writes nothing there"
     jobs = _fio(real_fio, plan, work)
     assert [(j["jobname"], j["groupid"]) for j in jobs] == [
-        ("iobench-layout", 0),
+        ("iobench:layout", 0),
         ("rr", 1),
         ("rw", 2),
     ]

@@ -112,14 +112,14 @@ SENT_TO_SERVERS = {
 
 
 def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -> None:
-    from iobench.clients import _PROBE_JOB
+    from iobench.clients import _probe_job
     from iobench.fio.jobfile import build_cleanup_jobfile
     from iobench.suites import builtin_names, load_builtin
     from iobench.suites.options import IOENGINES, OPTION_KEYS, refusal
 
     path = "/mnt/shared/iobench-0123abcd-c2.dat"
     jobs = [build_layout_jobfile(path, 1 << 20, remote=True), build_cleanup_jobfile(path)]
-    probe = _PROBE_JOB  # `clients check`: one read on the null engine, no file at all
+    probe = _probe_job("iobench-probe-0123abcd")  # `clients check`: one read on the null engine
     for name in builtin_names():
         jobs += [build_jobfile(w, path, w.size, client="c2") for w in load_builtin(name).workloads]
     for job in jobs:
@@ -139,7 +139,7 @@ def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -
     assert "filename" not in probe and "ioengine=null" in probe
     for line in probe.splitlines()[1:]:
         key, value = line.split("=", 1)
-        assert key in SENT_TO_SERVERS and (key != "write_lat_log" or value == "iobench-probe")
+        assert key in SENT_TO_SERVERS and (key != "write_lat_log" or value == "iobench")
 
 
 # -- job files for plain fio (`iobench doctor`) ------------------------------------------------

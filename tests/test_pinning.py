@@ -385,7 +385,7 @@ def test_suites_export_pins_as_run_does_and_plain_fio_reads_it(
     text = out.read_text()
     sections = re.findall(r"^\[(.*)\]\n((?:[^\[\n].*\n)*)", text, re.M)
     jobs = {name: dict(line.split("=", 1) for line in body.splitlines() if "=" in line)
-            for name, body in sections if name not in ("global", "iobench-layout")}  # fmt: skip
+            for name, body in sections if name not in ("global", "iobench:layout")}  # fmt: skip
     assert jobs and len(jobs) == len(load_builtin("quick").workloads)
     for name, opts in jobs.items():
         assert opts["cpus_allowed"] == guide_cpus(loop_dev, int(opts["numjobs"])), name

@@ -399,7 +399,7 @@ def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
         ("[j]\nrw=read\x1b[2J\n", 2, "the line holds the control character U+001B; a job "
          "file is text"),
         ("[j]\nrw=" + "r" * 100_000 + "\n", 2, "a line of 100003 bytes is too long (at "
-         "most 4096)"),
+         "most 8000)"),
         ("[séq]\nrw=read\n", 1, "job #1: name must be 1-64 letters, digits, '.', '_' or '-', "
          'starting with a letter or digit; not "séq"'),
         ("[j\nrw=read\n[j2]\n", 1, 'a section header is [NAME] alone on its line, not "[j"'),
@@ -519,11 +519,11 @@ def test_a_note_about_runtime_or_size_goes_when_the_user_gives_one() -> None:
 def test_reporting_options_iobench_sets_are_left_to_it_only_with_its_own_values() -> None:
     """An exported suite carries iobench's reporting options and its layout section; with
     the values iobench sets they are left to it, any other value is still refused."""
-    same = "[global]\nclat_percentiles=1\nrandrepeat=0\n[iobench-layout]\nrw=write\n"
+    same = "[global]\nclat_percentiles=1\nrandrepeat=0\n[iobench:layout]\nrw=write\n"
     suite = load(same + "stonewall\n[a]\nrw=randread\nstonewall\n")
     assert [w.name for w in suite.workloads] == ["a"]
     (note,) = [n for n in suite.notes if "left to iobench" in n.message]
-    assert "[iobench-layout] (line 4)" in note.message
+    assert "[iobench:layout] (line 4)" in note.message
     assert "clat_percentiles=1 and randrepeat=0 are what iobench" in note.message
     problems = refused("[global]\nclat_percentiles=0\nrandrepeat=1\n[a]\nrw=randread\n")
     assert [line for line, _ in problems] == [2]

@@ -29,6 +29,7 @@ from typing import Any
 
 from iobench.errors import FioFailed, IobenchError, UserError
 from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory
+from iobench.fio.jobfile import PATH_VALUE_BYTES
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.runner import FioInfo, FioRun, fio_messages, run_fio
 
@@ -39,6 +40,10 @@ CLOCK_TOLERANCE_MS = 1000.0  # a clock proven further off than this is worth a w
 # fio reads these specially in an option value (file lists, comments, $-expansion,
 # escapes): a path for a fio server must not hold them, since it cannot go through a link.
 _FIO_SPECIAL = re.compile(r"[:;#$\\\s]")
+# The test file's name that engine/remote.py appends (/iobench-<8 hex>-c<N>.dat) fits in
+# this with room to spare; the directory takes the rest of a filename= value.
+_REMOTE_NAME_BYTES = 64
+MAX_REMOTE_DIR_BYTES = PATH_VALUE_BYTES - _REMOTE_NAME_BYTES
 _HOST = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
@@ -121,18 +126,41 @@ def parse_clients(value: str) -> list[Client]:
 
 
 def check_remote_path(path: str) -> None:
-    """A directory path on the clients that fio can take as it is."""
+    """A directory path on the clients that fio can take as it is, in the test file's
+    ``filename=`` (the directory, then the name engine/remote.py gives the file)."""
+    shown = repr(path) if len(path) <= 80 else f"{path[:64]!r}... ({len(path)} characters)"
     if not path.startswith("/"):
         raise UserError(
-            f"{path!r}: with --clients the target is a directory on every client, given as an "
+            f"{shown}: with --clients the target is a directory on every client, given as an "
             "absolute path",
             "e.g. /mnt/shared",
         )
+    bad = next((c for c in path if not c.isprintable()), None)
+    if bad is not None:
+        what = (
+            "a byte that is not UTF-8"
+            if 0xDC80 <= ord(bad) <= 0xDCFF
+            else f"U+{ord(bad):04X}, which is not printable (a line break, a control character)"
+        )
+        raise UserError(
+            f"{shown}: a job file cannot carry this path to the fio servers: it holds {what}",
+            "use a directory whose path is plain text",
+        )
     if _FIO_SPECIAL.search(path):
         raise UserError(
-            f"{path!r}: fio would misread this path on its servers (it holds one of : ; # $ \\ "
+            f"{shown}: fio would misread this path on its servers (it holds one of : ; # $ \\ "
             "or a blank)",
             "use a directory whose path has none of these",
+        )
+    size = len(path.encode())
+    if size > MAX_REMOTE_DIR_BYTES:
+        raise UserError(
+            f"{shown}: with --clients the directory's path may be at most "
+            f"{MAX_REMOTE_DIR_BYTES} bytes, not {size}: the job file names the test file in "
+            f"it by its path, in at most {PATH_VALUE_BYTES} bytes, safely short of the 4096 "
+            "that fio's buffers and the kernel take",
+            "use a shorter path to the directory on every client (a symbolic link or a bind "
+            "mount of a short name)",
         )
 
 

@@ -7,6 +7,7 @@ import re
 import shlex
 
 from iobench import __version__
+from iobench.errors import IobenchError
 from iobench.fio.logs import INTERVAL_MS, LOG_PREFIX
 from iobench.model import Workload
 from iobench.units import fio_duration
@@ -21,15 +22,16 @@ PERCENTILE_LIST = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
 # sidesteps all of that for any path.
 TARGET_LINK = "target"
 # The section of an exported suite (`suites export`) that lays out the test file, which
-# iobench does itself when it reads that file back as a suite.
-LAYOUT_SECTION = "iobench-layout"
+# iobench does itself when it reads that file back as a suite. The ':' keeps it apart from
+# every workload: no workload name holds one, and section_name never writes one.
+LAYOUT_SECTION = "iobench:layout"
 
 
-def _target_comment(path: str, *, remote: bool = False) -> str:
-    """The real path, for the stored job file; JSON-quoted so it stays on one line."""
-    if remote:
-        return f"; target: {json.dumps(path)} on the fio server"
-    return f"; target: {json.dumps(path)} (fio reaches it as ./{TARGET_LINK})"
+def _target_comment(path: str, *, remote: bool = False) -> list[str]:
+    """The real path, for the stored job file: JSON-quoted, in as many comment lines as
+    it takes (joined, they give the JSON back)."""
+    where = "on the fio server" if remote else f"(fio reaches it as ./{TARGET_LINK})"
+    return comment_lines(f"target: {json.dumps(path)} {where}")
 
 
 def section_name(name: str, client: str | None = None) -> str:
@@ -119,8 +121,8 @@ def build_jobfile(
     jobs' histograms exactly, so numjobs > 1 yields one result per workload.
     """
     lines = [
-        f"; iobench {__version__}: workload {workload.name}",
-        _target_comment(target_path, remote=client is not None),
+        *comment_lines(f"iobench {__version__}: workload {workload.name}"),
+        *_target_comment(target_path, remote=client is not None),
         "[global]",
         f"filename={target_path if client else TARGET_LINK}",
         *_global_options(workload, size, client=client),
@@ -128,7 +130,7 @@ def build_jobfile(
         f"[{section_name(workload.name, client)}]",
         *shape_options(workload),
     ]
-    return "\n".join(lines) + "\n"
+    return checked("\n".join(lines) + "\n")
 
 
 def layout_options(size: int, direct: bool) -> list[str]:
@@ -154,16 +156,14 @@ def build_layout_jobfile(
     fio writes over it in place. ``direct`` keeps gigabytes of dirty pages (and a long final
     flush) out of it; use False where the filesystem lacks O_DIRECT.
     """
-    return "\n".join(
-        [
-            f"; iobench {__version__}: lay out the test file",
-            _target_comment(target_path, remote=remote),
-            "[layout]",
-            f"filename={target_path if remote else TARGET_LINK}",
-            *layout_options(size, direct),
-            "",
-        ]
-    )
+    lines = [
+        f"; iobench {__version__}: lay out the test file",
+        *_target_comment(target_path, remote=remote),
+        "[layout]",
+        f"filename={target_path if remote else TARGET_LINK}",
+        *layout_options(size, direct),
+    ]
+    return checked("\n".join(lines) + "\n")
 
 
 # -- job files for plain fio (`iobench doctor`) ------------------------------------------------
@@ -175,25 +175,40 @@ def build_layout_jobfile(
 _UNSAFE_IN_VALUE = frozenset(";#$\\")
 
 
+def why_not_plain(path: str) -> str | None:
+    """Why no ``filename=`` value makes plain fio open ``path`` (a phrase); None when one
+    does (see :func:`plain_filename`)."""
+    if not path.isprintable() or path != path.rstrip() or _UNSAFE_IN_VALUE & set(path):
+        return (
+            "fio cuts a value at ';' and '#', expands '$', treats '\\' as an escape and strips "
+            "trailing blanks, and a character that does not show cannot be pasted"
+        )
+    size = len(path.replace(":", "\\:").encode())
+    if size > PATH_VALUE_BYTES:
+        return (
+            f"it is {size} bytes long, and iobench writes at most {PATH_VALUE_BYTES} bytes of "
+            "a path in a job file: fio joins it with a file name in a buffer of 4096"
+        )
+    return None
+
+
 def plain_filename(path: str) -> str | None:
     """The ``filename=`` value that makes plain fio open ``path``; None when no value
     can (then fio reaches it only through a link of a plain name, as iobench does)."""
-    if not path.isprintable() or path != path.rstrip() or _UNSAFE_IN_VALUE & set(path):
-        return None
-    return path.replace(":", "\\:")
+    return None if why_not_plain(path) else path.replace(":", "\\:")
 
 
 def _plain_filename_lines(path: str) -> list[str]:
-    value = plain_filename(path)
-    if value is not None:
-        return [f"filename={value}"]
-    quoted = json.dumps(path)  # one line, whatever the path holds
-    lines = [
-        f"; target: {quoted}: fio cannot take this path in a job file (it cuts values at ';'",
-        "; and '#', expands '$', strips trailing blanks); run fio where ./target is a",
-        "; symbolic link to it, as iobench does"
-        + (f": ln -s -- {shlex.quote(path)} target" if path.isprintable() else ""),
-    ]
+    why = why_not_plain(path)
+    if why is None:
+        return [f"filename={plain_filename(path)}"]
+    lines = comment_lines(
+        f"target: {json.dumps(path)}: fio cannot take this path in a job file ({why}); run "
+        "fio where ./target is a symbolic link to it, as iobench does"
+    )
+    link = f"; ln -s -- {shlex.quote(path)} target"
+    if path.isprintable() and len(link.encode()) <= COMMENT_BYTES:
+        lines.append(link)
     return [*lines, f"filename={TARGET_LINK}"]
 
 
@@ -205,20 +220,25 @@ COMMENT_BYTES = 1000
 
 def comment_lines(text: str, mark: str = ";") -> list[str]:
     """``text`` as comment lines that fio skips whatever ``text`` holds: a character that
-    is not printable (a newline, a terminal's escape) written as ``\\uXXXX``, and the text
-    cut into lines of at most :data:`COMMENT_BYTES` bytes."""
-    shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    is not printable (a newline, a terminal's escape, a byte that is not UTF-8) written as
+    ``\\uXXXX`` (``\\UXXXXXXXX`` past U+FFFF), and the text cut into lines of at most
+    :data:`COMMENT_BYTES` bytes, never inside such an escape. The lines' text after
+    ``mark`` and a blank, joined, is ``text`` with those escapes."""
     lines: list[str] = []
     line, used = "", 0
-    for c in shown:
-        size = len(c.encode("utf-8", "surrogatepass"))
+    for c in text:
+        if c.isprintable():
+            shown = c
+        else:
+            shown = f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+        size = len(shown.encode())
         if used + size > COMMENT_BYTES:
             lines.append(line)
             line, used = "", 0
-        line += c
+        line += shown
         used += size
     lines.append(line)
-    return [f"{mark} {line}".rstrip() for line in lines]
+    return [f"{mark} {line}" if line else mark for line in lines]
 
 
 def plain_job(workload: Workload, path: str, size: int, *, section: str, title: str) -> str:
@@ -234,7 +254,7 @@ def plain_job(workload: Workload, path: str, size: int, *, section: str, title: 
         *_global_options(workload, size),
         "stonewall",
     ]
-    return "\n".join(lines) + "\n"
+    return checked("\n".join(lines) + "\n")
 
 
 def plain_layout_job(path: str, size: int, *, direct: bool, section: str, title: str) -> str:
@@ -246,24 +266,94 @@ def plain_layout_job(path: str, size: int, *, direct: bool, section: str, title:
         *layout_options(size, direct),
         "stonewall",
     ]
-    return "\n".join(lines) + "\n"
+    return checked("\n".join(lines) + "\n")
 
 
 def build_cleanup_jobfile(target_path: str) -> str:
     """For a fio server: remove iobench's test file at ``target_path`` (a path of its own,
     named for the run; iobench cannot reach the server's files any other way). fio reads
     4 KiB of it, then unlinks it; a file that is missing is created and removed."""
-    return "\n".join(
-        [
-            f"; iobench {__version__}: remove the test file",
-            _target_comment(target_path, remote=True),
-            "[cleanup]",
-            f"filename={target_path}",
-            "size=4k",
-            "rw=read",
-            "bs=4k",
-            "ioengine=psync",
-            "unlink=1",
-            "",
-        ]
-    )
+    lines = [
+        f"; iobench {__version__}: remove the test file",
+        *_target_comment(target_path, remote=True),
+        "[cleanup]",
+        f"filename={target_path}",
+        "size=4k",
+        "rw=read",
+        "bs=4k",
+        "ioengine=psync",
+        "unlink=1",
+    ]
+    return checked("\n".join(lines) + "\n")
+
+
+# -- the gate: every job file iobench writes, checked line by line ------------------------------
+
+# fio 3.33 reads a job file on its own host with fgets into a buffer of 8192 bytes
+# (OPT_LEN_MAX, init.c __parse_jobs_ini): a line of over 8190 bytes before its "\n" is read
+# in pieces, each after the first a line of its own. A fio server gets the file whole and
+# splits it only at "\n". iobench writes no line over 8000 bytes, which leaves room for the
+# "\r" an editor may add, and reads none longer (suites.jobfile): every line it writes reads
+# back, and fio reads each whole on any host. The longest lines it writes are options from
+# a suite (a value of 4096 characters at most, suites.options.MAX_STRING) and comments
+# (COMMENT_BYTES).
+LINE_BYTES = 8000
+# fio keeps 254 characters of a section's name (sscanf "[%255[^\n]]", then the "]" cut) and
+# 127 bytes of it in its reports (thread_stat's name[FIO_JOBNAME_SIZE]), by which iobench
+# reads a job's results.
+SECTION_BYTES = 127
+# fio joins directory= and filename= into a buffer of PATH_MAX (4096) bytes unchecked
+# (filesetup.c add_file: sprintf), and the kernel refuses a path of 4096 bytes or more:
+# each value is at most 2000 bytes, so that the two together stay under it.
+PATH_VALUE_BYTES = 2000
+
+_SECTION_RE = re.compile(r"\[([A-Za-z0-9._:-]+)\]")
+_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
+
+
+class UnsafeJobFile(IobenchError):
+    """A job file iobench built has a line that fio would read otherwise than meant: a bug
+    in iobench, since input that cannot be written safely is refused before, as a UserError."""
+
+
+def checked(text: str) -> str:
+    """``text``, a job file, when fio reads each of its lines as iobench wrote it: a comment,
+    a ``[section]`` of a plain name, or an option whose value fio neither cuts, strips nor
+    expands; none longer than :data:`LINE_BYTES` or holding a character that is not
+    printable (a line break, a control character). Else :class:`UnsafeJobFile`: nothing
+    that fio would misread is ever written or run."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        problem = _line_problem(line)
+        if problem is not None:
+            shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in line[:80])
+            raise UnsafeJobFile(
+                f"iobench built a job file whose line {number} {problem} ({json.dumps(shown)}"
+                f"{'...' if len(line) > 80 else ''}); fio would misread it, so it was neither "
+                "written nor run",
+                "this is a bug in iobench; please report it with the command you ran",
+            )
+    return text
+
+
+def _line_problem(line: str) -> str | None:
+    if not line.isprintable():
+        return "holds a line break or another character that is not printable"
+    if len(line.encode()) > LINE_BYTES:
+        return f"is longer than {LINE_BYTES} bytes"
+    if not line or line[0] in ";#":
+        return None
+    if line[0] == "[":
+        m = _SECTION_RE.fullmatch(line)
+        if m is None:
+            return "is not a [section] of letters, digits and . _ : -"
+        if len(m.group(1)) > SECTION_BYTES:
+            return f"names a section of over {SECTION_BYTES} characters"
+        return None
+    key, _, value = line.partition("=")
+    if not _KEY_RE.fullmatch(key) or key.startswith("include"):
+        return "is neither a comment, a section nor an option"
+    if set(value) & set(";#$") or value != value.strip():
+        return "has a value that fio would cut, strip or expand"
+    if key in ("filename", "directory") and len(value.encode()) > PATH_VALUE_BYTES:
+        return f"names a path of over {PATH_VALUE_BYTES} bytes"
+    return None

@@ -32,7 +32,7 @@ from typing import Any
 from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio import launch
 from iobench.fio.confine import FILE_SIZE_LIMIT, SPOOL_BYTES, Confinement
-from iobench.fio.jobfile import TARGET_LINK
+from iobench.fio.jobfile import TARGET_LINK, checked
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output
 from iobench.jsontext import scan_objects
@@ -167,7 +167,8 @@ def run_fio(
     formats: str = "json+",
 ) -> FioRun:
     """Run one job file and return its evidence; raise FioFailed when fio failed (with
-    ``check``; else only when iobench stopped it).
+    ``check``; else only when iobench stopped it), and UnsafeJobFile (before fio starts)
+    when fio would misread a line of it.
 
     ``client`` (``host,port``): run it on that fio server (``fio --client``); the job file
     then names its files by their paths on the server, fio's client writes the logs the
@@ -187,7 +188,7 @@ def run_fio(
     """
     job_path = workdir / f"{name}.fio"
     out_path = workdir / f"{name}.json"
-    job_path.write_text(job_file)
+    job_path.write_text(checked(job_file), encoding="utf-8")
     argv = fio_argv(
         fio.path,
         Path(job_path.name),

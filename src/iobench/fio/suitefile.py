@@ -26,6 +26,7 @@ from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import UserError
 from iobench.fio.jobfile import (
     LAYOUT_SECTION,
+    checked,
     comment_lines,
     layout_options,
     plain_filename,
@@ -33,16 +34,15 @@ from iobench.fio.jobfile import (
     run_options,
     section_name,
     shape_options,
+    why_not_plain,
 )
 from iobench.model import Fitted, Suite, Target, Workload
 from iobench.suites.fit import fitted_iodepth
-from iobench.suites.options import OPTION_KEYS
+from iobench.suites.options import NAME_RE, OPTION_KEYS, show_value
 from iobench.suites.pin import Pinning
 from iobench.units import format_bytes
 
 WIDTH = 96  # the header's comments are wrapped at this many characters
-# No line fio reads is cut (see COMMENT_BYTES): fio's line buffer is 8 KiB.
-MAX_LINE_BYTES = 8000
 
 
 @dataclass(frozen=True)
@@ -128,13 +128,15 @@ def suite_jobfile(export: Export) -> str:
         lines += ["", *section]
     text = "\n".join(lines) + "\n"
     check_plain(text)
-    return text
+    return checked(text)
 
 
 def _sections(export: Export) -> list[tuple[str, list[str]]]:
-    """(section name, its lines) for each step: the layout, then every workload."""
+    """(section name, its lines) for each step: the layout, then every workload. A
+    workload whose section cannot bear its name (fio takes [global...] for defaults; two
+    names can make one section) is named by name=, so it reads back under its own."""
     out: list[tuple[str, list[str]]] = []
-    taken = {LAYOUT_SECTION}
+    taken: set[str] = set()
     if export.layout_bytes:
         direct = all(w.direct for w in export.suite.workloads)
         what = "lay out the test file" if export.own_file else "prefill the test area"
@@ -160,12 +162,14 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
             section = f"{base}.{n}"
         taken.add(section.lower())
         title = f"workload {quoted(w.name)}" if section != w.name else f"workload {w.name}"
+        renamed = section != w.name and NAME_RE.fullmatch(w.name)
         out.append(
             (
                 section,
                 [
                     *_comment(f"{title}: {_shape_text(w)}"),
                     f"[{section}]",
+                    *([f"name={w.name}"] if renamed else []),
                     *shape_options(w),
                     *run_options(w, export.size_of(w)),
                     "stonewall",
@@ -201,10 +205,9 @@ def _target_lines(export: Export) -> list[str]:
         value = plain_filename(t.spec)
     if value is None:
         raise UserError(
-            f"cannot export for {quoted(t.spec)}: fio cannot take this path in a job file "
-            "(it cuts values at ';' and '#', expands '$', treats '\\' as an escape and "
-            "strips trailing blanks)",
-            "give --target a symbolic link of a plain name to it, or a path without "
+            f"cannot export for {show_value(t.spec)}: fio cannot take this path in a job file "
+            f"({why_not_plain(t.path)})",
+            "give --target a symbolic link to it whose own path is short and has none of "
             "these characters",
         )
     if t.kind == "directory":
@@ -353,7 +356,7 @@ def _cpus(n: int) -> str:
 
 # -- the last check: nothing but comments, sections and plain key=value lines --------------------
 
-_SECTION_RE = re.compile(r"\[([A-Za-z0-9._-]{1,80})\]")
+_SECTION_RE = re.compile(r"\[([A-Za-z0-9._:-]{1,80})\]")
 _KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 # What an option's value may hold: no '$' (fio expands it), no '(' (an expression), no ';'
 # or '#' (a comment), no '\' (an escape), no blank, nothing beyond ASCII.
@@ -363,7 +366,7 @@ _PATH_KEYS = frozenset({"filename", "directory"})
 _KEYS = frozenset(
     {"rw", "bs", "iodepth", "numjobs", "rwmixread", "size", "ioengine", "direct", "runtime"}
     | {"time_based", "ramp_time", "group_reporting", "clat_percentiles", "lat_percentiles"}
-    | {"percentile_list", "randrepeat", "refill_buffers", "end_fsync"}
+    | {"percentile_list", "randrepeat", "refill_buffers", "end_fsync", "name"}
     | _PATH_KEYS
     | set(OPTION_KEYS)
 )
@@ -372,15 +375,15 @@ _FLAGS = frozenset({"stonewall"})
 
 def check_plain(text: str) -> None:
     """Raise UserError unless every line of ``text`` is a comment, a ``[section]`` or a
-    ``key=value`` that fio takes as it is, each short enough that fio reads it whole, and
-    the first section is ``[global]``."""
+    ``key=value`` of an option an export holds, with a value fio takes as it is, and the
+    first section is ``[global]``: stricter than the gate every job file goes through
+    (:func:`~iobench.fio.jobfile.checked`, which also bounds the lines' length and
+    characters), which it comes before."""
     sections = 0
     for number, line in enumerate(text.split("\n"), start=1):
         problem = None
-        if len(line.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
-            problem = "is too long for fio to read as one line"
-        elif not line or line[0] in "#;":
-            problem = None if line.isprintable() else "holds a character that is not printable"
+        if not line or line[0] in "#;":
+            pass
         elif m := _SECTION_RE.fullmatch(line):
             sections += 1
             first, name = sections == 1, m.group(1)

@@ -27,6 +27,7 @@ from iobench.errors import IobenchError
 from iobench.fio.jobfile import (
     LAYOUT_SECTION,
     TARGET_LINK,
+    checked,
     comment_lines,
     plain_job,
     plain_layout_job,
@@ -218,7 +219,8 @@ def fio_jobfile(doc: dict[str, Any]) -> str:
     ]
     # Each line a comment fio skips, whatever a suite's name or a path holds.
     head = [line for text in head for line in comment_lines(text)] + [""]
-    return "\n".join(head) + "\n" + "\n".join(j["job_file"] for j in doc.get("jobs") or [])
+    jobs = "\n".join(j["job_file"] for j in doc.get("jobs") or [])
+    return checked("\n".join(head) + "\n" + jobs)
 
 
 def _spec(p: Preflight) -> dict[str, Any] | None:

@@ -25,13 +25,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from iobench.errors import SuiteProblem
-from iobench.fio.jobfile import LAYOUT_SECTION, report_options
+from iobench.fio.jobfile import LAYOUT_SECTION, LINE_BYTES, report_options
 from iobench.model import SuiteNote
 from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
     CORE_KEYS,
-    MAX_STRING,
     OPTION_KEYS,
     show_key,
     show_value,
@@ -42,8 +41,9 @@ Section = tuple[str, int]  # ("defaults", k): the k-th [global] section; ("workl
 
 SUFFIXES = (".fio", ".job", ".ini")
 # bytes (UTF-8): fio reads a line in pieces of 8191 bytes and takes the rest of a longer
-# one for a line of its own, so a long line could hold an option iobench never saw.
-MAX_LINE = MAX_STRING
+# one for a line of its own, so a long line could hold an option iobench never saw. The
+# limit of the lines iobench writes (fio/jobfile.py), so that an export reads back.
+MAX_LINE = LINE_BYTES
 
 # Where fio does its I/O: iobench replaces them with the target named on its command line.
 TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
