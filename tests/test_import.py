@@ -39,8 +39,12 @@ RECORDED = DATA / "recorded"
 
 JSON_FIXTURES = sorted(
     [EXTERNAL / name for name, *_ in EXTERNAL_STATED]
-    + [p for p in RECORDED.glob("*.json") if not p.name.endswith(".meta.json")]
-)
+    + [
+        p
+        for p in RECORDED.glob("*.json")
+        if not p.name.endswith(".meta.json") and not p.name.startswith("concat-")
+    ]
+)  # concat-*: several runs in one file (tests/test_import_reports.py)
 ARGV = ["iobench", "import"]
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import Cli
 from iobench.errors import ExitCode, UserError
-from iobench.importer import import_files, interpret_file
+from iobench.importer import import_files, interpret_fio_output
 from iobench.jsontext import scan_objects
 from iobench.records import ImportedRun, ResultRecord
 from iobench.store import Store
@@ -84,7 +84,7 @@ def warning(run: ImportedRun, wid: str) -> dict[str, Any]:
 def test_terse_lines_import_as_the_json_of_the_same_run(name: str, version: int) -> None:
     lines = terse_lines(name)
     assert lines and all(line.startswith(f"{version};fio-3.33;") for line in lines)
-    run = interpret_file(pasted(name), f"{name}.txt")
+    run = interpret_fio_output(pasted(name), f"{name}.txt")
     raw = recorded_json(name)["jobs"]
     assert run.fio_version == "3.33" and run.status == "complete"
     # numjobs=2 without group_reporting: the two clones are merged as the JSON's are.
@@ -108,7 +108,7 @@ def test_terse_lines_import_as_the_json_of_the_same_run(name: str, version: int)
 def test_terse_lines_alone_import_and_say_their_parameters_are_unknown() -> None:
     name = "terse-only-v3-randwrite"
     text = (RECORDED / f"{name}.out").read_text()
-    run = interpret_file(text, f"{name}.out")
+    run = interpret_fio_output(text, f"{name}.out")
     (result,) = run.results
     assert result.workload == "rw" and metrics_of(result)["write"]["iops"] > 0
     assert result.params.get("rw") is None, "a terse line says nothing of rw"
@@ -121,7 +121,7 @@ def test_a_fio_command_line_gives_terse_jobs_their_parameters() -> None:
         "[root@h ~]# fio --minimal --name=randread --rw=randread --bs=4k --iodepth=8 "
         f"--ioengine=libaio --direct=1 --size=8M\n{line}\n"
     )
-    (result,) = interpret_file(text, "ticket.txt").results
+    (result,) = interpret_fio_output(text, "ticket.txt").results
     assert (result.params["rw"], result.params["bs"], result.params["iodepth"]) == (
         "randread",
         4096,
@@ -144,7 +144,7 @@ def test_a_broken_terse_line_is_refused_naming_file_and_line(tmp_path: Path, cli
     path = tmp_path / "cut.txt"
     path.write_text("some prompt\n" + line[: len(line) // 2] + "\n")
     with pytest.raises(UserError) as e:
-        interpret_file(path.read_text(), str(path))
+        interpret_fio_output(path.read_text(), str(path))
     assert e.value.exit_code == ExitCode.BAD_INPUT
     assert e.value.message.startswith(f"{path}:2: ")
     db = tmp_path / "runs.db"
@@ -161,7 +161,7 @@ def test_json_with_only_a_mixed_direction_is_refused_not_imported_empty(tmp_path
     assert "mixed" in report["jobs"][0] and "read" not in report["jobs"][0]
     for part in (text[start:end], "\n".join(terse_lines("terse-v4-mixed"))):
         with pytest.raises(UserError) as e:
-            interpret_file(part, str(tmp_path / "mixed.out"))
+            interpret_fio_output(part, str(tmp_path / "mixed.out"))
         assert "mixed" in e.value.message and e.value.exit_code == ExitCode.BAD_INPUT
 
 
@@ -169,8 +169,8 @@ def test_a_description_that_is_a_number_is_kept_as_the_description() -> None:
     """fio --description=2024 ends the terse line with the field 2024; one trailing field
     is the description even when it reads as a number, two are not what fio writes."""
     line = terse_lines("terse-only-v3-randwrite")[0]
-    run = interpret_file(line + ";2024\n", "desc.txt")
+    run = interpret_fio_output(line + ";2024\n", "desc.txt")
     assert (run.suite_def.workloads or [{}])[0]["description"] == "2024"
     with pytest.raises(UserError) as e:  # two numbers are not continue_on_error's counts
-        interpret_file(line + ";2024;7.5\n", "desc.txt")
+        interpret_fio_output(line + ";2024;7.5\n", "desc.txt")
     assert "desc.txt:1: " in e.value.message

@@ -26,7 +26,7 @@ from iobench.errors import UserError
 from iobench.fio import textparams
 from iobench.fio.parse import parse_fio_output
 from iobench.fio.text import looks_like_normal, parse_normal_output
-from iobench.importer import import_files, interpret_fio_output
+from iobench.importer import import_files, interpret_fio_output, interpret_fio_runs
 from iobench.jsontext import scan_objects
 from iobench.model import DIRECTIONS, FioOutput, LatencyStats
 from iobench.records import ImportedRun, ResultRecord
@@ -231,13 +231,21 @@ def test_client_server_text_keeps_each_client_and_not_the_sum() -> None:
 
 
 def test_the_six_ucloud_runs_have_the_articles_numbers(cli: Cli, isolated_db: Path) -> None:
+    """Six fio runs, each after its command line: six runs, each with its own parameters."""
     code, out, err = cli("import", str(UCLOUD))
     assert code == 0, err
-    assert "6 result(s), fio 2.1.10" in out
-    code, out, err = cli("show", "latest", "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    rows = [(r, r["read"] or r["write"]) for r in doc["results"]]
+    lines = out.splitlines()
+    assert [line.split(" (")[1].split(")")[0] for line in lines] == [
+        f"run {n} of 6 in the file, line {line}"
+        for n, line in enumerate((16, 50, 86, 121, 158, 192), start=1)
+    ]
+    assert all(line.endswith(": 1 result(s), fio 2.1.10") for line in lines)
+    docs = []
+    for run_id in range(1, 7):
+        code, out, err = cli("show", str(run_id), "--json")
+        assert code == 0, err
+        docs.append(json.loads(out))
+    rows = [(r, r["read"] or r["write"]) for doc in docs for r in doc["results"]]
     assert [d["iops"] for _, d in rows] == [5928, 9161, 1082, 1082, 16831, 16831]
     first = rows[0][1]
     assert first["clat_ns"]["mean"] == 163_790.0  # "clat (usec): ... avg=163.79"
@@ -253,15 +261,33 @@ def test_the_six_ucloud_runs_have_the_articles_numbers(cli: Cli, isolated_db: Pa
     assert [p["bs"] for p in params] == [4096, 4096, 262144, 262144, 4096, 4096]
     assert {p["size"] for p in params} == {200 * 1024**3}
     assert {r["target"] for r, _ in rows} == {"/data/test"}
-    assert doc["fio_version"] == "2.1.10"
-    assert doc["started_at"] == "2022-03-30T16:33:14.000Z"
-    ids = {w["id"] for w in doc["warnings"]}
-    assert {"microsecond-latencies", "text-precision", "text-no-histogram"} <= ids
-    message = next(w["message"] for w in doc["warnings"] if w["id"] == "text-parameters")
-    assert message == "the jobs' parameters were read from the fio command line"
-    code, out, err = cli("show", "latest")
-    assert code == 0, err
-    assert "test#6" in out and "randwrite" in out
+    assert {r["workload"] for r, _ in rows} == {"test"}
+    assert {doc["fio_version"] for doc in docs} == {"2.1.10"}
+    assert docs[0]["started_at"] == "2022-03-30T16:33:14.000Z"
+    assert len({doc["started_at"] for doc in docs}) == 6  # each run's own time
+    for n, doc in enumerate(docs, start=1):
+        ids = {w["id"] for w in doc["warnings"]}
+        assert {"microsecond-latencies", "text-precision", "text-no-histogram"} <= ids
+        message = next(w["message"] for w in doc["warnings"] if w["id"] == "text-parameters")
+        assert message == "the jobs' parameters were read from the fio command line"
+        place = next(w["message"] for w in doc["warnings"] if w["id"] == "one-of-several-runs")
+        assert place.startswith(
+            f"the file holds 6 fio runs, each imported as a run of its own; "
+            f"this is run {n}, whose report starts at line "
+        )
+        if n > 1:
+            assert "another fio run starting before it" in place
+    # Each run keeps its own part of the file as raw output; together they are the file.
+    parts = []
+    for run_id in range(1, 7):
+        code, out, err = cli("show", str(run_id), "--raw")
+        assert code == 0, err
+    with Store.open(isolated_db) as store:
+        for run_id in range(1, 7):
+            run = store.get_run(run_id, with_raw=True)
+            parts.append(run.results[0].raw_output)
+    assert "".join(p or "" for p in parts) == UCLOUD.read_text()
+    assert [p.count("~]#\u00a0fio") for p in parts if p] == [1] * 6  # its command line
 
 
 # -- other people's text outputs ----------------------------------------------------------
@@ -298,19 +324,22 @@ def test_fio_3_7_four_groups_from_a_repository() -> None:
 
 def test_runs_pasted_with_shell_prompts_take_their_command_lines() -> None:
     path = TEXT / "d-uzlov__k8s-homelab__test-fsync.excerpt.md"
-    run = _imported(path.read_text(), str(path))
+    found = interpret_fio_runs(path.read_text(), str(path))
+    assert [(f.number, f.of, f.line) for f in found] == [(1, 3, 22), (2, 3, 63), (3, 3, 105)]
+    runs = [f.run for f in found]
     # The first output follows a quoted command, not its own: header line only.
-    assert [(r.target, r.workload) for r in run.results] == [
+    assert [(r.target, r.workload) for run in runs for r in run.results] == [
         ("(unknown)", "mytest"),
         ("test-data", "mytest"),
-        ("test-data", "mytest#2"),
+        ("test-data", "mytest"),
     ]
-    assert run.results[0].params["size"] is None
-    assert run.results[1].params["size"] == 22 * 1024**2  # --size=22m
-    assert run.results[1].params["options"] == {"fdatasync": "1"}
-    assert [_m(r)["write"]["total_ios"] for r in run.results] == [5632] * 3
-    assert _m(run.results[0])["write"]["clat_ns"]["p99"] == 23168  # nsec table
-    assert run.fio_version == "3.25"
+    first, second, third = (run.results[0] for run in runs)
+    assert first.params["size"] is None
+    assert second.params["size"] == 22 * 1024**2  # --size=22m
+    assert second.params["options"] == {"fdatasync": "1"}
+    assert [_m(r)["write"]["total_ios"] for r in (first, second, third)] == [5632] * 3
+    assert _m(first)["write"]["clat_ns"]["p99"] == 23168  # nsec table
+    assert {run.fio_version for run in runs} == {"3.25"}
 
 
 def test_a_text_without_version_or_header_is_read_for_what_it_holds() -> None:
@@ -465,7 +494,7 @@ def test_import_files_reads_text_among_json(tmp_path: Path) -> None:
             argv=ARGV,
         )
         runs = [store.get_run(i) for i in ids]
-    assert [len(r.results) for r in runs] == [1, 6]
+    assert [len(r.results) for r in runs] == [1] * 7  # the article's six runs, each its own
     assert all(r.label == "old" for r in runs)
     assert math.isclose(_m(runs[1].results[0])["read"]["iops"], 5928)
 

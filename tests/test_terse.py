@@ -17,7 +17,7 @@ import pytest
 from iobench.errors import FioOutputError
 from iobench.fio import terse
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output
-from iobench.fio.terse import looks_like_terse, parse_terse_output
+from iobench.fio.terse import looks_like_terse, parse_terse_output, terse_reports
 from iobench.model import DirectionResult, FioOutput, JobResult, LatencyStats
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
@@ -290,11 +290,15 @@ def test_terse_version_2_is_refused_clearly() -> None:
     assert e.value.hint is not None and "--terse-version=3" in e.value.hint
 
 
-def test_lines_of_different_runs_are_refused() -> None:
+def test_lines_of_different_fio_versions_are_reports_of_different_runs() -> None:
     old = (EXTERNAL / "jtulak__fio-parser__fio-test.out").read_text().splitlines()[0]
     new = terse_lines(text_of("terse-only-v3-randwrite"))[0]
-    with pytest.raises(FioOutputError, match=r"^two\.out:2: .*'fio-3\.33'.*line 1 .*'fio-2\.1\.2'"):
-        parse_terse_output(f"{old}\n{new}\n", "two.out")
+    text = f"{old}\n{new}\n"
+    reports = terse_reports(text, "two.out")
+    assert [(r.line, r.output.fio_version) for r in reports] == [(1, "2.1.2"), (2, "3.33")]
+    assert [r.start for r in reports] == [0, len(old) + 1]
+    with pytest.raises(FioOutputError, match=r"^two\.out:2: another fio run starts here \(an"):
+        parse_terse_output(text, "two.out")
 
 
 # -- hostile input ------------------------------------------------------------------------

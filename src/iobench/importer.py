@@ -2,13 +2,17 @@
 
 Two parts:
 
-- :func:`interpret_fio_output` is pure: the text of one file -> an
+- :func:`interpret_fio_runs` is pure: the text of one file -> the runs it holds, each an
   :class:`~iobench.records.ImportedRun` holding everything that will be stored (run row,
-  targets, one ResultRecord per fio job entry, warnings). Parsing and interpretation live
-  here and are unit-tested without a database. A run document that ``iobench export``
-  wrote is read by iobench.documents.run instead (:func:`interpret_file` tells them apart).
+  targets, one ResultRecord per fio job entry, warnings) with its place in the file
+  (:class:`FileRun`). A file may hold several fio reports: --status-interval snapshots
+  of one run (the last is kept) or the outputs of several runs (each a run of its own);
+  iobench.fio.reports tells them apart, and refuses the file when it cannot. Parsing and
+  interpretation live here and are unit-tested without a database. A run document that
+  ``iobench export`` wrote is read by iobench.documents.run instead
+  (:func:`interpret_file` tells them apart).
 - :func:`import_files` reads and interprets **every** file first, so one file that is not
-  fio output stops the import before anything is stored; then it writes one run per file.
+  fio output stops the import before anything is stored; then it writes its runs.
 
 fio's text outputs (:data:`TEXT_FORMATS`: the normal human-readable output) are read into
 the same model and a report in the JSON's shape, so one interpreter serves both.
@@ -36,9 +40,10 @@ from iobench.documents.run import is_run_document, read_run_document
 from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
 from iobench.errors import FioOutputError, NoFioReport, UserError, error_text
 from iobench.fio.options import options_target, workload_params
-from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio_output
-from iobench.fio.terse import looks_like_terse, parse_terse_output
-from iobench.fio.text import OPTIONS_FROM_KEY, SESSION_KEY, looks_like_normal, parse_normal_output
+from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, fio_reports
+from iobench.fio.reports import Report, Run, split_runs
+from iobench.fio.terse import looks_like_terse, terse_reports
+from iobench.fio.text import OPTIONS_FROM_KEY, looks_like_normal, normal_reports
 from iobench.fio.textparams import options_shown
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
@@ -53,7 +58,6 @@ from iobench.records import (
 )
 from iobench.store.repository import Store
 
-_REPORT_KEYS = ("jobs", "client_stats")
 _UNKNOWABLE = (
     "the fio job file (only the options fio echoes in its JSON, as typed, and not those "
     "given without a value such as time_based)",
@@ -61,20 +65,35 @@ _UNKNOWABLE = (
     "the host (CPU, memory, kernel) and the storage under the target",
 )
 # fio's text outputs iobench reads when a file holds no fio JSON: (what it is, does the
-# text hold it, its parser). A parser gives the model and a report in the JSON's shape
-# (``global options``; per job ``jobname``, ``groupid``, ``job options``), in the order of
-# the model's jobs; it raises UserError naming the file and line for broken text.
-TextParser = Callable[[str, str], tuple[FioOutput, dict[str, Any]]]
+# text hold it, its parser). A parser gives every report of the text (iobench.fio.reports):
+# the model and a report in the JSON's shape (``global options``; per job ``jobname``,
+# ``groupid``, ``job options``), in the order of the model's jobs; it raises UserError
+# naming the file and line for broken text.
+TextParser = Callable[[str, str], list[Report]]
 
 
-def parse_terse(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
+def parse_terse(text: str, source: str) -> list[Report]:
     """fio's terse output (iobench.fio.terse), each job's options from the fio command line
-    or job file the text shows (a terse line holds none)."""
+    or job file the text shows with its run's lines (a terse line holds none)."""
     try:
-        output, report = parse_terse_output(text, source)
+        reports = terse_reports(text, source)
     except FioOutputError as e:
         raise UserError(e.message, e.hint or NEVER_WRITTEN) from None
-    shown = options_shown(text.splitlines())
+    # Each fio run's lines with the text before them, up to the next run's.
+    starts: dict[int, int] = {}
+    for report in reports:
+        starts.setdefault(report.session, report.start)
+    ends = dict(zip(starts, [*list(starts.values())[1:], len(text)], strict=True))
+    shown = {
+        session: options_shown(text[start : ends[session]].splitlines())
+        for session, start in starts.items()
+    }
+    for report in reports:
+        _terse_options(report.raw, shown[report.session])
+    return reports
+
+
+def _terse_options(report: dict[str, Any], shown: Callable[[str], Any]) -> None:
     for entry in report.get("client_stats") or report.get("jobs") or []:
         found = shown(str(entry.get("jobname")))
         if found is None:
@@ -83,11 +102,10 @@ def parse_terse(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
             continue
         entry["job options"] = found.effective
         entry[OPTIONS_FROM_KEY] = found.where
-    return output, report
 
 
 TEXT_FORMATS: tuple[tuple[str, Callable[[str], bool], TextParser], ...] = (
-    ("fio's normal text output", looks_like_normal, parse_normal_output),
+    ("fio's normal text output", looks_like_normal, normal_reports),
     ("its terse output (--output-format=terse, versions 3-5)", looks_like_terse, parse_terse),
 )
 _UNKNOWABLE_TEXT = (
@@ -106,36 +124,53 @@ _HINT_NOT_FIO = (
 # -- the impure part: read, validate all, store ------------------------------------------
 
 
+@dataclass(frozen=True)
+class FileRun:
+    """One run a file holds, and where in the file it was read."""
+
+    run: ImportedRun
+    number: int  # its place among the file's runs, from 1
+    of: int  # how many runs the file holds
+    line: int  # the line its report (the last, when there are snapshots) starts on
+    snapshots: tuple[int, ...] = ()  # the lines of the earlier reports of it, not imported
+
+    def position(self) -> dict[str, Any]:
+        """Where in the file, as ``import --json`` says it."""
+        where: dict[str, Any] = {"run": self.number, "of": self.of, "line": self.line}
+        return {**where, "snapshots": list(self.snapshots)}
+
+
 def import_files(
     store: Store, paths: Sequence[str], *, label: str | None, argv: Sequence[str]
 ) -> list[int]:
     """Import fio output files as runs (origin "imported"); return the new run ids.
 
-    Every file is read and interpreted first; any file that cannot be read or is not fio JSON
-    output raises :class:`UserError` naming it, and nothing is stored. Then each file
-    becomes one run, written in short transactions (run, each result, finish). If storing
-    fails part-way, that run is finished as failed (aborted on Ctrl-C), never left
-    running; runs of earlier files stay stored.
+    Every file is read and interpreted first; any file that cannot be read, is not fio
+    output, or holds reports whose runs cannot be told apart raises :class:`UserError`
+    naming it, and nothing is stored. Then each run of each file is written in short
+    transactions (run, each result, finish). If storing fails part-way, that run is
+    finished as failed (aborted on Ctrl-C), never left running; the runs before it stay
+    stored.
     """
-    return store_imports(store, read_files(paths), label=label, argv=argv)
+    return store_imports(store, [f.run for f in read_files(paths)], label=label, argv=argv)
 
 
-def read_files(paths: Sequence[str]) -> list[ImportedRun]:
-    """Read and interpret every file (no database needed); UserError naming the first file
-    that is not fio output or an iobench run document."""
+def read_files(paths: Sequence[str]) -> list[FileRun]:
+    """Read and interpret every file (no database needed): the runs they hold, in order.
+    UserError naming the first file that is not fio output or an iobench run document."""
     if not paths:
         raise UserError(
             "no files to import", "give one or more fio output files (JSON, text or terse)"
         )
     seen: dict[str, str] = {}
-    runs: list[ImportedRun] = []
+    runs: list[FileRun] = []
     for path in paths:
         real = os.path.realpath(path)
         if real in seen:
             raise UserError(f"{path} is given twice (also as {seen[real]})", "give every file once")
         seen[real] = path
         text, mtime = _read(path)
-        runs.append(interpret_file(text, path, mtime=mtime))
+        runs += interpret_file(text, path, mtime=mtime)
     return runs
 
 
@@ -207,8 +242,8 @@ def measurement(results: Sequence[ResultRecord]) -> list[tuple[Any, ...]]:
     return sorted(rows, key=repr)
 
 
-def interpret_file(text: str, path: str, *, mtime: float | None = None) -> ImportedRun:
-    """The run one file holds: fio output, or a run document that ``iobench export
+def interpret_file(text: str, path: str, *, mtime: float | None = None) -> list[FileRun]:
+    """The runs one file holds: fio output, or a run document that ``iobench export
     --format json`` wrote."""
     if text.lstrip().startswith("{"):
         try:
@@ -222,8 +257,12 @@ def interpret_file(text: str, path: str, *, mtime: float | None = None) -> Impor
         except ValueError:
             doc = None
         if is_run_document(doc):
-            return read_run_document(doc, path)
-    return interpret_fio_output(text, path, mtime=mtime)
+            return [FileRun(read_run_document(doc, path), 1, 1, _first_line(text))]
+    return interpret_fio_runs(text, path, mtime=mtime)
+
+
+def _first_line(text: str) -> int:
+    return text.count("\n", 0, len(text) - len(text.lstrip())) + 1
 
 
 def store_imported(
@@ -325,40 +364,83 @@ def _read(path: str) -> tuple[str, float | None]:
 
 
 def interpret_fio_output(text: str, path: str, *, mtime: float | None = None) -> ImportedRun:
-    """Interpret one file's text as fio output: the run it becomes.
+    """The one run a file's fio output holds (:func:`interpret_fio_runs`); UserError
+    naming the file and line when it holds several."""
+    runs = interpret_fio_runs(text, path, mtime=mtime)
+    if len(runs) > 1:
+        raise UserError(
+            f"{path}:{runs[1].line}: the file holds {len(runs)} fio runs",
+            "import it with `iobench import`: each run becomes a run of its own",
+        )
+    return runs[0].run
 
-    ``path`` names the file in messages; its absolute form is the run's source. ``mtime``
-    (the file's modification time, seconds) dates the run when fio's output has no
+
+def interpret_fio_runs(text: str, path: str, *, mtime: float | None = None) -> list[FileRun]:
+    """Interpret one file's text as fio output: the runs it becomes, in file order.
+
+    ``path`` names the file in messages; its absolute form is the runs' source. ``mtime``
+    (the file's modification time, seconds) dates a run when fio's output has no
     ``timestamp`` (fio 2.1 and older). fio's JSON is read when the file holds it (a file
     with fio's text and JSON of one run: the JSON holds more); else a text output of
-    :data:`TEXT_FORMATS`. Raises UserError naming the file when it is neither.
+    :data:`TEXT_FORMATS`. Of several reports, the snapshots of one run are left out and
+    every other report is a run of its own (iobench.fio.reports). Raises UserError naming
+    the file when it is neither output, and naming the line when a report cannot be told
+    to be a snapshot or a run of its own.
     """
     objects = jsontext.scan_objects(text)  # once: the scan is the cost of a large file
     try:
-        output = parse_fio_output(text, path, objects=objects)
+        reports = fio_reports(text, path, objects=objects)
     except FioOutputError as e:
         if isinstance(e, NoFioReport) and not _cut_short(text):
             for _, holds, parse in TEXT_FORMATS:
                 if holds(text):
-                    return interpret_text_output(text, path, parse, mtime=mtime)
+                    return _interpret_runs(text, path, parse(text, path), mtime, [])
         raise _not_fio_output(text, path, e) from None
-    return _FioInterpreter(text, path, output, _raw_report(text, objects), mtime).interpret(
-        messages=_lines_outside_json(text, objects)
-    )
+    return _interpret_runs(text, path, reports, mtime, objects)
 
 
-def interpret_text_output(
-    text: str, path: str, parse: TextParser, *, mtime: float | None = None
-) -> ImportedRun:
-    """One of fio's text outputs (``parse`` reads it) as the run it becomes."""
-    output, report = parse(text, path)
-    # fio's own messages among the text (``fio: terminating on signal 2``).
-    messages = [
+def _interpret_runs(
+    text: str, path: str, reports: list[Report], mtime: float | None, objects: Objects
+) -> list[FileRun]:
+    """Each run of the reports, read from its part of the file: from its first report
+    (the text before the first run's is the first run's) up to the next run's."""
+    try:
+        runs = split_runs(reports, path)
+    except FioOutputError as e:
+        raise UserError(e.message, e.hint or NEVER_WRITTEN) from None
+    cuts = [0, *(run.first.start for run in runs[1:]), len(text)]
+    found = []
+    for i, run in enumerate(runs):
+        start, end = cuts[i], cuts[i + 1]
+        part = text[start:end]
+        report = run.report
+        if report.output.output_format == "json":
+            raw = _raw_report(text, report.start)
+            inside = [(s - start, e - start, o) for s, e, o in objects if start <= s < end]
+            messages = _lines_outside_json(part, inside)
+        else:
+            raw, messages = report.raw, _fio_messages(part)
+        interpreter = _FioInterpreter(part, path, report.output, raw, mtime)
+        interpreter.place(run, i + 1, len(runs))
+        found.append(
+            FileRun(
+                interpreter.interpret(messages=messages),
+                number=i + 1,
+                of=len(runs),
+                line=report.line,
+                snapshots=tuple(r.line for r in run.snapshots),
+            )
+        )
+    return found
+
+
+def _fio_messages(text: str) -> list[str]:
+    """fio's own messages among its text output (``fio: terminating on signal 2``)."""
+    return [
         line.strip()[:MAX_MESSAGE_CHARS]
         for line in text.splitlines()
         if line.lstrip().startswith("fio: ") and len(line) <= 4 * MAX_MESSAGE_CHARS
     ][:MAX_MESSAGES]
-    return _FioInterpreter(text, path, output, report, mtime).interpret(messages=messages)
 
 
 Objects = list[tuple[int, int, dict[str, Any]]]  # what jsontext.scan_objects found
@@ -376,22 +458,22 @@ def _lines_outside_json(text: str, objects: Objects) -> list[str]:
         line if len(line) <= MAX_MESSAGE_CHARS else line[:MAX_MESSAGE_CHARS] + " [cut]"
         for line in lines[:MAX_MESSAGES]
     ]
-    if len(lines) > MAX_MESSAGES:  # the whole text stays in the run's raw output
+    if len(lines) > MAX_MESSAGES:  # the run's whole part of the file is its raw output
         kept.append(f"[{len(lines) - MAX_MESSAGES} more lines are in the raw output]")
     return kept
 
 
 def _not_fio_output(text: str, path: str, e: FioOutputError) -> UserError:
+    if not isinstance(e, NoFioReport):  # a report was found: what is wrong with it
+        return UserError(
+            e.message,
+            e.hint or NEVER_WRITTEN,
+        )
     if _cut_short(text):
         return UserError(
             f"{path} looks like fio output cut short (the JSON object does not end)",
             "fio was stopped before it finished writing, or the file is an incomplete copy; "
             "import the complete file",
-        )
-    if not isinstance(e, NoFioReport):
-        return UserError(
-            e.message,
-            e.hint or NEVER_WRITTEN,
         )
     head = text.lstrip()[:60]
     if not head:
@@ -466,11 +548,10 @@ def _pairs_keeping_duplicates(pairs: list[tuple[str, Any]]) -> _DupDict:
 _DUP_DECODER = jsontext.decoder(object_pairs_hook=_pairs_keeping_duplicates)
 
 
-def _raw_report(text: str, objects: Objects) -> dict[str, Any]:
-    """The last fio report as plain JSON (the one parse_fio_output chose), decoded again
-    so that duplicate keys (fio < 3.39 client mode ``global options``) are remembered."""
-    starts = [s for s, _, o in objects if any(k in o for k in _REPORT_KEYS)]
-    report, _ = _DUP_DECODER.raw_decode(text, starts[-1])
+def _raw_report(text: str, start: int) -> dict[str, Any]:
+    """The fio report starting at ``start`` as plain JSON, decoded again so that duplicate
+    keys (fio < 3.39 client mode ``global options``) are remembered."""
+    report, _ = _DUP_DECODER.raw_decode(text, start)
     assert isinstance(report, dict)
     return report
 
@@ -597,6 +678,32 @@ class _FioInterpreter:
                 "target": target,
             }
         )
+
+    def place(self, run: Run, number: int, of: int) -> None:
+        """What the run's place in its file says: the other runs the file holds, the
+        snapshots of it that are not imported."""
+        if of > 1:
+            why = f", not a snapshot of the run before it: {run.why_new}" if run.why_new else ""
+            self.warn(
+                "one-of-several-runs",
+                "info",
+                f"the file holds {of} fio runs, each imported as a run of its own; this is "
+                f"run {number}, whose report starts at line {run.report.line}{why}",
+                "none needed; its raw output is its part of the file",
+            )
+        if run.snapshots:
+            lines = [str(r.line) for r in run.snapshots]
+            at = lines[0] if len(lines) == 1 else f"{', '.join(lines[:-1])} and {lines[-1]}"
+            if len(lines) > 6:  # fio --status-interval=1 for an hour writes 3600
+                at = f"{', '.join(lines[:3])} ... {lines[-1]}"
+            self.warn(
+                "snapshots-not-imported",
+                "info",
+                f"the file holds {len(lines)} earlier report(s) of this run, left out as "
+                f"--status-interval snapshots (line {at}): {run.why_snapshots}; the run is "
+                f"its last report (line {run.report.line})",
+                "none needed; the raw output keeps every report",
+            )
 
     # -- options ---------------------------------------------------------------------
 
@@ -962,15 +1069,13 @@ class _FioInterpreter:
         Clones share target, job name and group, and their echoed ``numjobs`` equals their
         number; entries that merely share a name stay apart (numbered ``name#2`` ...).
         """
-        groups: dict[tuple[str, str, int, object], list[int]] = {}
-        for i, (job, raw, _, _, options, client_key) in enumerate(placed):
+        groups: dict[tuple[str, str, int], list[int]] = {}
+        for i, (job, _, _, _, options, client_key) in enumerate(placed):
             target = client_key or options_target(options)
-            # A text output may hold several fio runs: only one run's jobs are clones.
-            session = raw.get(SESSION_KEY)
-            groups.setdefault((target, job.jobname, job.groupid, session), []).append(i)
+            groups.setdefault((target, job.jobname, job.groupid), []).append(i)
         merged: dict[int, _Placed] = {}
         dropped: set[int] = set()
-        for (target, name, _, _), members in groups.items():
+        for (target, name, _), members in groups.items():
             numjobs = workload_params(placed[members[0]][4]).get("numjobs")
             if len(members) < 2 or numjobs != len(members):
                 continue

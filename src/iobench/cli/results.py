@@ -25,6 +25,7 @@ from iobench.output import write_output
 from iobench.report.literal import literal
 
 if TYPE_CHECKING:
+    from iobench.importer import FileRun
     from iobench.records import RunBrief, RunRecord
     from iobench.store import Store
 
@@ -219,8 +220,10 @@ def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json
     `cat job.fio` around it, and its terse output (versions 3-5) are read too: the figures
     fio printed, the parameters from the command line or job file shown with them. A file
     that `iobench export RUN --format json` wrote comes back as the same run (a run
-    already in the database is refused). Every file is checked first; if any is not fio
-    output or an iobench export, nothing is imported.
+    already in the database is refused). A file holding several fio runs (`cat a.json
+    b.json`) gives a run for each; of one run's --status-interval reports the last is
+    kept; a file whose reports cannot be told apart is refused. Every file is checked
+    first; if any is not fio output or an iobench export, nothing is imported.
 
     \b
     Examples:
@@ -235,18 +238,34 @@ def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json
 
     imports = read_files(list(files))  # every file checked before the database is opened
     with env.open_store() as store:
-        ids = store_imports(store, imports, label=label, argv=env.argv)
+        ids = store_imports(store, [f.run for f in imports], label=label, argv=env.argv)
         runs = [store.get_run(i) for i in ids]
     if as_json:
-        env.emit_json(runs_document(runs))
+        document = runs_document(runs)
+        for entry, found, run in zip(document["runs"], imports, runs, strict=True):
+            entry["source"] = run.source
+            entry["position"] = found.position()
+        env.emit_json(document)
         return
-    for r in runs:
+    for found, r in zip(imports, runs, strict=True):
         env.stdout.print(
-            f"imported run {r.id} from {literal(r.source)}: {len(r.results)} result(s), fio "
-            + literal(r.fio_version or "?"),
+            f"imported run {r.id} from {literal(r.source)}{_position(found)}: "
+            f"{len(r.results)} result(s), fio " + literal(r.fio_version or "?"),
             highlight=False,
             markup=False,
+            soft_wrap=True,  # one line per run, however long its path
         )
+
+
+def _position(found: FileRun) -> str:
+    """Where in its file an imported run was, when the file held more than its report."""
+    where = [f"run {found.number} of {found.of} in the file, line {found.line}"]
+    if found.of == 1:
+        where = [f"line {found.line}"] if found.snapshots else []
+    if found.snapshots:
+        n = len(found.snapshots)
+        where.append(f"{n} earlier --status-interval snapshot{'s' * (n > 1)} of it left out")
+    return f" ({'; '.join(where)})" if where else ""
 
 
 @click.command(context_settings=RUN_REFS)

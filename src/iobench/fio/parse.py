@@ -4,7 +4,8 @@ fio writes its report to the same stream as its messages, so the text can hold l
 before, between and after the JSON (``fio: terminating on signal 2``, ``note: ...``, a
 stray ``>``), and ``--status-interval`` writes one complete cumulative report after
 another with no delimiter. :func:`iter_json_objects` finds every top-level object;
-:func:`parse_fio_output` takes the last report and turns it into :class:`FioOutput`.
+:func:`parse_fio_output` takes the last report and turns it into :class:`FioOutput`,
+:func:`fio_reports` every report (a file may hold several runs: iobench.fio.reports).
 
 Units are normalised to bytes, bytes/s and nanoseconds:
 
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iobench.errors import FioOutputError, NoFioReport
+from iobench.fio.reports import Report
 from iobench.jsontext import Bad, first_bad, scan_objects
 from iobench.model import (
     DirectionResult,
@@ -67,27 +69,83 @@ def parse_fio_output(
     """Parse fio's output (any text around the JSON is ignored) into a FioOutput.
 
     The last object holding ``jobs`` or ``client_stats`` is the final report (with
-    ``--status-interval`` the earlier ones are interim cumulative snapshots). Raises
-    FioOutputError naming ``source`` if there is no such object, if a report after it
-    was cut off (fio died while writing: the last complete one is only a snapshot), or
-    if a required field is missing or of the wrong type.
+    ``--status-interval`` the earlier ones are interim cumulative snapshots; for a file
+    that may hold several runs, see :func:`fio_reports`). Raises FioOutputError naming
+    ``source`` if there is no such object, if a report was cut off (after the last one:
+    fio died while writing it, and the last complete one is only a snapshot), or if a
+    required field is missing or of the wrong type.
     """
-    if objects is None:  # ``objects``: scan_objects(text), when the caller has it already
+    found = _report_objects(text, source, objects)
+    return _read(found[-1][2], source)
+
+
+def fio_reports(
+    text: str,
+    source: str = "<fio output>",
+    *,
+    objects: list[tuple[int, int, dict[str, Any]]] | None = None,
+) -> list[Report]:
+    """Every fio report in ``text``, in order, each read as :func:`parse_fio_output` reads
+    the last (messages name the report's line when there are several); which are snapshots
+    of one run is for iobench.fio.reports to tell."""
+    found = _report_objects(text, source, objects)
+    reports: list[Report] = []
+    line, pos = 1, 0
+    for start, _, obj in found:
+        line += text.count("\n", pos, start)
+        pos = start
+        where = f"{source}:{line}" if len(found) > 1 else source
+        reports.append(Report(start=start, line=line, output=_read(obj, where), raw=obj))
+    return reports
+
+
+def _report_objects(
+    text: str, source: str, objects: list[tuple[int, int, dict[str, Any]]] | None
+) -> list[tuple[int, int, dict[str, Any]]]:
+    """The objects of ``text`` that are fio reports (``objects``: scan_objects(text), when
+    the caller has it already); FioOutputError when there is none or one is cut short."""
+    if objects is None:
         objects = scan_objects(text)
-    reports = [(end, obj) for _, end, obj in objects if any(k in obj for k in _REPORT_KEYS)]
-    if not reports:
+    found = [(s, e, obj) for s, e, obj in objects if any(k in obj for k in _REPORT_KEYS)]
+    if not found:
         raise NoFioReport(
             f"{source} holds no fio JSON output (expected an object with 'jobs' or "
             f"'client_stats'); first bytes: {_first_bytes(text)}",
             hint="run fio with --output-format=json or json+",
         )
-    end, report = reports[-1]
-    if _VERSION_MARK in text[end:]:
-        raise FioOutputError(
-            f"{source}: the fio report after offset {end} is incomplete (fio stopped "
-            "while writing it); the last complete report is only an interim snapshot",
-            hint="run the benchmark again; keep fio running until it exits",
-        )
+    _check_complete(text, source, found)
+    return found
+
+
+def _check_complete(text: str, source: str, found: list[tuple[int, int, dict[str, Any]]]) -> None:
+    """Every ``"fio version"`` of the text lies in a report that was read: one that does
+    not began a report that does not end (or is not JSON), which must not be skipped."""
+    spans = iter(found)
+    start, end, _ = next(spans)
+    at = text.find(_VERSION_MARK)
+    while at >= 0:
+        while at >= end:
+            following = next(spans, None)
+            if following is None:
+                raise FioOutputError(
+                    f"{source}: the fio report after offset {end} is incomplete (fio stopped "
+                    "while writing it); the last complete report is only an interim snapshot",
+                    hint="run the benchmark again; keep fio running until it exits",
+                )
+            start, end, _ = following
+        if at < start:
+            opening = text.rfind("{", 0, at)  # where the report begins
+            line = text.count("\n", 0, opening if opening >= 0 else at) + 1
+            raise FioOutputError(
+                f"{source}:{line}: a fio report here does not end, or is not JSON as fio "
+                "writes it; the reports after it are complete",
+                hint="import the file as fio wrote it; a cut or damaged report cannot be "
+                "told from a run of its own",
+            )
+        at = text.find(_VERSION_MARK, end)
+
+
+def _read(report: dict[str, Any], source: str) -> FioOutput:
     bad = first_bad(report)
     if bad is not None:
         raise FioOutputError(

@@ -32,9 +32,13 @@ What terse gives less precisely than JSON, and how it is stored:
 - No histogram bins, no job options, no timestamp, no per-job runtime.
 
 In client/server mode (``--client``) fio writes each server's disk utilisation on a line
-of its own (``;vda;...``) and adds an "All clients" line; the lines name no host. With
-``--status-interval`` fio repeats every job's cumulative line at each interval; nothing
-tells those from numjobs clones, so every line is read as a job.
+of its own (``;vda;...``) and adds an "All clients" line; the lines name no host, so
+every job line of a client run is read as a server's job.
+
+With ``--status-interval`` fio writes every job's cumulative line again at each interval,
+and a file may hold the lines of several runs: :func:`terse_reports` splits the lines into
+reports, and iobench.fio.reports tells which are one run's (terse lines name no process
+and no time: reports of the same jobs cannot be told apart, and are refused).
 """
 
 from __future__ import annotations
@@ -47,8 +51,18 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from iobench.errors import FioOutputError
+from iobench.fio import textparams
 from iobench.fio.parse import ALL_CLIENTS, NUMBER_MAX
-from iobench.model import DirectionResult, DiskUtil, FioOutput, JobResult, LatencyStats
+from iobench.fio.reports import Report, only_run
+from iobench.model import (
+    DIRECTIONS,
+    Direction,
+    DirectionResult,
+    DiskUtil,
+    FioOutput,
+    JobResult,
+    LatencyStats,
+)
 from iobench.units import shown
 
 VERSIONS = (3, 4, 5)
@@ -59,6 +73,8 @@ _PERCENTILES = 20  # FIO_IO_U_LIST_MAX_LEN
 MAX_LINES = 10_000  # job lines in one file; fio runs with more jobs are not terse-imported
 MAX_FIELDS = 2_000  # far beyond a line with 64 disks and their slaves
 MAX_DESCRIPTION = 4_096
+_NO_SHARE = ("-nan%", "nan%")  # fio's share of no IOs (glibc's printf of 0.0 / 0)
+MAX_COMMANDS = 1000  # fio command lines read (each costs a shell-quoting parse)
 
 # "3;fio-3.33;" / "3;fio-2.1.10;" / "3;2.0.8;" (some fio 2.0 builds printed no "fio-").
 # Numbers are ASCII digits only: Python's \d and int() also take other scripts' digits.
@@ -103,21 +119,210 @@ def looks_like_terse(text: str) -> bool:
 
 
 def parse_terse_output(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
-    """Every terse line of ``text`` as a FioOutput (``output_format="terse"``), and a
-    report in the shape of fio's JSON (``jobs`` or ``client_stats`` with ``jobname``,
-    ``groupid``, ``error``, ``job options`` and ``desc``) for the importer.
+    """The terse lines of ``text`` as one fio run's report (see :func:`terse_reports`): a
+    FioOutput (``output_format="terse"``) and a report in the shape of fio's JSON. Raises
+    FioOutputError as :func:`terse_reports`, and when the text holds several runs."""
+    report = only_run(terse_reports(text, source), source)
+    return report.output, report.raw
 
-    Raises FioOutputError naming ``source`` and the line for a line fio cannot have
-    written, a terse version other than 3 to 5, or text without a terse line.
+
+def terse_reports(text: str, source: str) -> list[Report]:
+    """Every report the terse lines of ``text`` hold, in order: a FioOutput
+    (``output_format="terse"``) and a report in the shape of fio's JSON (``jobs`` or
+    ``client_stats`` with ``jobname``, ``groupid``, ``error``, ``job options`` and
+    ``desc``) each.
+
+    A fio command line after terse lines starts another run's lines (a ``session``).
+    Within one, a line starts another report when the terse or fio version changes,
+    after a client run's 'All clients' line (fio's client writes it last), or, in a
+    standalone run's lines, when its group is lower than the line before it (fio
+    writes groups in order), when its job (name and group) came before in the report but
+    not on the line just before (numjobs clones are adjacent), when the disk fields every
+    line of a standalone run carries differ from the line before it, or when it repeats
+    the line before it. Which reports are snapshots of one run is for
+    iobench.fio.reports to tell. Raises FioOutputError naming ``source`` and the line for
+    a line fio cannot have written, a terse version other than 3 to 5, or text without a
+    terse line.
     """
-    reader = _Reader(source, lat_percentiles=_LAT_PERCENTILES.search(text) is not None)
+    lat_percentiles = _LAT_PERCENTILES.search(text) is not None
+    rows: list[_Row] = []
+    session = session_start = offset = cut = commands = 0
     for number, raw in enumerate(text.split("\n"), start=1):
         line = _candidate(raw)
         if line is not None:
-            reader.job_line(line, number)
-        elif raw.startswith(";"):
-            reader.disk_line(raw.strip(), number)
-    return reader.result()
+            if len(rows) >= MAX_LINES:
+                raise FioOutputError(
+                    f"{source}:{number}: more than {MAX_LINES} terse lines; iobench reads "
+                    "at most that many jobs from one file",
+                    hint="split the file, or import fio's JSON output",
+                )
+            first = not rows or rows[-1].session != session
+            row = _row(_Line(source, number, []), line, lat_percentiles)
+            row.session, row.start = session, session_start if first else offset
+            rows.append(row)
+            cut = offset + len(raw) + 1
+        elif raw.startswith(";") and rows and _disk_line(source, raw.strip(), number, rows[-1]):
+            cut = offset + len(raw) + 1
+        elif (
+            rows
+            and rows[-1].session == session
+            and commands < MAX_COMMANDS
+            and textparams.fio_command(raw) is not None
+        ):
+            commands += 1
+            session, session_start = session + 1, cut  # another fio run's lines follow
+        offset += len(raw) + 1
+    if not rows:
+        raise FioOutputError(
+            f"{source} holds no fio terse line (a line such as '3;fio-3.33;jobname;0;0;...')",
+            hint="run fio with --output-format=terse (or --minimal), or import its JSON",
+        )
+    parts = _parts(rows)
+    for part in parts:
+        _check_client_sum(source, part)
+    return [_report(part) for part in parts]
+
+
+@dataclass
+class _Row:
+    """One terse line read: its job, its report entry and what places it in a report."""
+
+    number: int
+    text: str
+    version: tuple[int, str]  # terse version, fio version
+    job: JobResult
+    entry: dict[str, Any]
+    disks: tuple[DiskUtil, ...]  # on the line: a standalone run's
+    separate_disks: list[DiskUtil] = field(default_factory=list)  # client mode: after it
+    session: int = 0
+    start: int = 0  # where its report's part of the text starts, if it starts a report
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.job.jobname, self.job.groupid
+
+    @property
+    def client(self) -> bool:
+        return bool(self.separate_disks) or self.job.jobname == ALL_CLIENTS
+
+
+def _row(at: _Line, line: str, lat_percentiles: bool) -> _Row:
+    """One terse line (``at``: its place, for messages)."""
+    fields_count = line.count(";") + 1
+    if fields_count > MAX_FIELDS:
+        raise at.fail(
+            f"a terse line of {fields_count} fields: far more than fio writes (at most "
+            f"{MAX_FIELDS}, even with many disks)"
+        )
+    at.fields = line.split(";")
+    version = int(at.fields[0])
+    if version not in VERSIONS:
+        raise at.fail(
+            f"terse version {version} (the line's first field): iobench reads fio's "
+            "terse versions 3, 4 and 5",
+            hint="run fio again with --terse-version=3 (or 4, 5), or with "
+            "--output-format=json; version 2 has no fio version and lacks fields",
+        )
+    job, entry, disks = _job(at, version, lat_percentiles=lat_percentiles)
+    return _Row(at.number, line, (version, at.fields[1]), job, entry, disks)
+
+
+def _disk_line(source: str, line: str, number: int, row: _Row) -> bool:
+    """A client/server disk utilisation line (``;vda;...;84.30%``), kept with the job
+    line before it; other lines starting with ``;`` are not fio's and are left alone."""
+    fields = line.split(";")[1:]
+    if len(fields) > MAX_FIELDS or len(fields) % _DISK or not fields:
+        return False
+    at = _Line(source, number, fields, "disk utilisation: ")
+    if not all(_looks_like_disk(fields, i) for i in range(0, len(fields), _DISK)):
+        return False
+    row.separate_disks.extend(_disks(at, 0)[0])
+    return True
+
+
+def _parts(rows: list[_Row]) -> list[list[_Row]]:
+    """The rows grouped into reports (see :func:`terse_reports`)."""
+    clients = {row.session for row in rows if row.client}
+    parts: list[list[_Row]] = []
+    for row in rows:
+        if not parts or _starts_report(parts[-1], row, client=row.session in clients):
+            parts.append([row])
+        else:
+            parts[-1].append(row)
+    return parts
+
+
+def _starts_report(part: list[_Row], row: _Row, *, client: bool) -> bool:
+    before = part[-1]
+    if row.session != before.session or row.version != before.version:
+        return True
+    if before.job.jobname == ALL_CLIENTS:
+        return True  # fio's client writes its 'All clients' line last (3.33 checked)
+    if client:  # client mode: the lines name no server; every line is a server's job
+        return False
+    return (
+        row.job.groupid < before.job.groupid
+        or (row.key != before.key and any(r.key == row.key for r in part))
+        or bool(row.disks and before.disks and row.disks != before.disks)
+        or (row.text == before.text and _did_io(row.job))
+    )
+
+
+def _check_client_sum(source: str, part: list[_Row]) -> None:
+    """A client run's 'All clients' line sums one report per server: when the servers'
+    lines hold more (--status-interval sent to the servers repeats each server's report),
+    which line is whose cannot be told, and the run is refused."""
+    total = next((row for row in part if row.job.jobname == ALL_CLIENTS), None)
+    if total is None:
+        return
+    servers = [row for row in part if row.job.jobname != ALL_CLIENTS]
+    for d in DIRECTIONS:
+        sums = [_io(total.job, d), sum(_io(r.job, d) for r in servers)]
+        if sums[1] > sums[0] + 1024 * len(servers):  # each line's KiB truncated
+            raise FioOutputError(
+                f"{source}:{part[0].number}: the servers' terse lines of this client run add "
+                f"up to more {d} than its 'All clients' line (line {total.number}): they hold "
+                "a server's report more than once (fio --status-interval), and terse lines "
+                "do not say which server's report is which",
+                hint="import fio's JSON or normal output of the run, or the terse output of a "
+                "run without --status-interval",
+            )
+
+
+def _io(job: JobResult, ddir: Direction) -> int:
+    found = job.direction(ddir)
+    return found.io_bytes if found is not None else 0
+
+
+def _did_io(job: JobResult) -> bool:
+    return any(job.direction(d) is not None for d in DIRECTIONS)
+
+
+def _report(part: list[_Row]) -> Report:
+    """The rows of one report as the model and a report in the shape of fio's JSON."""
+    client_mode = any(row.client for row in part)
+    fio_version = part[0].version[1]
+    line_disks = next((row.disks for row in reversed(part) if row.disks), ())
+    output = FioOutput(
+        fio_version=fio_version.removeprefix("fio-"),
+        timestamp=None,
+        jobs=tuple(row.job for row in part),
+        disk_util=tuple(d for row in part for d in row.separate_disks)
+        if client_mode
+        else line_disks,
+        client_mode=client_mode,
+        latency_unit="us",
+        output_format="terse",
+    )
+    key = "client_stats" if client_mode else "jobs"
+    raw: dict[str, Any] = {"fio version": fio_version, key: [row.entry for row in part]}
+    return Report(
+        start=part[0].start,
+        line=part[0].number,
+        output=output,
+        raw=raw,
+        session=part[0].session,
+    )
 
 
 @dataclass
@@ -167,95 +372,6 @@ class _Line:
         return value
 
 
-@dataclass
-class _Reader:
-    source: str
-    lat_percentiles: bool
-    jobs: list[JobResult] = field(default_factory=list)
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    line_disks: tuple[DiskUtil, ...] = ()
-    separate_disks: list[DiskUtil] = field(default_factory=list)
-    version: tuple[int, str, int] | None = None  # terse version, fio version, first line
-
-    def job_line(self, line: str, number: int) -> None:
-        if len(self.jobs) >= MAX_LINES:
-            raise FioOutputError(
-                f"{self.source}:{number}: more than {MAX_LINES} terse lines; iobench reads "
-                "at most that many jobs from one file",
-                hint="split the file, or import fio's JSON output",
-            )
-        fields_count = line.count(";") + 1
-        if fields_count > MAX_FIELDS:
-            raise FioOutputError(
-                f"{self.source}:{number}: a terse line of {fields_count} fields: far more "
-                f"than fio writes (at most {MAX_FIELDS}, even with many disks)",
-                hint=_HINT_CUT,
-            )
-        row = _Line(self.source, number, line.split(";"))
-        version = self._version(row)
-        job, entry, disks = _job(row, version, lat_percentiles=self.lat_percentiles)
-        self.jobs.append(job)
-        self.entries.append(entry)
-        if disks:
-            self.line_disks = disks  # standalone: every line repeats the run's disks
-
-    def _version(self, row: _Line) -> int:
-        raw = row.fields[0]
-        version = int(raw)
-        if version not in VERSIONS:
-            raise row.fail(
-                f"terse version {version} (the line's first field): iobench reads fio's "
-                "terse versions 3, 4 and 5",
-                hint="run fio again with --terse-version=3 (or 4, 5), or with "
-                "--output-format=json; version 2 has no fio version and lacks fields",
-            )
-        fio_version = row.fields[1]
-        if self.version is None:
-            self.version = (version, fio_version, row.number)
-        elif self.version[:2] != (version, fio_version):
-            first_v, first_fio, first_line = self.version
-            raise row.fail(
-                f"terse version {version} of {shown(fio_version, 40)}, while line "
-                f"{first_line} is version {first_v} of {shown(first_fio, 40)}: the file "
-                "holds the outputs of several fio runs",
-                hint="import each run's output file on its own",
-            )
-        return version
-
-    def disk_line(self, line: str, number: int) -> None:
-        """A client/server disk utilisation line (``;vda;...;84.30%``); other lines
-        starting with ``;`` are not fio's terse output and are left alone."""
-        fields = line.split(";")[1:]
-        if len(fields) > MAX_FIELDS or len(fields) % _DISK or not fields:
-            return
-        row = _Line(self.source, number, fields, "disk utilisation: ")
-        if not all(_looks_like_disk(fields, i) for i in range(0, len(fields), _DISK)):
-            return
-        self.separate_disks.extend(_disks(row, 0)[0])
-
-    def result(self) -> tuple[FioOutput, dict[str, Any]]:
-        if not self.jobs or self.version is None:
-            raise FioOutputError(
-                f"{self.source} holds no fio terse line (a line such as "
-                "'3;fio-3.33;jobname;0;0;...')",
-                hint="run fio with --output-format=terse (or --minimal), or import its JSON",
-            )
-        client_mode = bool(self.separate_disks) or any(j.jobname == ALL_CLIENTS for j in self.jobs)
-        fio_version = self.version[1]
-        output = FioOutput(
-            fio_version=fio_version.removeprefix("fio-"),
-            timestamp=None,
-            jobs=tuple(self.jobs),
-            disk_util=tuple(self.separate_disks) if client_mode else self.line_disks,
-            client_mode=client_mode,
-            latency_unit="us",
-            output_format="terse",
-        )
-        key = "client_stats" if client_mode else "jobs"
-        report: dict[str, Any] = {"fio version": fio_version, key: self.entries}
-        return output, report
-
-
 def _job(
     row: _Line, version: int, *, lat_percentiles: bool
 ) -> tuple[JobResult, dict[str, Any], tuple[DiskUtil, ...]]:
@@ -282,7 +398,10 @@ def _job(
     sys = row.decimal(pos + 1, "sys CPU", percent=True)
     for i in range(pos + 2, pos + 5):
         row.integer(i, "a context switch or page fault count")
+    idle = all(d is None for d in directions)
     for i in range(pos + 5, pos + _TAIL):
+        if idle and row.fields[i] in _NO_SHARE:
+            continue  # a job that has not started yet: fio divides 0 IOs by 0
         row.decimal(i, "an IO depth or latency bucket share", percent=True)
     disks, extra = _trailer(row, pos + _TAIL)
     job = JobResult(

@@ -3,12 +3,15 @@
 What a user pasted into an article or a ticket: fio's job header lines, its result block
 per job (``name: (groupid=0, jobs=1): err= 0: ...``), the group summaries and ``Disk
 stats`` -- often with a shell prompt, the fio command line and ``cat job.fio`` around them,
-and sometimes several fio runs one after another (each one a *session* here).
+and sometimes several fio runs one after another (each one a *session* here), or one run's
+report printed again and again by ``--status-interval``.
 
-:func:`parse_normal_output` gives the same :class:`~iobench.model.FioOutput` the JSON
-parser gives (``output_format="normal"``) and a report dict in the JSON's shape (``global
-options``, and per job ``jobname``, ``groupid``, ``job options``), so the importer reads
-both alike. Units are read as fio prints them:
+:func:`normal_reports` gives every report of the text, each as the same
+:class:`~iobench.model.FioOutput` the JSON parser gives (``output_format="normal"``) and a
+report dict in the JSON's shape (``global options``, and per job ``jobname``, ``groupid``,
+``job options``), so the importer reads both alike, with what tells which fio run printed
+it: its session and its jobs' pids (iobench.fio.reports). Units are read as fio prints
+them:
 
 - fio 2.x: ``io=23160MB``, ``bw=23715KB/s`` are powers of 1024; ``iops=5928`` is fio's
   whole number; latencies in µs (``latency_unit="us"``).
@@ -35,6 +38,7 @@ from typing import Any
 from iobench.errors import UserError
 from iobench.fio import textparams
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NUMBER_MAX
+from iobench.fio.reports import Report, only_run
 from iobench.model import (
     DIRECTIONS,
     DirectionResult,
@@ -48,7 +52,6 @@ from iobench.units import shown
 MAX_LINE_CHARS = 4096
 MAX_JOBS = 100_000
 MAX_COMMANDS = 1000
-SESSION_KEY = "(iobench) session"  # in the report's job entries: which fio run it was
 OPTIONS_FROM_KEY = "(iobench) options from"  # where the job's options were read
 
 _HINT_BROKEN = (
@@ -60,7 +63,7 @@ _HOST_PREFIX = re.compile(r"^<([^<>\s]{1,255})> ?")
 _VERSION = re.compile(r"^\s*fio-(\d+\.\d+[\w.\-+]{0,40})\s*$")
 _HELLO = re.compile(r"^hostname=([^,\s]{1,255}), be=\d+, .{0,80}fio=fio-([\w.\-+]{1,40})")
 _RESULT_HEAD = re.compile(
-    r"^\(groupid=(\d{1,9}), jobs=(\d{1,9})\): err=\s*(\d{1,9})(.{0,400}?): pid=\d+(.*)$"
+    r"^\(groupid=(\d{1,9}), jobs=(\d{1,9})\): err=\s*(\d{1,9})(.{0,400}?): pid=(\d{1,10})(.*)$"
 )
 _DIR_3 = re.compile(
     r"^\s*(read|write|trim|mixed)\s?: IOPS=([0-9.]{1,24}[kMGTPE]?), "
@@ -146,9 +149,10 @@ class _Block:
     groupid: int
     members: int  # jobs=N
     error: int
-    client: int
+    pid: int
     host: str | None
     time: float | None
+    client: int = 0  # client mode: which server's report it is in (see _servers)
     directions: dict[str, _Direction] = field(default_factory=dict)
     issued: tuple[int, int, int] | None = None
     usr: float | None = None
@@ -156,32 +160,49 @@ class _Block:
 
 
 @dataclass
-class _Session:
-    """One fio run in the text: its version, command line, job file and header lines."""
+class _Part:
+    """One report fio printed: result blocks, then the group summaries and disk lines.
+    With --status-interval fio prints a run's report again and again; in client mode each
+    server's report is a part of its own (merged into one by :func:`_servers`)."""
 
-    index: int
-    version: str | None = None
-    command: textparams.CommandLine | None = None
-    job_file: dict[str, textparams.Options] | None = None
-    headers: dict[tuple[str, int], tuple[dict[str, str], bool]] = field(default_factory=dict)
+    line: int  # its first result line
     blocks: list[_Block] = field(default_factory=list)
-    client_mode: bool = False
-    hosts: list[str] = field(default_factory=list)
+    disks: list[DiskUtil] = field(default_factory=list)
     # Counted once when the text is read (:func:`_settle`), not again for every block.
     fio2: bool = False
     clients: int = 0  # servers that reported, beside "All clients"
     blocks_of: Counter[tuple[str, int, int]] = field(default_factory=Counter)
+
+    @property
+    def pids(self) -> tuple[tuple[str, int, int], ...]:
+        return tuple((b.name, b.groupid, b.pid) for b in self.blocks)
+
+
+@dataclass
+class _Session:
+    """One fio run in the text: its version, command line, job file and header lines, and
+    the reports it printed."""
+
+    index: int
+    line: int  # where the text shows it starting (its command line, header lines ...)
+    version: str | None = None
+    command: textparams.CommandLine | None = None
+    job_file: dict[str, textparams.Options] | None = None
+    headers: dict[tuple[str, int], tuple[dict[str, str], bool]] = field(default_factory=dict)
+    parts: list[_Part] = field(default_factory=list)
+    client_mode: bool = False
+    hosts: list[str] = field(default_factory=list)
     sections_of: Counter[int] = field(default_factory=Counter)  # job headers by group
 
 
-def _settle(session: _Session) -> None:
-    """What every block of a session needs to know of the others, counted once."""
+def _settle(session: _Session, part: _Part) -> None:
+    """What every block of a report needs to know of the others, counted once."""
     if session.version is not None:
-        session.fio2 = session.version.startswith(("1.", "2."))
+        part.fio2 = session.version.startswith(("1.", "2."))
     else:  # fio 2.x's layout (``read : io=..., bw=..., iops=...``)
-        session.fio2 = any(d.fio2 for b in session.blocks for d in b.directions.values())
-    session.clients = len({b.client for b in session.blocks if b.name != ALL_CLIENTS})
-    session.blocks_of = Counter((b.name, b.groupid, b.client) for b in session.blocks)
+        part.fio2 = any(d.fio2 for b in part.blocks for d in b.directions.values())
+    part.clients = len({b.client for b in part.blocks if b.name != ALL_CLIENTS})
+    part.blocks_of = Counter((b.name, b.groupid, b.client) for b in part.blocks)
     session.sections_of = Counter(group for _, group in session.headers)
 
 
@@ -194,18 +215,16 @@ class _TextReader:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.sessions: list[_Session] = [_Session(0)]
-        self.disks: list[DiskUtil] = []
-        self.report_disks = 0  # where the disk lines of the report being read start
+        self.sessions: list[_Session] = [_Session(0, 1)]
         self.block: _Block | None = None
         self.direction: _Direction | None = None
         self.percentiles: _Latency | None = None  # the table being read, if any
         self.in_percentiles = False
         self.in_disks = False
-        self.client = 0
-        self.after_summary = False  # a group summary ended the current client's blocks
+        self.after_summary = False  # a group summary ended the report being read
         self.last_header: tuple[str, int] | None = None
         self.ini_lines: list[str] | None = None
+        self.ini_start = 0  # the line the job file shown starts on
         self.jobs = 0
         # A fio command line counts only when fio's output follows it at once: a command
         # quoted elsewhere in an article did not make the output below it.
@@ -221,10 +240,9 @@ class _TextReader:
     def fail(self, lineno: int, what: str) -> UserError:
         return _fail(self.source, lineno, f"{what}: {shown(self.current.strip(), 100)}")
 
-    def new_session(self) -> None:
-        if self.session.blocks:
-            self.sessions.append(_Session(len(self.sessions)))
-            self.client = 0
+    def new_session(self, lineno: int) -> None:
+        if self.session.parts:
+            self.sessions.append(_Session(len(self.sessions), lineno))
             self.after_summary = False
         self.block = self.direction = None
 
@@ -314,7 +332,7 @@ class _TextReader:
             self.result_head(lineno, raw[:head_at], raw[head_at + 2 :], host)
             return
         if raw.find(": (g=") > 0:
-            self.job_header(raw)
+            self.job_header(lineno, raw)
             return
         if raw.strip() == "..." and self.last_header is not None:
             opts, _ = self.session.headers[self.last_header]
@@ -335,26 +353,25 @@ class _TextReader:
         hello, a job file shown."""
         command = self.line_command
         if command is not None:
-            self.new_session()
+            self.new_session(lineno)
             self.session.command = command
             self.command_line = lineno
             return True
         version = _VERSION.match(raw)
         if version:
-            if self.session.blocks:
-                self.new_session()
+            self.new_session(lineno)
             self.session.version = version.group(1)
             return True
         hello = _HELLO.match(raw)
         if hello:
-            if self.session.blocks:
-                self.new_session()
+            self.new_session(lineno)
             self.session.client_mode = True
             self.session.hosts.append(hello.group(1))
             self.session.version = hello.group(2).removeprefix("fio-")
             return True
         if textparams.is_section_line(raw) and self.block is None:
             self.ini_lines = [raw]
+            self.ini_start = lineno
             return True
         return False
 
@@ -362,18 +379,16 @@ class _TextReader:
         lines, self.ini_lines = self.ini_lines or [], None
         jobs = textparams.job_file(lines)
         if jobs:
-            if self.session.blocks:
-                self.new_session()
+            self.new_session(self.ini_start)
             self.session.job_file = jobs
 
-    def job_header(self, raw: str) -> None:
+    def job_header(self, lineno: int, raw: str) -> None:
         at = raw.find(": (g=")
         name, rest = raw[:at], raw[at + 5 :]
         close = rest.find("): ")
         if close < 0 or not rest[:close].isdigit() or len(rest[:close]) > 9:
             return  # not fio's header line
-        if self.session.blocks:
-            self.new_session()
+        self.new_session(lineno)
         key = (name.strip(), int(rest[:close]))
         self.session.headers.setdefault(key, (textparams.header_options(rest[close + 3 :]), False))
         self.last_header = key
@@ -385,19 +400,10 @@ class _TextReader:
         self.jobs += 1
         if self.jobs > MAX_JOBS:
             raise self.fail(lineno, f"more than {MAX_JOBS} job results: not a fio output")
-        if self.after_summary and self.session.blocks:
-            key = (name.strip(), int(m.group(1)))
-            if not self.session.client_mode and any(
-                (b.name, b.groupid) == key for b in self.session.blocks
-            ):
-                # --status-interval: fio printed its cumulative report again; the last
-                # report is the run's (as with fio's JSON), the earlier ones interim.
-                self.session.blocks.clear()
-                del self.disks[self.report_disks :]
-            else:
-                self.client += 1  # client mode: the next server's blocks
-        if not self.session.blocks:
-            self.report_disks = len(self.disks)
+        if self.after_summary or not self.session.parts:
+            # A report after another's summary: with --status-interval the run's report
+            # again, in client mode the next server's, or another run's pasted alone.
+            self.session.parts.append(_Part(lineno))
         self.after_summary = False
         name = name.strip()
         self.block = _Block(
@@ -406,13 +412,13 @@ class _TextReader:
             groupid=int(m.group(1)),
             members=int(m.group(2)),
             error=int(m.group(3)),
-            client=self.client,
+            pid=int(m.group(5)),
             host=host,
-            time=_report_time(m.group(5)),
+            time=_report_time(m.group(6)),
         )
         if name == ALL_CLIENTS:
             self.session.client_mode = True
-        self.session.blocks.append(self.block)
+        self.session.parts[-1].blocks.append(self.block)
         self.direction = None
         self.last_header = None
 
@@ -573,7 +579,10 @@ class _TextReader:
         if max(values) > NUMBER_MAX:
             raise self.fail(lineno, "a disk count is more than fio counts")
         r, w, rm, wm, q = values
-        self.disks.append(DiskUtil(m.group(1), r, w, rm, wm, in_queue_ms=q, util_pct=util))
+        if self.session.parts:  # disk lines follow a report's summary
+            self.session.parts[-1].disks.append(
+                DiskUtil(m.group(1), r, w, rm, wm, in_queue_ms=q, util_pct=util)
+            )
 
 
 def _starts_output(line: str) -> bool:
@@ -605,42 +614,115 @@ def _report_time(rest: str) -> float | None:
 
 
 def parse_normal_output(text: str, source: str) -> tuple[FioOutput, dict[str, Any]]:
-    """fio's normal output (with anything around it) -> the model and a report dict in the
-    JSON's shape. UserError naming the file and line when text that looks like fio's is not
-    as fio writes it, or holds no job result."""
+    """The one fio run of a text (its last report, when --status-interval printed it
+    again and again): the model and a report dict in the JSON's shape. UserError as
+    :func:`normal_reports`; FioOutputError when the text holds several runs."""
+    report = only_run(normal_reports(text, source), source)
+    return report.output, report.raw
+
+
+def normal_reports(text: str, source: str) -> list[Report]:
+    """fio's normal output (with anything around it) -> every report it holds, in order,
+    each as the model and a report dict in the JSON's shape, with what tells its run
+    (iobench.fio.reports). UserError naming the file and line when text that looks like
+    fio's is not as fio writes it, or holds no job result."""
     reader = _TextReader(source)
     reader.read(text.splitlines())
     if reader.ini_lines is not None:
         reader.end_job_file()
-    sessions = [s for s in reader.sessions if s.blocks]
+    sessions = [s for s in reader.sessions if s.parts]
     if not sessions:
         raise UserError(
             f"{source} looks like fio's normal output but holds no job result "
             "('NAME: (groupid=N, jobs=N): err=...' and the lines under it)",
             "import the whole output fio printed",
         )
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    reports = []
+    for session in sessions:
+        parts = [_servers(source, session)] if session.client_mode else session.parts
+        for i, part in enumerate(parts):
+            first = session.line if i == 0 else part.line
+            output, raw = _read_part(source, session, part)
+            reports.append(
+                Report(
+                    start=starts[min(first, len(starts)) - 1],
+                    line=part.line,
+                    output=output,
+                    raw=raw,
+                    session=session.index,
+                    pids=part.pids,
+                )
+            )
+    return reports
+
+
+def _read_part(source: str, session: _Session, part: _Part) -> tuple[FioOutput, dict[str, Any]]:
+    """One report: the model and the report dict in the JSON's shape."""
+    _settle(session, part)
     jobs: list[JobResult] = []
     entries: list[dict[str, Any]] = []
-    for session in sessions:
-        _settle(session)
-        for block in session.blocks:
-            _check_complete(source, block)
-            jobs.append(_job(source, session, block))
-            entries.append(_entry(session, block))
-    old = any(s.fio2 for s in sessions)
-    times = [b.time for s in sessions for b in s.blocks if b.time is not None]
-    client_mode = any(s.client_mode for s in sessions)
-    versions = [s.version for s in sessions if s.version]
+    for block in part.blocks:
+        _check_complete(source, block)
+        jobs.append(_job(session, part, block))
+        entries.append(_entry(session, part, block))
+    times = [b.time for b in part.blocks if b.time is not None]
     output = FioOutput(
-        fio_version=versions[0] if versions else None,
+        fio_version=session.version,
         timestamp=int(min(times)) if times else None,
         jobs=tuple(jobs),
-        disk_util=tuple(reader.disks),
-        client_mode=client_mode,
-        latency_unit="us" if old else "ns",
+        disk_util=tuple(part.disks),
+        client_mode=session.client_mode,
+        latency_unit="us" if part.fio2 else "ns",
         output_format="normal",
     )
-    return output, _report(sessions, entries, client_mode)
+    return output, _report(entries, session.client_mode)
+
+
+def _processes(part: _Part) -> list[tuple[str | None, str, int, int]]:
+    """What tells a server's report: each block's host (when fio prefixed it), job, group
+    and pid."""
+    return [(b.host, b.name, b.groupid, b.pid) for b in part.blocks]
+
+
+def _servers(source: str, session: _Session) -> _Part:
+    """A client-mode run's reports as one: each server's report is a part, in the order
+    fio printed them; with --status-interval sent to the servers, a server's report comes
+    again (the same jobs and pids) and its last one is kept. Which server a report is from
+    the text does not say: the parts are numbered (``client``) in their order."""
+    reports = [p for p in session.parts if p.blocks[0].name != ALL_CLIENTS]
+    # A report repeated with the same pids is the server's again, unless the text shows
+    # (by their hello lines) as many servers as there are reports.
+    repeats = not session.hosts or len(session.hosts) < len(reports)
+    servers: list[_Part] = []
+    for part in reports:
+        if repeats and servers and _processes(part) == _processes(servers[-1]):
+            servers[-1] = part
+        else:
+            servers.append(part)
+    if repeats and session.hosts and len(servers) < len(set(session.hosts)):
+        raise _fail(
+            source,
+            reports[0].line,
+            f"the text shows {len(set(session.hosts))} fio servers, but the reports that "
+            f"follow come from {len(servers)} sets of processes: which server sent which "
+            "report cannot be told",
+        )
+    merged = _Part(servers[0].line if servers else session.parts[0].line)
+    for client, part in enumerate(servers):
+        for block in part.blocks:
+            block.client = client
+        merged.blocks += part.blocks
+        merged.disks += part.disks
+    # fio's 'All clients' sum: the last one printed (it is not stored as a result).
+    totals = [p for p in session.parts if p.blocks[0].name == ALL_CLIENTS]
+    if totals:
+        for block in totals[-1].blocks:
+            block.client = len(servers)
+        merged.blocks += totals[-1].blocks
+    return merged
 
 
 def _check_complete(source: str, block: _Block) -> None:
@@ -655,18 +737,18 @@ def _check_complete(source: str, block: _Block) -> None:
         )
 
 
-def _host(session: _Session, block: _Block) -> str | None:
+def _host(session: _Session, part: _Part, block: _Block) -> str | None:
     if not session.client_mode or block.name == ALL_CLIENTS:
         return None
     if block.host is not None:
         return block.host
-    if session.clients == 1 and len(set(session.hosts)) == 1:
+    if part.clients == 1 and len(set(session.hosts)) == 1:
         return session.hosts[0]
     return f"client {block.client + 1}"
 
 
-def _job(source: str, session: _Session, block: _Block) -> JobResult:
-    directions = {ddir: _direction(session, block, ddir, i) for i, ddir in enumerate(DIRECTIONS)}
+def _job(session: _Session, part: _Part, block: _Block) -> JobResult:
+    directions = {ddir: _direction(part, block, ddir, i) for i, ddir in enumerate(DIRECTIONS)}
     return JobResult(
         jobname=block.name,
         groupid=block.groupid,
@@ -677,12 +759,12 @@ def _job(source: str, session: _Session, block: _Block) -> JobResult:
         usr_cpu_pct=block.usr,
         sys_cpu_pct=block.sys,
         job_runtime_ms=None,
-        hostname=_host(session, block),
+        hostname=_host(session, part, block),
         port=None,
     )
 
 
-def _direction(session: _Session, block: _Block, ddir: str, i: int) -> DirectionResult | None:
+def _direction(part: _Part, block: _Block, ddir: str, i: int) -> DirectionResult | None:
     d = block.directions.get(ddir)
     if d is None:
         return None
@@ -690,7 +772,7 @@ def _direction(session: _Session, block: _Block, ddir: str, i: int) -> Direction
     if total == 0 and d.io_bytes == 0:
         return None
     iops = d.iops
-    if not session.fio2 and block.issued is not None and d.runtime_ms > 0:
+    if not part.fio2 and block.issued is not None and d.runtime_ms > 0:
         exact = total * 1000 / d.runtime_ms  # fio's own formula, from exact counts
         if abs(exact - d.iops) <= _step(d.iops):
             iops = exact
@@ -747,7 +829,7 @@ def _shown(session: _Session, name: str) -> textparams.Options | None:
     return found
 
 
-def _options(session: _Session, block: _Block) -> textparams.Options:
+def _options(session: _Session, part: _Part, block: _Block) -> textparams.Options:
     found = _shown(session, block.name)
     header = session.headers.get((block.name, block.groupid))
     if found is None:
@@ -764,7 +846,7 @@ def _options(session: _Session, block: _Block) -> textparams.Options:
             found.own[key] = printed[key]
             filled.append(key)
     if "numjobs" not in effective:
-        numjobs = _numjobs(session, block, clones)
+        numjobs = _numjobs(session, part, block, clones)
         if numjobs is not None:
             found.own["numjobs"] = numjobs
             filled.append("numjobs")
@@ -773,13 +855,13 @@ def _options(session: _Session, block: _Block) -> textparams.Options:
     return found
 
 
-def _numjobs(session: _Session, block: _Block, clones: bool) -> str | None:
+def _numjobs(session: _Session, part: _Part, block: _Block, clones: bool) -> str | None:
     """numjobs as the text shows it: 1 for a header line without ``...`` under it; the
     number of result blocks of the job (or its ``jobs=N`` when it is the group's only
     job and fio reported the group as one) when fio printed ``...``."""
     if not clones:
         return "1"
-    same = session.blocks_of[(block.name, block.groupid, block.client)]
+    same = part.blocks_of[(block.name, block.groupid, block.client)]
     if same > 1:
         return str(same)
     if session.sections_of[block.groupid] == 1 and block.members > 1:
@@ -787,25 +869,22 @@ def _numjobs(session: _Session, block: _Block, clones: bool) -> str | None:
     return None
 
 
-def _entry(session: _Session, block: _Block) -> dict[str, Any]:
-    options = _options(session, block)
+def _entry(session: _Session, part: _Part, block: _Block) -> dict[str, Any]:
+    options = _options(session, part, block)
     return {
         "jobname": block.name,
         "groupid": block.groupid,
         "options": options,
-        SESSION_KEY: session.index,
         OPTIONS_FROM_KEY: options.where,
     }
 
 
-def _report(
-    sessions: list[_Session], entries: list[dict[str, Any]], client_mode: bool
-) -> dict[str, Any]:
-    """The JSON's shape: ``global options`` (what every job shares, when one fio run's
-    jobs all share it) and each job's own ``job options``."""
+def _report(entries: list[dict[str, Any]], client_mode: bool) -> dict[str, Any]:
+    """The JSON's shape: ``global options`` (what every job shares, when they all share
+    it) and each job's own ``job options``."""
     options: list[textparams.Options] = [e.pop("options") for e in entries]
     shared = options[0].shared if options else {}
-    common = len(sessions) == 1 and all(o.shared == shared for o in options)
+    common = all(o.shared == shared for o in options)
     for entry, opts in zip(entries, options, strict=True):
         entry["job options"] = dict(opts.own) if common else opts.effective
     key = "client_stats" if client_mode else "jobs"
