@@ -397,20 +397,22 @@ class Store:
                 "INSERT INTO runs (uuid, status, suite, suite_json, label, argv_json, host_json,"
                 " iobench_version, started_at, pid, hostname, origin, source, proc_start)"
                 " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    str(uuid.uuid4()),
-                    suite,
-                    _dumps(suite_def.as_dict()),
-                    label,
-                    _dumps(list(argv)),
-                    _dumps(host),
-                    iobench_version,
-                    started_at or now_iso(),
-                    os.getpid(),
-                    socket.gethostname(),
-                    origin,
-                    source,
-                    own_start(),
+                _storable(
+                    (
+                        str(uuid.uuid4()),
+                        suite,
+                        _dumps(suite_def.as_dict()),
+                        label,
+                        _dumps(list(argv)),
+                        _dumps(host),
+                        iobench_version,
+                        started_at or now_iso(),
+                        os.getpid(),
+                        socket.gethostname(),
+                        origin,
+                        source,
+                        own_start(),
+                    )
                 ),
             )
             run_id = cur.lastrowid
@@ -419,7 +421,17 @@ class Store:
                 conn.execute(
                     "INSERT INTO targets (run_id, position, spec, path, kind, size_bytes,"
                     " context_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, t.position, t.spec, t.path, t.kind, t.size_bytes, _dumps(t.context)),
+                    _storable(
+                        (
+                            run_id,
+                            t.position,
+                            t.spec,
+                            t.path,
+                            t.kind,
+                            t.size_bytes,
+                            _dumps(t.context),
+                        )
+                    ),
                 )
         return run_id
 
@@ -432,28 +444,30 @@ class Store:
                 " fio_stdout, fio_stderr, error, started_at, finished_at, repetition,"
                 " samples_json, client, clients)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    r.target,
-                    r.workload,
-                    r.position,
-                    r.status,
-                    _dumps(r.params),
-                    None if r.metrics is None else _dumps(r.metrics),
-                    r.job_file,
-                    _dumps(r.fio_argv),
-                    r.fio_rc,
-                    r.fio_version,
-                    None if r.raw_output is None else zlib.compress(r.raw_output.encode(), 6),
-                    r.fio_stdout,
-                    r.fio_stderr,
-                    r.error,
-                    r.started_at,
-                    r.finished_at,
-                    r.repetition,
-                    None if r.samples is None else _dumps(r.samples),
-                    r.client,
-                    r.clients,
+                _storable(
+                    (
+                        run_id,
+                        r.target,
+                        r.workload,
+                        r.position,
+                        r.status,
+                        _dumps(r.params),
+                        None if r.metrics is None else _dumps(r.metrics),
+                        r.job_file,
+                        _dumps(r.fio_argv),
+                        r.fio_rc,
+                        r.fio_version,
+                        None if r.raw_output is None else zlib.compress(r.raw_output.encode(), 6),
+                        r.fio_stdout,
+                        r.fio_stderr,
+                        r.error,
+                        r.started_at,
+                        r.finished_at,
+                        r.repetition,
+                        None if r.samples is None else _dumps(r.samples),
+                        r.client,
+                        r.clients,
+                    )
                 ),
             )
 
@@ -473,13 +487,15 @@ class Store:
             conn.execute(
                 "UPDATE runs SET status = ?, fio_version = ?, warnings_json = ?, error = ?,"
                 " finished_at = ? WHERE id = ?",
-                (
-                    status,
-                    fio_version,
-                    _dumps(list(warnings)),
-                    error,
-                    finished_at or now_iso(),
-                    run_id,
+                _storable(
+                    (
+                        status,
+                        fio_version,
+                        _dumps(list(warnings)),
+                        error,
+                        finished_at or now_iso(),
+                        run_id,
+                    )
                 ),
             )
 
@@ -762,7 +778,35 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+    text = json.dumps(value, separators=(",", ":"), sort_keys=False)
+    if "\\udc" in text:  # perhaps bytes that are not UTF-8, as lone surrogates
+        text = json.dumps(_unicode(value), separators=(",", ":"), sort_keys=False)
+    return text
+
+
+def _unicode(value: Any) -> Any:
+    """``value`` with every string storable (see :func:`_storable`)."""
+    if isinstance(value, str):
+        return _valid(value)
+    if isinstance(value, dict):
+        return {_valid(str(k)): _unicode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_unicode(v) for v in value]
+    return value
+
+
+def _valid(text: str) -> str:
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _storable(values: Sequence[Any]) -> tuple[Any, ...]:
+    """Values for a row: text SQLite can hold. A path or argument that is not UTF-8 reaches
+    Python with its bytes as lone surrogates (os.fsdecode), which SQLite refuses and no
+    reader could use; they are stored as visible escapes (``\\xff``), as every view shows
+    them anyway."""
+    return tuple(_valid(v) if isinstance(v, str) else v for v in values)
 
 
 def _text(value: Any) -> str:
