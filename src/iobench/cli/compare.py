@@ -50,7 +50,7 @@ def compare(
     env.require_db()
     with env.open_store(readonly=True) as store:
         runs = runs_for(env, store, run_refs, labels)
-        base = store.resolve(baseline) if baseline else None
+        base = store.resolve(baseline) if baseline is not None else None
     checks.baseline_compared(base, [r.id for r in runs])
     comparison = compare_runs(runs, base)
     if as_json:
@@ -105,7 +105,7 @@ def report(
     env.require_db()
     with env.open_store(readonly=True) as store:
         runs = runs_for(env, store, run_refs, labels)
-        base = store.resolve(baseline) if baseline else None
+        base = store.resolve(baseline) if baseline is not None else None
     setups = sum(max(1, len(r.targets)) for r in runs)
     checks.baseline_in_comparison(baseline, base, [r.id for r in runs], setups)
     comparison = compare_runs(runs, base) if setups > 1 else None
