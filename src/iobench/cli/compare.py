@@ -13,7 +13,7 @@ from iobench.cli import checks
 from iobench.cli.env import Environment, pass_env
 from iobench.cli.options import RUN_REFS, json_option, run_selection_options
 from iobench.errors import UserError
-from iobench.output import STDOUT, write_output
+from iobench.output import STDOUT, check_names_a_file, write_output
 from iobench.report.literal import literal
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ def _report_format(output: str) -> str:
     """html or md, from the report file's name."""
     if output == STDOUT:
         return "md"
+    check_names_a_file(output)  # `x.md/` has the suffix .md, and names a directory
     suffix = Path(output).suffix.lower()
     if suffix in (".html", ".htm"):
         return "html"
