@@ -4,6 +4,7 @@ an existing `x.md` is left as it was. No fio runs here."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,20 @@ def test_a_file_name_is_still_written(cli: Cli, imported: Path, command: str, na
     assert code == 0, err
     assert (imported / name).is_file()
     assert (imported / name).stat().st_size > 0
+
+
+@pytest.mark.parametrize("command", ["report", "export", "doctor --fio-jobfile"])
+def test_a_relative_name_in_a_removed_working_directory_is_refused(
+    cli: Cli, imported: Path, command: str
+) -> None:
+    gone = imported / "gone"
+    gone.mkdir()
+    os.chdir(gone)  # the fixture's monkeypatch.chdir restores the directory it started in
+    gone.rmdir()
+    args = [a.format(tmp=imported) for a in COMMANDS[command]]
+    code, _, err = cli(*args, "r.md")
+    assert code == 2
+    assert err == (
+        "iobench: error: cannot write r.md: the working directory it is relative to has been "
+        "removed\n  what to do: cd to an existing directory, or give the file's absolute path\n"
+    )

@@ -146,7 +146,13 @@ def _resolve(name: str) -> tuple[str, bool]:
     kept for the kernel to follow, since it names an open file, not a path.
     """
     euid = os.geteuid()
-    current = Path("/") if name.startswith("/") else Path.cwd()
+    try:
+        current = Path("/") if name.startswith("/") else Path.cwd()
+    except FileNotFoundError:
+        raise UserError(
+            f"cannot write {name}: the working directory it is relative to has been removed",
+            "cd to an existing directory, or give the file's absolute path",
+        ) from None
     pending = [p for p in name.split("/") if p not in ("", ".")]
     links = 0
     while pending:
