@@ -33,6 +33,7 @@ from iobench.suites.options import (
     CORE_KEYS,
     MAX_STRING,
     OPTION_KEYS,
+    as_written,
     show_key,
     show_value,
 )
@@ -295,9 +296,10 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
             alone = f" (or {spelled} alone for 1)" if key in _FLAGS else ""
             raise _Refused(f"{spelled} must be 1 or 0{alone}, not {show_value(value)}")
         return value == "1"
+    # A converted value carries the text: a limit's message shows what the file wrote.
     if key in _SIZES:
         try:
-            return fio_bytes(value, kb_base)
+            return as_written(fio_bytes(value, kb_base), value)
         except ValueError:
             raise _why_not(spelled, value, _SIZE_WHAT, "1.5g is 1 byte") from None
     if key in _SECONDS or key == "thinktime":
@@ -305,11 +307,11 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
             micros = fio_microseconds(value, 10**6 if key in _SECONDS else 1)
         except ValueError:
             raise _why_not(spelled, value, _TIME_WHAT, "1.5s is 1s") from None
-        return micros / 1e6 if key in _SECONDS else f"{micros}us"
+        return as_written(micros / 1e6 if key in _SECONDS else f"{micros}us", value)
     if key in _INTS and _INT_RE.fullmatch(value):
-        return int(value, 0) if value[:2].lower() == "0x" else int(value)
+        return as_written(int(value, 0) if value[:2].lower() == "0x" else int(value), value)
     if key == "bssplit":
-        return _bssplit(spelled, value, kb_base)
+        return as_written(_bssplit(spelled, value, kb_base), value)
     return value  # text (rw, ioengine, ...), or wrong: the allow-list says why
 
 

@@ -51,6 +51,7 @@ from iobench.suites.options import (
     say_seconds,
     show_key,
     show_value,
+    unwritten,
 )
 from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, shown
 
@@ -178,7 +179,8 @@ class Scopes:
 
 # --- building a suite ------------------------------------------------------------------------
 
-_ParsedValue = tuple[object, int | None]  # (typed value, line)
+# (typed value, line, the value as the file wrote it, for messages)
+_ParsedValue = tuple[object, int | None, str]
 _Parsed = dict[str, _ParsedValue | None]  # None: the key is there but wrong (and reported)
 
 
@@ -496,7 +498,8 @@ class _Builder:
                 self.unknown(key, allowed, where, line)
                 continue
             try:
-                parsed[key] = (parser(self.lines.spelling(section, key), value), line)
+                typed = parser(self.lines.spelling(section, key), value)
+                parsed[key] = (unwritten(typed), line, show_value(value))
             except InvalidValue as e:
                 self.fail(f"{where}{e}", line)
                 parsed[key] = None
@@ -558,8 +561,14 @@ class _Builder:
             bs, size = get("bs"), get("size")
             assert isinstance(bs, int) and isinstance(size, int)
             if size < bs:
+
+                def said(key: str, value: int) -> str:
+                    written = good[key][2] if key in good else None
+                    shown = f"{value} bytes"
+                    return shown if written in (None, str(value)) else f"{written}, {shown}"
+
                 self.fail(
-                    f"{where}size ({size} bytes) must be at least bs ({bs} bytes)",
+                    f"{where}size ({said('size', size)}) must be at least bs ({said('bs', bs)})",
                     line_of("size") if "size" in good else line_of("bs"),
                 )
         self.check_buffers(where, good, "bssplit" in merged and "bssplit" not in good, line_of)
@@ -608,7 +617,7 @@ class _Builder:
             return float(value)
 
         options: list[tuple[str, str]] = []
-        for key, (value, _line) in good.items():
+        for key, (value, _line, _written) in good.items():
             if key in OPTION_KEYS:
                 options.append((key, str(value)))
             elif key == "time_based" and value is False:
@@ -827,20 +836,25 @@ def apply_overrides(
     runtime_s: float | None = None,
     size: int | None = None,
     ramp_s: float | None = None,
+    written: Mapping[str, str | None] | None = None,
 ) -> Suite:
     """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload, and
     named in ``Suite.overridden`` (the user chose them).
 
-    The values come from the CLI's --runtime, --size and --ramp, which its errors name.
-    They have the bounds of a suite file's runtime, size and ramp (:func:`check_overrides`).
+    The values come from the CLI's --runtime, --size and --ramp, which its errors name;
+    ``written``: each option's value as the user typed it (``{"--size": "4k"}``), which
+    they show. They have the bounds of a suite file's runtime, size and ramp
+    (:func:`check_overrides`).
     """
-    runtime_s, ramp_s, size = check_overrides(runtime_s=runtime_s, ramp_s=ramp_s, size=size)
+    runtime_s, ramp_s, size = check_overrides(
+        runtime_s=runtime_s, ramp_s=ramp_s, size=size, written=written
+    )
     if size is not None:
         small = [w.name for w in suite.workloads if w.bs > size]
         if small:
-            raise UserError(
-                f"--size {size} bytes is smaller than the block size of {', '.join(small)}"
-            )
+            typed = (written or {}).get("--size")
+            shown = f"{size} bytes" if typed in (None, str(size)) else f"{typed} ({size} bytes)"
+            raise UserError(f"--size {shown} is smaller than the block size of {', '.join(small)}")
 
     def override(w: Workload) -> Workload:
         return dataclasses.replace(
@@ -864,38 +878,49 @@ def apply_overrides(
 
 
 def check_overrides(
-    *, runtime_s: float | None = None, ramp_s: float | None = None, size: int | None = None
+    *,
+    runtime_s: float | None = None,
+    ramp_s: float | None = None,
+    size: int | None = None,
+    written: Mapping[str, str | None] | None = None,
 ) -> tuple[float | None, float | None, int | None]:
     """--runtime, --ramp and --size checked against the bounds of a suite file's runtime,
-    ramp and size (UserError naming the option); the same values, durations as floats."""
+    ramp and size (UserError naming the option, and the value as ``written`` has it, else
+    as iobench writes it); the same values, durations as floats."""
+    typed = written or {}
     if runtime_s is not None:
-        runtime_s = _override_seconds(runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME)
+        runtime_s = _override_seconds(
+            runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME, typed.get("--runtime")
+        )
     if ramp_s is not None:
-        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP)
+        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP, typed.get("--ramp"))
     if size is not None:
+        given = typed.get("--size") or (
+            format_size_short(size) if 0 <= size < 1 << 64 else show_value(size)
+        )
         if isinstance(size, bool) or size <= 0:
-            raise UserError(f"--size must be at least 1 byte, not {size}")
+            raise UserError(f"--size must be at least 1 byte, not {given}")
         if size > MAX_SIZE:
-            given = format_size_short(size) if size < 1 << 64 else show_value(size)
             raise UserError(
                 f"--size must be at most {format_size_short(MAX_SIZE)} ({WHY_SIZE}), not {given}"
             )
     return runtime_s, ramp_s, size
 
 
-def _override_seconds(value: float, option: str, most: float, why: str) -> float:
+def _override_seconds(
+    value: float, option: str, most: float, why: str, written: str | None
+) -> float:
     """A duration given to apply_overrides, checked: up to ``most`` seconds, and more than
     0 for --runtime (fio reads runtime=0 as no limit), 0 or more for --ramp."""
     try:
         seconds = float(value)
     except OverflowError:  # an int too large for a float
         seconds = math.inf
+    given = written or (say_seconds(seconds) if seconds > 0 else f"{seconds:g}")
     if option == "--runtime" and not seconds > 0:
-        raise UserError(f"--runtime must be longer than 0 seconds, not {seconds:g}")
+        raise UserError(f"--runtime must be longer than 0 seconds, not {given}")
     if not seconds >= 0:
-        raise UserError(f"{option} must be 0 seconds or longer, not {seconds:g}")
+        raise UserError(f"{option} must be 0 seconds or longer, not {given}")
     if seconds > most:
-        raise UserError(
-            f"{option} must be at most {say_seconds(most)} ({why}), not {say_seconds(seconds)}"
-        )
+        raise UserError(f"{option} must be at most {say_seconds(most)} ({why}), not {given}")
     return seconds
