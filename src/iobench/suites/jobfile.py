@@ -31,6 +31,7 @@ from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
     CORE_KEYS,
+    MAX_SIZE,
     MAX_STRING,
     OPTION_KEYS,
     as_written,
@@ -312,6 +313,8 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
         return as_written(int(value, 0) if value[:2].lower() == "0x" else int(value), value)
     if key == "bssplit":
         return as_written(_bssplit(spelled, value, kb_base), value)
+    if key == "random_distribution" and value.startswith("zoned_abs:"):
+        return as_written(_zoned_abs(value, kb_base), value)
     return value  # text (rw, ioengine, ...), or wrong: the allow-list says why
 
 
@@ -331,6 +334,22 @@ def _bssplit(spelled: str, value: str, kb_base: int) -> str:
                 ) from None
         directions.append(":".join(entries))
     return ",".join(directions)
+
+
+def _zoned_abs(value: str, kb_base: int) -> str:
+    """zoned_abs with its zone sizes in bytes as fio reads them (with the job's kb_base, as
+    fio's split parser does), so fio, which is not given kb_base, reads the same zones; a
+    zone that is not a size as fio reads it, or is beyond the allow-list's bound, is left
+    as written for the allow-list to refuse."""
+    zones = []
+    for zone in value.split(":")[1:]:
+        pct, slash, size = zone.partition("/")
+        try:
+            size_bytes = fio_bytes(size, kb_base)
+        except ValueError:
+            size_bytes = MAX_SIZE + 1
+        zones.append(zone if size_bytes > MAX_SIZE else f"{pct}{slash}{size_bytes}")
+    return ":".join(["zoned_abs", *zones])
 
 
 def _surprise(key: str, value: str, kb_base: int) -> int | None:

@@ -52,6 +52,7 @@ from iobench.suites.options import (
     show_key,
     show_value,
     unwritten,
+    zoned_abs_bytes,
 )
 from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, shown
 
@@ -557,25 +558,46 @@ class _Builder:
                 f'(rw = "randrw", "rw" or "readwrite"), not rw = {show_value(get("rw"))}',
                 good["rwmixread"][1],
             )
-        if "bs" in good and ("size" in good or "size" not in merged):
-            bs, size = get("bs"), get("size")
-            assert isinstance(bs, int) and isinstance(size, int)
-            if size < bs:
-
-                def said(key: str, value: int) -> str:
-                    written = good[key][2] if key in good else None
-                    shown = f"{value} bytes"
-                    return shown if written in (None, str(value)) else f"{written}, {shown}"
-
-                self.fail(
-                    f"{where}size ({said('size', size)}) must be at least bs ({said('bs', bs)})",
-                    line_of("size") if "size" in good else line_of("bs"),
-                )
+        if "size" in good or "size" not in merged:  # a wrong size is reported already
+            self.check_area(where, good, line_of)
         self.check_buffers(where, good, "bssplit" in merged and "bssplit" not in good, line_of)
         if len(self.problems) > before or missing or len(good) < len(merged) or not named:
             return None
         assert isinstance(name, str)
         return self.make(name, good)
+
+    def check_area(
+        self, where: str, good: Mapping[str, _ParsedValue], line_of: Callable[..., int | None]
+    ) -> None:
+        """The test area (size) holds a block (bs) and the zones of a zoned_abs
+        random_distribution: fio places no I/O beyond it."""
+        size = _value(good, "size")
+        assert isinstance(size, int)
+
+        def said(key: str, value: int) -> str:
+            written = good[key][2] if key in good else None
+            shown = f"{value} bytes"
+            return shown if written in (None, str(value)) else f"{written}, {shown}"
+
+        if "bs" in good:
+            bs = _value(good, "bs")
+            assert isinstance(bs, int)
+            if size < bs:
+                self.fail(
+                    f"{where}size ({said('size', size)}) must be at least bs ({said('bs', bs)})",
+                    line_of("size") if "size" in good else line_of("bs"),
+                )
+        if "random_distribution" in good:
+            zones = zoned_abs_bytes(str(good["random_distribution"][0]))
+            if zones is not None and zones > size:
+                self.fail(
+                    f"{where}random_distribution's zones cover {zones} bytes "
+                    f"({format_bytes(zones)}), more than the test area, size "
+                    f'({said("size", size)}): fio does no I/O beyond it (it prints "zoned_abs '
+                    'sizes exceed file size" and does the I/O elsewhere)',
+                    line_of("random_distribution", "size"),
+                    "make the zones add up to the size at most, or raise the size",
+                )
 
     def check_buffers(
         self,
@@ -850,11 +872,18 @@ def apply_overrides(
         runtime_s=runtime_s, ramp_s=ramp_s, size=size, written=written
     )
     if size is not None:
+        typed = (written or {}).get("--size")
+        shown = f"{size} bytes" if typed in (None, str(size)) else f"{typed} ({size} bytes)"
         small = [w.name for w in suite.workloads if w.bs > size]
         if small:
-            typed = (written or {}).get("--size")
-            shown = f"{size} bytes" if typed in (None, str(size)) else f"{typed} ({size} bytes)"
             raise UserError(f"--size {shown} is smaller than the block size of {', '.join(small)}")
+        zoned = [w.name for w in suite.workloads if (_zones_of(w) or 0) > size]
+        if zoned:
+            raise UserError(
+                f"--size {shown} is smaller than what the zoned_abs random_distribution of "
+                f"{', '.join(zoned)} covers: fio would do no I/O in the zones beyond it",
+                "give a --size that holds the zones, or leave --size out",
+            )
 
     def override(w: Workload) -> Workload:
         return dataclasses.replace(
@@ -875,6 +904,12 @@ def apply_overrides(
         notes=tuple(n for n in suite.notes if n.about not in given or given[n.about] is None),
         overridden=suite.overridden | {name for name, value in given.items() if value is not None},
     )
+
+
+def _zones_of(w: Workload) -> int | None:
+    """The bytes a workload's zoned_abs random_distribution covers, if it has one."""
+    distribution = dict(w.options).get("random_distribution")
+    return None if distribution is None else zoned_abs_bytes(distribution)
 
 
 def check_overrides(

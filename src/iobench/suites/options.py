@@ -352,14 +352,30 @@ def _fio_distribution(key: str, value: object) -> str:
             "optional :CENTER), zoned:PCT/PCT:... or zoned_abs:PCT/SIZE:..., e.g. zipf:1.2",
             value,
         )
-    if value.startswith("zoned_abs:"):
-        for zone in value.split(":")[1:]:
-            if parse_size(zone.partition("/")[2]) > MAX_SIZE:
-                raise InvalidValue(
-                    f"{key}: a zone of {zone.partition('/')[2]} is larger than "
-                    f"{format_size_short(MAX_SIZE)} ({WHY_SIZE}), in {show_value(value)}"
-                )
-    return value
+    if not value.startswith("zoned_abs:"):
+        return value
+    # Each zone's size in bytes, as fio is to read it whatever its kb_base (a job file's
+    # come converted with the file's kb_base, each zone where the file wrote it).
+    written = value.written if isinstance(value, _Written) else value
+    zones = []
+    for zone, zone_written in zip(value.split(":")[1:], written.split(":")[1:], strict=True):
+        pct, _, size_text = zone.partition("/")
+        size = parse_size(size_text)
+        if size > MAX_SIZE:
+            raise InvalidValue(
+                f"{key}: a zone of {zone_written.partition('/')[2]} is larger than "
+                f"{format_size_short(MAX_SIZE)} ({WHY_SIZE}), in {show_value(value)}"
+            )
+        zones.append(f"{pct}/{size}")
+    return ":".join(["zoned_abs", *zones])
+
+
+def zoned_abs_bytes(normalised: str) -> int | None:
+    """The bytes a ``zoned_abs`` random_distribution's zones cover, as
+    :func:`_fio_distribution` returns it (zone sizes in bytes); None for another one."""
+    if not normalised.startswith("zoned_abs:"):
+        return None
+    return sum(int(zone.partition("/")[2]) for zone in normalised.split(":")[1:])
 
 
 def _fio_bssplit(key: str, value: object) -> str:
