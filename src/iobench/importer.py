@@ -40,6 +40,7 @@ from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, parse_fio
 from iobench.fio.terse import looks_like_terse, parse_terse_output
 from iobench.fio.text import OPTIONS_FROM_KEY, SESSION_KEY, looks_like_normal, parse_normal_output
 from iobench.fio.textparams import options_shown
+from iobench.invoker import invoker_rights
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.records import (
@@ -285,7 +286,8 @@ def _read(path: str) -> tuple[str, float | None]:
     device such as /dev/zero would never end.
     """
     try:
-        st = Path(path).stat()
+        with invoker_rights():  # under sudo, as the user who named it could (invoker.py)
+            st = Path(path).stat()
     except FileNotFoundError:
         raise UserError(f"{path} does not exist", "check the path") from None
     except OSError as e:
@@ -301,7 +303,9 @@ def _read(path: str) -> tuple[str, float | None]:
             _HINT_NOT_FIO,
         )
     try:
-        with open(path, "rb") as f:
+        with invoker_rights():
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
             head = f.read(_SNIFF_BYTES)
             if b"\x00" in head:
                 raise UserError(

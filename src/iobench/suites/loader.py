@@ -22,6 +22,7 @@ from typing import Protocol
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
+from iobench.invoker import invoker_rights
 from iobench.model import Expectation, Override, Suite, Workload
 from iobench.suites.jobfile import FIO_SPELLINGS, REPORTED, read_job_file
 from iobench.suites.jobfile import SUFFIXES as JOB_FILE_SUFFIXES
@@ -806,7 +807,8 @@ def load_suite_file(path: str | Path) -> Suite:
     try:
         # O_NONBLOCK: a FIFO nobody writes to opens at once (and reads as empty) instead of
         # waiting for ever; `--suite <(...)` still reads what the shell writes.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with invoker_rights():  # under sudo, the file is opened as its user could
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as f:  # at most 1 MiB and a byte: not all of /dev/zero
             raw = f.read(MAX_FILE_BYTES + 1)
@@ -839,11 +841,12 @@ def load_suite(name_or_path: str) -> Suite:
     if name_or_path in builtin_names():
         return load_builtin(name_or_path)
     path = Path(name_or_path)
-    if (
-        path.is_file()
-        or "/" in name_or_path
-        or name_or_path.endswith((".toml", *JOB_FILE_SUFFIXES))
-    ):
+    try:
+        with invoker_rights():  # whether it is a file is the user's to know, not root's
+            is_file = path.is_file()
+    except PermissionError:
+        is_file = True  # load_suite_file says whose permission is missing
+    if is_file or "/" in name_or_path or name_or_path.endswith((".toml", *JOB_FILE_SUFFIXES)):
         return load_suite_file(name_or_path)
     raise UserError(
         f'unknown suite "{name_or_path}": not a built-in suite and not a file; '
