@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +21,6 @@ from typing import Protocol
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
-from iobench.invoker import invoker_rights
 from iobench.model import Expectation, Override, Suite, Workload
 from iobench.suites.jobfile import FIO_SPELLINGS, REPORTED, read_job_file
 from iobench.suites.jobfile import SUFFIXES as JOB_FILE_SUFFIXES
@@ -55,6 +53,7 @@ from iobench.suites.options import (
     unwritten,
     zoned_abs_bytes,
 )
+from iobench.suites.userfile import MAX_FILE_BYTES, TOO_BIG, exists, read_suite_file
 from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, shown
 
 DEFAULT_SUITE = "quick"
@@ -664,9 +663,6 @@ class _Builder:
 
 # --- public API --------------------------------------------------------------------------
 
-MAX_FILE_BYTES = 1 << 20  # a suite file is a few kilobytes; this is hundreds of workloads
-_TOO_BIG = "is larger than 1 MiB; a suite file is a few kilobytes of TOML"
-
 
 def parse_suite(text: str, path: str, source: str) -> Suite:
     """Validate suite TOML ``text``; errors name ``path`` and the line of the offending key.
@@ -675,7 +671,7 @@ def parse_suite(text: str, path: str, source: str) -> Suite:
     cannot be read at all stops at its first error.
     """
     if len(text) > MAX_FILE_BYTES:
-        raise SuiteError(path, _TOO_BIG)
+        raise SuiteError(path, TOO_BIG)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -708,7 +704,7 @@ def parse_job_file(text: str, path: str, source: str) -> Suite:
     """Validate a fio job file's ``text`` (suites.jobfile reads it) with the allow-list of
     TOML suites; errors name ``path`` and the line, every mistake at once."""
     if len(text) > MAX_FILE_BYTES:
-        raise SuiteError(path, _TOO_BIG)
+        raise SuiteError(path, TOO_BIG)
     job_file = read_job_file(text)
     suite = _Builder(
         job_file.data,
@@ -804,49 +800,22 @@ def load_builtin(name: str) -> Suite:
 def load_suite_file(path: str | Path) -> Suite:
     """A user's suite file; ``Suite.source`` is the path as given."""
     shown = str(path)
-    try:
-        # O_NONBLOCK: a FIFO nobody writes to opens at once (and reads as empty) instead of
-        # waiting for ever; `--suite <(...)` still reads what the shell writes.
-        with invoker_rights():  # under sudo, the file is opened as its user could
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as f:  # at most 1 MiB and a byte: not all of /dev/zero
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise SuiteError(shown, "no such file") from None
-    except IsADirectoryError:
-        raise SuiteError(shown, "is a directory, not a suite file") from None
-    except OSError as e:
-        raise SuiteError(shown, f"cannot be read: {e.strerror or e}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SuiteError(shown, _TOO_BIG)
-    if not raw.strip():
-        raise SuiteError(
-            shown, "is empty: a suite file is TOML with workloads, or a fio job file with jobs"
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SuiteError(
-            shown, "is not UTF-8 text; suite files are TOML or fio job files"
-        ) from None
+    text = read_suite_file(shown)
     if is_job_file(shown, text):
         return parse_job_file(text, shown, shown)
     return parse_suite(text, shown, shown)
 
 
 def load_suite(name_or_path: str) -> Suite:
-    """A built-in suite by name, or a suite file by path (anything with a '/', '.toml' or
-    a job file's suffix)."""
+    """A built-in suite by name, or a suite file by path: anything there by that name
+    (whatever it is: reading it says what), or with a '/', '.toml' or a job file's suffix."""
     if name_or_path in builtin_names():
         return load_builtin(name_or_path)
-    path = Path(name_or_path)
-    try:
-        with invoker_rights():  # whether it is a file is the user's to know, not root's
-            is_file = path.is_file()
-    except PermissionError:
-        is_file = True  # load_suite_file says whose permission is missing
-    if is_file or "/" in name_or_path or name_or_path.endswith((".toml", *JOB_FILE_SUFFIXES)):
+    if (
+        "/" in name_or_path
+        or name_or_path.endswith((".toml", *JOB_FILE_SUFFIXES))
+        or exists(name_or_path)
+    ):
         return load_suite_file(name_or_path)
     raise UserError(
         f'unknown suite "{name_or_path}": not a built-in suite and not a file; '
