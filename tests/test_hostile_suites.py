@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -437,9 +438,25 @@ def test_a_file_over_1_mib_is_refused_before_it_is_parsed(
     )
 
 
-def test_an_endless_device_is_read_only_up_to_the_limit() -> None:
-    with pytest.raises(SuiteError, match=r"^/dev/zero: is larger than 1 MiB"):
-        load_suite_file("/dev/zero")
+def test_an_endless_pipe_is_read_only_up_to_the_limit() -> None:
+    """`--suite <(yes)`: a pipe that never ends is read up to 1 MiB and a byte."""
+    endless = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        assert endless.stdout is not None
+        with pytest.raises(SuiteError, match=r"^/dev/fd/\d+: is larger than 1 MiB"):
+            load_suite_file(f"/dev/fd/{endless.stdout.fileno()}")
+    finally:
+        endless.kill()
+        endless.wait()
+        assert endless.stdout is not None
+        endless.stdout.close()
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/dev/urandom"])
+def test_a_device_is_not_opened(device: str) -> None:
+    """Opening a device can do something (a watchdog starts counting): refused unopened."""
+    with pytest.raises(SuiteError, match=f"^{device}: is a character device, not a suite file$"):
+        load_suite_file(device)
 
 
 def test_a_toml_syntax_error_alone_is_still_reported(
@@ -729,7 +746,10 @@ def test_a_fifo_nobody_writes_to_is_an_empty_suite_not_a_hang(
     os.mkfifo(fifo)
     code, out, err = cli("doctor", str(target), "--suite", str(fifo))
     assert code == ExitCode.BAD_INPUT
-    assert err.startswith(f"iobench: error: {fifo}: is empty: a suite file is TOML"), err
+    assert err.startswith(
+        f"iobench: error: {fifo}: is a named pipe (FIFO) that gave no text (nothing wrote to "
+        "it): a suite file is TOML"
+    ), err
     assert out == "" and list(target.iterdir()) == [] and not isolated_db.exists()
 
 

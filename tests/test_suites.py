@@ -550,7 +550,7 @@ def test_error_in_a_later_workload_after_a_multiline_string(tmp_path: Path) -> N
     [
         ('runtime = "0s"', 'runtime must be longer than 0 seconds, not "0s"'),
         ('runtime = "soon"', "runtime must be a duration such as 30s, 2m or a number of seconds"),
-        ('size = "1k"', "size (1024 bytes) must be at least bs (4096 bytes)"),
+        ('size = "1k"', 'size ("1k", 1024 bytes) must be at least bs ("4k", 4096 bytes)'),
         ('size = "lots"', "size must be a size such as 4k, 1M, 20G or a number of bytes"),
         ('ioengine = "windowsaio"', "ioengine must be one of libaio, io_uring, psync"),
         ("thinktime = 500", "fio reads a bare number as microseconds"),

@@ -45,6 +45,7 @@ from iobench.fio.reports import Report, Run, split_runs
 from iobench.fio.terse import looks_like_terse, terse_reports
 from iobench.fio.text import OPTIONS_FROM_KEY, looks_like_normal, normal_reports
 from iobench.fio.textparams import options_shown
+from iobench.invoker import invoker_rights
 from iobench.metrics import job_metrics
 from iobench.model import DIRECTIONS, FioOutput, JobResult
 from iobench.records import (
@@ -324,7 +325,8 @@ def _read(path: str) -> tuple[str, float | None]:
     device such as /dev/zero would never end.
     """
     try:
-        st = Path(path).stat()
+        with invoker_rights():  # under sudo, as the user who named it could (invoker.py)
+            st = Path(path).stat()
     except FileNotFoundError:
         raise UserError(f"{path} does not exist", "check the path") from None
     except OSError as e:
@@ -340,7 +342,9 @@ def _read(path: str) -> tuple[str, float | None]:
             _HINT_NOT_FIO,
         )
     try:
-        with open(path, "rb") as f:
+        with invoker_rights():
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
             head = f.read(_SNIFF_BYTES)
             if b"\x00" in head:
                 raise UserError(

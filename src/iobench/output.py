@@ -60,6 +60,7 @@ def write_output(dest: str | Path, text: str) -> str:
         return "standard output"
     if not name:
         raise UserError("the output file name is empty", "name a file, or - for stdout")
+    check_names_a_file(name)
     data = text.encode("utf-8")
     real, magic = _resolve(name)
     try:
@@ -91,6 +92,7 @@ def write_new(name: str, text: str, *, force: bool) -> str:
     ``-`` to :func:`write_output`)."""
     if not name:
         raise UserError("the output file name is empty", "name a file, or - for stdout")
+    check_names_a_file(name)
     try:
         st: os.stat_result | None = os.lstat(name)
     except FileNotFoundError:
@@ -109,11 +111,23 @@ def write_new(name: str, text: str, *, force: bool) -> str:
         if not force:
             raise UserError(f"{name} exists", "pass --force to replace it, or name another file")
     parent, base = os.path.split(name)
-    if base in ("", ".", ".."):
-        raise UserError(f"cannot write {name}: it names a directory", "name a file")
     real = f"{parent or '.'}/{base}"
     _replace(name, real, text.encode("utf-8"), st, exclusive=not force)
     return name
+
+
+def check_names_a_file(name: str) -> None:
+    """A UserError when ``name`` can only name a directory: it ends in ``/``, ``/.`` or
+    ``/..`` (or is ``.`` or ``..``). ``report -o x.md/`` must not write ``x.md``, nor
+    replace the file ``x.md``: the kernel would say "not a directory" to either."""
+    last = name.rsplit("/", 1)[-1]
+    if last not in ("", ".", ".."):
+        return
+    ending = "/" if not last else last if name == last else f"/{last}"
+    raise UserError(
+        f"cannot write {name}: a name ending in {ending!r} names a directory, not a file",
+        "name the file itself" + (", without the trailing /" if ending == "/" else ""),
+    )
 
 
 def _kind(mode: int) -> str:
@@ -132,7 +146,13 @@ def _resolve(name: str) -> tuple[str, bool]:
     kept for the kernel to follow, since it names an open file, not a path.
     """
     euid = os.geteuid()
-    current = Path("/") if name.startswith("/") else Path.cwd()
+    try:
+        current = Path("/") if name.startswith("/") else Path.cwd()
+    except FileNotFoundError:
+        raise UserError(
+            f"cannot write {name}: the working directory it is relative to has been removed",
+            "cd to an existing directory, or give the file's absolute path",
+        ) from None
     pending = [p for p in name.split("/") if p not in ("", ".")]
     links = 0
     while pending:

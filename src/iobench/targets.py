@@ -111,11 +111,62 @@ def _missing(spec: str, absolute: str) -> UserError:
     )
 
 
+# The longest path the kernel takes (PATH_MAX, 4096 with the terminating NUL): a longer
+# one, which a relative target in a deep directory can resolve to, fio cannot open.
+_PATH_MAX = 4095
+
+
+def _physical_directory() -> str:
+    """The kernel's path of the working directory, which a relative target is relative to;
+    a UserError when it has none (removed since, or beyond the C library's reach)."""
+    try:
+        return str(Path.cwd())
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            why = "it has been removed (or its filesystem unmounted) since the shell entered it"
+            hint = "cd to an existing directory, or give the target's absolute path"
+        elif exc.errno == errno.ENAMETOOLONG:
+            why = f"its path is longer than the kernel accepts ({_PATH_MAX} bytes, PATH_MAX)"
+            hint = "cd to a directory with a shorter path, or give the target's absolute path"
+        else:
+            why = exc.strerror or str(exc)
+            hint = "give the target's absolute path"
+        raise UserError(
+            "a relative target names a place in the working directory, and iobench cannot "
+            f"tell where that is: {why}",
+            hint,
+        ) from None
+
+
+def _too_long(spec: str, path: str) -> UserError:
+    """A target whose path the kernel refuses as too long (ENAMETOOLONG): every open and
+    stat, fio's own too, would fail, so it is said here, not met as "no permission" later.
+    ``path``: the absolute path ``spec`` leads to."""
+
+    def abridged(text: str) -> str:
+        return text if len(text) <= 80 else f"{text[:40]}...{text[-37:]}"
+
+    longest = max(len(os.fsencode(name)) for name in path.split("/"))
+    if longest > 255:  # NAME_MAX on Linux's filesystems
+        what = f"a name in its path is {longest} bytes long; the kernel accepts 255"
+    elif len(os.fsencode(path)) > _PATH_MAX:
+        size = len(os.fsencode(path))
+        named = "" if path == spec else f", {abridged(path)},"
+        what = f"its path{named} is {size} bytes long; the kernel accepts {_PATH_MAX} (PATH_MAX)"
+    else:
+        what = "a symbolic link in its path leads to a name or path too long for the kernel"
+    return UserError(
+        f"cannot use {abridged(spec)} as a target: {what}",
+        "choose a directory with a shorter path, or bind-mount this one at a shorter path "
+        "(mount --bind DIR /mnt/short) and name that",
+    )
+
+
 def _working_directory() -> str:
     """The working directory as the user's shell names it: ``$PWD`` when it is absolute,
     free of ``.`` and ``..`` and the very directory the process is in (as ``pwd -L``
     decides), else the kernel's path with symbolic links resolved."""
-    physical = str(Path.cwd())
+    physical = _physical_directory()
     logical = os.environ.get("PWD", "")
     parts = logical.split("/")
     if not logical.startswith("/") or "." in parts or ".." in parts:
@@ -139,7 +190,8 @@ def named_path(spec: str, real: str) -> str:
     symbolic link, the kernel goes to the link target's parent, which the text alone
     cannot tell: then the path with its links resolved.
     """
-    named = os.path.normpath(Path(_working_directory()) / spec)
+    start = "/" if spec.startswith("/") else _working_directory()  # absolute: no cwd needed
+    named = os.path.normpath(Path(start) / spec)
     if named.startswith("//"):  # POSIX keeps a leading "//"; nothing here means by it
         named = "/" + named.lstrip("/")
     return real if os.path.realpath(named) != real else named
@@ -155,7 +207,10 @@ def resolve_target(spec: str) -> Target:
     """
     if not spec.strip():
         raise UserError("the target is empty", hint=ACCEPTED)
-    absolute = os.path.abspath(spec)  # noqa: PTH100 - keep '..' and symlinks for the messages
+    # As os.path.abspath, keeping '..' and symbolic links for the messages; the working
+    # directory asked only for a relative target, and said when it has no path.
+    start = "/" if spec.startswith("/") else _physical_directory()
+    absolute = os.path.normpath(os.path.join(start, spec))  # noqa: PTH118
     try:
         st = Path(spec).stat()  # as the kernel resolves it: a ".." after a link, as fio would
     except FileNotFoundError:
@@ -168,8 +223,12 @@ def resolve_target(spec: str) -> Target:
             hint="run iobench as a user that can read the target (block devices usually need root)",
         ) from None
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise _too_long(spec, absolute) from None
         raise UserError(f"cannot access {spec}: {exc.strerror or exc}") from None
     real = os.path.realpath(spec)
+    if len(os.fsencode(real)) > _PATH_MAX:  # a relative target in a too deep directory
+        raise _too_long(spec, real)
     mode = st.st_mode
     named = named_path(spec, real)
     if stat.S_ISDIR(mode):

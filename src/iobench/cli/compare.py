@@ -13,7 +13,7 @@ from iobench.cli import checks
 from iobench.cli.env import Environment, pass_env
 from iobench.cli.options import RUN_REFS, json_option, run_selection_options
 from iobench.errors import UserError
-from iobench.output import STDOUT, write_output
+from iobench.output import STDOUT, check_names_a_file, write_output
 from iobench.report.literal import literal
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def compare(
     env.require_db()
     with env.open_store(readonly=True) as store:
         runs = runs_for(env, store, run_refs, labels)
-        base = store.resolve(baseline) if baseline else None
+        base = store.resolve(baseline) if baseline is not None else None
     checks.baseline_compared(base, [r.id for r in runs])
     comparison = compare_runs(runs, base)
     if as_json:
@@ -105,7 +105,7 @@ def report(
     env.require_db()
     with env.open_store(readonly=True) as store:
         runs = runs_for(env, store, run_refs, labels)
-        base = store.resolve(baseline) if baseline else None
+        base = store.resolve(baseline) if baseline is not None else None
     setups = sum(max(1, len(r.targets)) for r in runs)
     checks.baseline_in_comparison(baseline, base, [r.id for r in runs], setups)
     comparison = compare_runs(runs, base) if setups > 1 else None
@@ -118,6 +118,7 @@ def _report_format(output: str) -> str:
     """html or md, from the report file's name."""
     if output == STDOUT:
         return "md"
+    check_names_a_file(output)  # `x.md/` has the suffix .md, and names a directory
     suffix = Path(output).suffix.lower()
     if suffix in (".html", ".htm"):
         return "html"

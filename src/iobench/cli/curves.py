@@ -141,7 +141,12 @@ def sweep(
     runtime_s = parse_opt(runtime, parse_duration, "--runtime")
     ramp_s = parse_opt(ramp, parse_duration, "--ramp")
     area = parse_opt(size, parse_size, "--size")
-    check_overrides(runtime_s=runtime_s, ramp_s=ramp_s, size=area)  # a suite's bounds
+    check_overrides(  # a suite's bounds
+        runtime_s=runtime_s,
+        ramp_s=ramp_s,
+        size=area,
+        written={"--runtime": runtime, "--size": size, "--ramp": ramp},
+    )
     checks.size_holds_blocks(size, area, sizes)
     p99 = _p99(p99_under)
     suite = sweep_suite(modes, sizes, depths, counts, runtime_s, ramp_s, area)
@@ -321,7 +326,7 @@ def characterize_settings(
     budget = parse_opt(max_time, parse_duration, "--max-time")
     point = parse_opt(point_time, parse_duration, "--point-time")
     area = parse_opt(size, parse_size, "--size")
-    check_overrides(size=area)  # a suite's bounds
+    check_overrides(size=area, written={"--size": size})  # a suite's bounds
     if budget > MAX_RUNTIME_S:
         raise UserError(
             f"--max-time must be at most {say_seconds(MAX_RUNTIME_S)} ({WHY_RUNTIME}), "

@@ -204,6 +204,7 @@ def run_request(
         runtime_s=parse_opt(runtime, parse_duration, "--runtime"),
         size=parse_opt(size, parse_size, "--size"),
         ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
+        written={"--runtime": runtime, "--size": size, "--ramp": ramp},
     )
     loaded = with_expectations(loaded, expectations)
     return RunRequest(

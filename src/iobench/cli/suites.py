@@ -183,6 +183,7 @@ def _export(
         runtime_s=parse_opt(runtime, parse_duration, "--runtime"),
         size=parse_opt(size, parse_size, "--size"),
         ramp_s=parse_opt(ramp, parse_duration, "--ramp"),
+        written={"--runtime": runtime, "--size": size, "--ramp": ramp},
     )
     if prefill and target is None:
         raise click.UsageError("--prefill needs --target: a device or an existing file")

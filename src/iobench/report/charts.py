@@ -22,6 +22,7 @@ from iobench.analysis.results import latency_field, merged_bins, sections
 from iobench.analysis.stats import Summary, interval_shown
 from iobench.model import DIRECTIONS, PERCENTILES, percentile_key
 from iobench.records import ResultRecord, RunRecord
+from iobench.report.literal import literal
 from iobench.units import (
     format_bytes,
     format_iops,
@@ -80,9 +81,10 @@ Entries = Sequence[tuple[Series, Sequence[ResultRecord]]]
 
 
 def plot_text(text: str) -> str:
-    """A user's string as Plotly text: Plotly reads a few HTML tags and entities in names,
-    titles and hover text, so escape them to show the string as it is."""
-    return html.escape(text, quote=False)
+    """A user's string as Plotly text, shown as the report's tables show it: its control
+    and invisible characters (ESC, BEL, U+202E) as escapes (report.literal), and the few
+    HTML tags and entities Plotly reads in names, titles and hover text escaped."""
+    return html.escape(literal(text), quote=False)
 
 
 def base_layout(fig: Any, height: int) -> None:

@@ -56,7 +56,7 @@ from iobench.report.curves import (
     run_characterization,
     run_curves,
 )
-from iobench.report.literal import literal_lines
+from iobench.report.literal import literal, literal_lines
 from iobench.report.model import (
     CLAT_NOTE,
     VERDICT_RULES,
@@ -191,11 +191,25 @@ def _cards(series: Sequence[Series], comparison: Comparison | None) -> list[_Car
     return out
 
 
+def _shown_literally(value: Any) -> Any:
+    """Every string of a figure's JSON data with its control and invisible characters as
+    escapes (report.literal, as the tables show them): the net under charts.plot_text,
+    for a string that reached a figure without it. literal() changes no string twice."""
+    if isinstance(value, str):
+        return literal(value)
+    if isinstance(value, list):
+        return [_shown_literally(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shown_literally(v) for k, v in value.items()}
+    return value
+
+
 def figure_payload(fig: Any) -> Markup:
     """A figure's JSON, safe inside ``<script type="application/json">``: ``<``, ``>`` and
     ``&`` occur in JSON only inside strings, where ``\\u003c`` means the same to JSON.parse,
-    so nothing in a label can close the element."""
-    text: str = fig.to_json()
+    so nothing in a label can close the element; and no string holds a character Plotly
+    would draw raw that the tables show escaped (a bidi override, ESC, BEL)."""
+    text = json.dumps(_shown_literally(json.loads(fig.to_json())), separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return Markup(text)  # escaped above for this context
 

@@ -95,6 +95,29 @@ def _guarded(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate
     return call
 
 
+# SQLite's INTEGER (a run's id, an OFFSET) is 64-bit signed: a larger number names no run.
+_MAX_ROWID = 2**63 - 1
+
+
+def _run_reference(ref: str) -> tuple[bool, int]:
+    """``(counted from the newest, number)`` of a run reference: ``latest`` is ``(True, 1)``,
+    ``-N`` ``(True, N)``, an id ``(False, id)``; a number too long for SQLite comes back as
+    one beyond its range. Only ASCII digits: Python's ``isdigit`` and ``int`` also take
+    other scripts' digits (U+0661, Arabic-Indic one, for 1) and ``+``, ``_`` and spaces."""
+    newest = ref == "latest" or ref.startswith("-")
+    digits = "1" if ref == "latest" else ref[1:] if newest else ref
+    if not (digits.isascii() and digits.isdigit()) or (newest and not digits.strip("0")):
+        raise UserError(
+            f"{ref!r} is not a run id",
+            "give an id from `iobench list` (digits), `latest`, or -N for the N-th newest "
+            "(-1 is the newest)",
+        )
+    # Past 19 digits (leading zeros aside) a number is beyond SQLite's range anyway, and
+    # int() refuses strings of more than 4300 digits.
+    significant = digits.lstrip("0") or "0"
+    return newest, int(significant) if len(significant) <= 19 else _MAX_ROWID + 1
+
+
 class Store:
     """The results database. Open with :meth:`open`; close with :meth:`close` or ``with``."""
 
@@ -535,25 +558,22 @@ class Store:
 
     @_guarded
     def resolve(self, ref: str) -> int:
-        """A run reference as users type it: an id, ``latest``/``last``, or ``-N`` (N-th newest)."""
-        ref = ref.strip()
-        latest = ref in ("latest", "last") or (ref.startswith("-") and ref[1:].isdigit())
-        if not latest and not ref.isdigit():
-            raise UserError(
-                f"{ref!r} is not a run id", "give a number from `iobench list`, or `latest`"
-            )
-        if self._version == 0:  # an empty database, opened read-only: no tables yet
-            row = None
-        elif latest:
-            offset = 0 if ref in ("latest", "last") else int(ref[1:]) - 1
+        """A run reference as the README promises it: an id (ASCII digits), ``latest``, or
+        ``-N`` for the N-th newest (``-1`` is the newest). Anything else is refused, and an
+        id beyond SQLite's range names no run."""
+        newest, number = _run_reference(ref)
+        row = None
+        if number > _MAX_ROWID or self._version == 0:  # version 0: no tables yet
+            pass
+        elif newest:
             row = self._conn.execute(
-                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (max(offset, 0),)
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (number - 1,)
             ).fetchone()
         else:
-            row = self._conn.execute("SELECT id FROM runs WHERE id = ?", (int(ref),)).fetchone()
+            row = self._conn.execute("SELECT id FROM runs WHERE id = ?", (number,)).fetchone()
         if row is not None:
             return int(row["id"])
-        if latest:
+        if newest:
             raise UserError(
                 f"no run matches {ref!r}: the database {self.path} has {self._count_runs()} run(s)",
                 "run a benchmark first with `iobench run`",

@@ -31,7 +31,9 @@ from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
     CORE_KEYS,
+    MAX_SIZE,
     OPTION_KEYS,
+    as_written,
     show_key,
     show_value,
 )
@@ -295,9 +297,10 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
             alone = f" (or {spelled} alone for 1)" if key in _FLAGS else ""
             raise _Refused(f"{spelled} must be 1 or 0{alone}, not {show_value(value)}")
         return value == "1"
+    # A converted value carries the text: a limit's message shows what the file wrote.
     if key in _SIZES:
         try:
-            return fio_bytes(value, kb_base)
+            return as_written(fio_bytes(value, kb_base), value)
         except ValueError:
             raise _why_not(spelled, value, _SIZE_WHAT, "1.5g is 1 byte") from None
     if key in _SECONDS or key == "thinktime":
@@ -305,11 +308,13 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
             micros = fio_microseconds(value, 10**6 if key in _SECONDS else 1)
         except ValueError:
             raise _why_not(spelled, value, _TIME_WHAT, "1.5s is 1s") from None
-        return micros / 1e6 if key in _SECONDS else f"{micros}us"
+        return as_written(micros / 1e6 if key in _SECONDS else f"{micros}us", value)
     if key in _INTS and _INT_RE.fullmatch(value):
-        return int(value, 0) if value[:2].lower() == "0x" else int(value)
+        return as_written(int(value, 0) if value[:2].lower() == "0x" else int(value), value)
     if key == "bssplit":
-        return _bssplit(spelled, value, kb_base)
+        return as_written(_bssplit(spelled, value, kb_base), value)
+    if key == "random_distribution" and value.startswith("zoned_abs:"):
+        return as_written(_zoned_abs(value, kb_base), value)
     return value  # text (rw, ioengine, ...), or wrong: the allow-list says why
 
 
@@ -329,6 +334,22 @@ def _bssplit(spelled: str, value: str, kb_base: int) -> str:
                 ) from None
         directions.append(":".join(entries))
     return ",".join(directions)
+
+
+def _zoned_abs(value: str, kb_base: int) -> str:
+    """zoned_abs with its zone sizes in bytes as fio reads them (with the job's kb_base, as
+    fio's split parser does), so fio, which is not given kb_base, reads the same zones; a
+    zone that is not a size as fio reads it, or is beyond the allow-list's bound, is left
+    as written for the allow-list to refuse."""
+    zones = []
+    for zone in value.split(":")[1:]:
+        pct, slash, size = zone.partition("/")
+        try:
+            size_bytes = fio_bytes(size, kb_base)
+        except ValueError:
+            size_bytes = MAX_SIZE + 1
+        zones.append(zone if size_bytes > MAX_SIZE else f"{pct}{slash}{size_bytes}")
+    return ":".join(["zoned_abs", *zones])
 
 
 def _surprise(key: str, value: str, kb_base: int) -> int | None:

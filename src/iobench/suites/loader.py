@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -51,7 +50,10 @@ from iobench.suites.options import (
     say_seconds,
     show_key,
     show_value,
+    unwritten,
+    zoned_abs_bytes,
 )
+from iobench.suites.userfile import MAX_FILE_BYTES, TOO_BIG, exists, read_suite_file
 from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, shown
 
 DEFAULT_SUITE = "quick"
@@ -178,7 +180,8 @@ class Scopes:
 
 # --- building a suite ------------------------------------------------------------------------
 
-_ParsedValue = tuple[object, int | None]  # (typed value, line)
+# (typed value, line, the value as the file wrote it, for messages)
+_ParsedValue = tuple[object, int | None, str]
 _Parsed = dict[str, _ParsedValue | None]  # None: the key is there but wrong (and reported)
 
 
@@ -496,7 +499,8 @@ class _Builder:
                 self.unknown(key, allowed, where, line)
                 continue
             try:
-                parsed[key] = (parser(self.lines.spelling(section, key), value), line)
+                typed = parser(self.lines.spelling(section, key), value)
+                parsed[key] = (unwritten(typed), line, show_value(value))
             except InvalidValue as e:
                 self.fail(f"{where}{e}", line)
                 parsed[key] = None
@@ -554,19 +558,46 @@ class _Builder:
                 f'(rw = "randrw", "rw" or "readwrite"), not rw = {show_value(get("rw"))}',
                 good["rwmixread"][1],
             )
-        if "bs" in good and ("size" in good or "size" not in merged):
-            bs, size = get("bs"), get("size")
-            assert isinstance(bs, int) and isinstance(size, int)
-            if size < bs:
-                self.fail(
-                    f"{where}size ({size} bytes) must be at least bs ({bs} bytes)",
-                    line_of("size") if "size" in good else line_of("bs"),
-                )
+        if "size" in good or "size" not in merged:  # a wrong size is reported already
+            self.check_area(where, good, line_of)
         self.check_buffers(where, good, "bssplit" in merged and "bssplit" not in good, line_of)
         if len(self.problems) > before or missing or len(good) < len(merged) or not named:
             return None
         assert isinstance(name, str)
         return self.make(name, good)
+
+    def check_area(
+        self, where: str, good: Mapping[str, _ParsedValue], line_of: Callable[..., int | None]
+    ) -> None:
+        """The test area (size) holds a block (bs) and the zones of a zoned_abs
+        random_distribution: fio places no I/O beyond it."""
+        size = _value(good, "size")
+        assert isinstance(size, int)
+
+        def said(key: str, value: int) -> str:
+            written = good[key][2] if key in good else None
+            shown = f"{value} bytes"
+            return shown if written in (None, str(value)) else f"{written}, {shown}"
+
+        if "bs" in good:
+            bs = _value(good, "bs")
+            assert isinstance(bs, int)
+            if size < bs:
+                self.fail(
+                    f"{where}size ({said('size', size)}) must be at least bs ({said('bs', bs)})",
+                    line_of("size") if "size" in good else line_of("bs"),
+                )
+        if "random_distribution" in good:
+            zones = zoned_abs_bytes(str(good["random_distribution"][0]))
+            if zones is not None and zones > size:
+                self.fail(
+                    f"{where}random_distribution's zones cover {zones} bytes "
+                    f"({format_bytes(zones)}), more than the test area, size "
+                    f'({said("size", size)}): fio does no I/O beyond it (it prints "zoned_abs '
+                    'sizes exceed file size" and does the I/O elsewhere)',
+                    line_of("random_distribution", "size"),
+                    "make the zones add up to the size at most, or raise the size",
+                )
 
     def check_buffers(
         self,
@@ -608,7 +639,7 @@ class _Builder:
             return float(value)
 
         options: list[tuple[str, str]] = []
-        for key, (value, _line) in good.items():
+        for key, (value, _line, _written) in good.items():
             if key in OPTION_KEYS:
                 options.append((key, str(value)))
             elif key == "time_based" and value is False:
@@ -632,9 +663,6 @@ class _Builder:
 
 # --- public API --------------------------------------------------------------------------
 
-MAX_FILE_BYTES = 1 << 20  # a suite file is a few kilobytes; this is hundreds of workloads
-_TOO_BIG = "is larger than 1 MiB; a suite file is a few kilobytes of TOML"
-
 
 def parse_suite(text: str, path: str, source: str) -> Suite:
     """Validate suite TOML ``text``; errors name ``path`` and the line of the offending key.
@@ -643,7 +671,7 @@ def parse_suite(text: str, path: str, source: str) -> Suite:
     cannot be read at all stops at its first error.
     """
     if len(text) > MAX_FILE_BYTES:
-        raise SuiteError(path, _TOO_BIG)
+        raise SuiteError(path, TOO_BIG)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -676,7 +704,7 @@ def parse_job_file(text: str, path: str, source: str) -> Suite:
     """Validate a fio job file's ``text`` (suites.jobfile reads it) with the allow-list of
     TOML suites; errors name ``path`` and the line, every mistake at once."""
     if len(text) > MAX_FILE_BYTES:
-        raise SuiteError(path, _TOO_BIG)
+        raise SuiteError(path, TOO_BIG)
     job_file = read_job_file(text)
     suite = _Builder(
         job_file.data,
@@ -772,46 +800,21 @@ def load_builtin(name: str) -> Suite:
 def load_suite_file(path: str | Path) -> Suite:
     """A user's suite file; ``Suite.source`` is the path as given."""
     shown = str(path)
-    try:
-        # O_NONBLOCK: a FIFO nobody writes to opens at once (and reads as empty) instead of
-        # waiting for ever; `--suite <(...)` still reads what the shell writes.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as f:  # at most 1 MiB and a byte: not all of /dev/zero
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise SuiteError(shown, "no such file") from None
-    except IsADirectoryError:
-        raise SuiteError(shown, "is a directory, not a suite file") from None
-    except OSError as e:
-        raise SuiteError(shown, f"cannot be read: {e.strerror or e}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SuiteError(shown, _TOO_BIG)
-    if not raw.strip():
-        raise SuiteError(
-            shown, "is empty: a suite file is TOML with workloads, or a fio job file with jobs"
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SuiteError(
-            shown, "is not UTF-8 text; suite files are TOML or fio job files"
-        ) from None
+    text = read_suite_file(shown)
     if is_job_file(shown, text):
         return parse_job_file(text, shown, shown)
     return parse_suite(text, shown, shown)
 
 
 def load_suite(name_or_path: str) -> Suite:
-    """A built-in suite by name, or a suite file by path (anything with a '/', '.toml' or
-    a job file's suffix)."""
+    """A built-in suite by name, or a suite file by path: anything there by that name
+    (whatever it is: reading it says what), or with a '/', '.toml' or a job file's suffix."""
     if name_or_path in builtin_names():
         return load_builtin(name_or_path)
-    path = Path(name_or_path)
     if (
-        path.is_file()
-        or "/" in name_or_path
+        "/" in name_or_path
         or name_or_path.endswith((".toml", *JOB_FILE_SUFFIXES))
+        or exists(name_or_path)
     ):
         return load_suite_file(name_or_path)
     raise UserError(
@@ -827,19 +830,31 @@ def apply_overrides(
     runtime_s: float | None = None,
     size: int | None = None,
     ramp_s: float | None = None,
+    written: Mapping[str, str | None] | None = None,
 ) -> Suite:
     """A copy of ``suite`` with runtime, size and/or ramp replaced in every workload, and
     named in ``Suite.overridden`` (the user chose them).
 
-    The values come from the CLI's --runtime, --size and --ramp, which its errors name.
-    They have the bounds of a suite file's runtime, size and ramp (:func:`check_overrides`).
+    The values come from the CLI's --runtime, --size and --ramp, which its errors name;
+    ``written``: each option's value as the user typed it (``{"--size": "4k"}``), which
+    they show. They have the bounds of a suite file's runtime, size and ramp
+    (:func:`check_overrides`).
     """
-    runtime_s, ramp_s, size = check_overrides(runtime_s=runtime_s, ramp_s=ramp_s, size=size)
+    runtime_s, ramp_s, size = check_overrides(
+        runtime_s=runtime_s, ramp_s=ramp_s, size=size, written=written
+    )
     if size is not None:
+        typed = (written or {}).get("--size")
+        shown = f"{size} bytes" if typed in (None, str(size)) else f"{typed} ({size} bytes)"
         small = [w.name for w in suite.workloads if w.bs > size]
         if small:
+            raise UserError(f"--size {shown} is smaller than the block size of {', '.join(small)}")
+        zoned = [w.name for w in suite.workloads if (_zones_of(w) or 0) > size]
+        if zoned:
             raise UserError(
-                f"--size {size} bytes is smaller than the block size of {', '.join(small)}"
+                f"--size {shown} is smaller than what the zoned_abs random_distribution of "
+                f"{', '.join(zoned)} covers: fio would do no I/O in the zones beyond it",
+                "give a --size that holds the zones, or leave --size out",
             )
 
     def override(w: Workload) -> Workload:
@@ -863,39 +878,56 @@ def apply_overrides(
     )
 
 
+def _zones_of(w: Workload) -> int | None:
+    """The bytes a workload's zoned_abs random_distribution covers, if it has one."""
+    distribution = dict(w.options).get("random_distribution")
+    return None if distribution is None else zoned_abs_bytes(distribution)
+
+
 def check_overrides(
-    *, runtime_s: float | None = None, ramp_s: float | None = None, size: int | None = None
+    *,
+    runtime_s: float | None = None,
+    ramp_s: float | None = None,
+    size: int | None = None,
+    written: Mapping[str, str | None] | None = None,
 ) -> tuple[float | None, float | None, int | None]:
     """--runtime, --ramp and --size checked against the bounds of a suite file's runtime,
-    ramp and size (UserError naming the option); the same values, durations as floats."""
+    ramp and size (UserError naming the option, and the value as ``written`` has it, else
+    as iobench writes it); the same values, durations as floats."""
+    typed = written or {}
     if runtime_s is not None:
-        runtime_s = _override_seconds(runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME)
+        runtime_s = _override_seconds(
+            runtime_s, "--runtime", MAX_RUNTIME_S, WHY_RUNTIME, typed.get("--runtime")
+        )
     if ramp_s is not None:
-        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP)
+        ramp_s = _override_seconds(ramp_s, "--ramp", MAX_RAMP_S, WHY_RAMP, typed.get("--ramp"))
     if size is not None:
+        given = typed.get("--size") or (
+            format_size_short(size) if 0 <= size < 1 << 64 else show_value(size)
+        )
         if isinstance(size, bool) or size <= 0:
-            raise UserError(f"--size must be at least 1 byte, not {size}")
+            raise UserError(f"--size must be at least 1 byte, not {given}")
         if size > MAX_SIZE:
-            given = format_size_short(size) if size < 1 << 64 else show_value(size)
             raise UserError(
                 f"--size must be at most {format_size_short(MAX_SIZE)} ({WHY_SIZE}), not {given}"
             )
     return runtime_s, ramp_s, size
 
 
-def _override_seconds(value: float, option: str, most: float, why: str) -> float:
+def _override_seconds(
+    value: float, option: str, most: float, why: str, written: str | None
+) -> float:
     """A duration given to apply_overrides, checked: up to ``most`` seconds, and more than
     0 for --runtime (fio reads runtime=0 as no limit), 0 or more for --ramp."""
     try:
         seconds = float(value)
     except OverflowError:  # an int too large for a float
         seconds = math.inf
+    given = written or (say_seconds(seconds) if seconds > 0 else f"{seconds:g}")
     if option == "--runtime" and not seconds > 0:
-        raise UserError(f"--runtime must be longer than 0 seconds, not {seconds:g}")
+        raise UserError(f"--runtime must be longer than 0 seconds, not {given}")
     if not seconds >= 0:
-        raise UserError(f"{option} must be 0 seconds or longer, not {seconds:g}")
+        raise UserError(f"{option} must be 0 seconds or longer, not {given}")
     if seconds > most:
-        raise UserError(
-            f"{option} must be at most {say_seconds(most)} ({why}), not {say_seconds(seconds)}"
-        )
+        raise UserError(f"{option} must be at most {say_seconds(most)} ({why}), not {given}")
     return seconds

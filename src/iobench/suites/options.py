@@ -64,9 +64,55 @@ class InvalidValue(Exception):
     """A value is wrong. The message is complete, e.g. 'iodepth must be ..., not "x"'."""
 
 
+class _Written:
+    """A value a fio job file wrote in fio's units, converted to the allow-list's (runtime
+    ``10081m`` -> 604860.0 seconds, size ``2P`` -> bytes), still carrying the text the file
+    wrote: a message shows that text, not the conversion (:func:`show_value`)."""
+
+    written: str
+
+
+class _WrittenInt(int, _Written):
+    pass
+
+
+class _WrittenFloat(float, _Written):
+    pass
+
+
+class _WrittenStr(str, _Written):
+    __slots__ = ()
+
+
+def as_written(value: int | float | str, text: str) -> object:
+    """``value`` (converted from ``text``, as a job file wrote it) marked with its text."""
+    kind: type[_WrittenInt | _WrittenFloat | _WrittenStr]
+    if isinstance(value, bool):
+        return value
+    kind = _WrittenInt if isinstance(value, int) else _WrittenFloat
+    kind = _WrittenStr if isinstance(value, str) else kind
+    marked = kind(value)
+    marked.written = text
+    return marked
+
+
+def unwritten(value: object) -> object:
+    """A parsed value without the mark of :func:`as_written` (a plain int, float, str)."""
+    if isinstance(value, _WrittenInt):
+        return int(value)
+    if isinstance(value, _WrittenFloat):
+        return float(value)
+    if isinstance(value, _WrittenStr):
+        return str(value)
+    return value
+
+
 def show_value(value: object) -> str:
     """A value the way it looks in TOML, cut short when long (a hostile file's value can be
-    a string of megabytes or an integer of thousands of digits)."""
+    a string of megabytes or an integer of thousands of digits); a job file's converted
+    value as the file wrote it."""
+    if isinstance(value, _Written):
+        return show_value(value.written)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -161,7 +207,8 @@ def _size_value(key: str, value: object, lo: int, hi: int, why: str = "") -> int
     except ValueError:
         raise _refused(accepted, value) from None
     if size < lo:
-        raise InvalidValue(f"{key} must be at least {lo} bytes, not {show_value(value)}")
+        least = f"{lo} byte" if lo == 1 else f"{lo} bytes"
+        raise InvalidValue(f"{key} must be at least {least}, not {show_value(value)}")
     if size > hi:
         reason = f" ({why})" if why else ""
         raise InvalidValue(
@@ -305,14 +352,30 @@ def _fio_distribution(key: str, value: object) -> str:
             "optional :CENTER), zoned:PCT/PCT:... or zoned_abs:PCT/SIZE:..., e.g. zipf:1.2",
             value,
         )
-    if value.startswith("zoned_abs:"):
-        for zone in value.split(":")[1:]:
-            if parse_size(zone.partition("/")[2]) > MAX_SIZE:
-                raise InvalidValue(
-                    f"{key}: a zone of {zone.partition('/')[2]} is larger than "
-                    f"{format_size_short(MAX_SIZE)} ({WHY_SIZE}), in {show_value(value)}"
-                )
-    return value
+    if not value.startswith("zoned_abs:"):
+        return value
+    # Each zone's size in bytes, as fio is to read it whatever its kb_base (a job file's
+    # come converted with the file's kb_base, each zone where the file wrote it).
+    written = value.written if isinstance(value, _Written) else value
+    zones = []
+    for zone, zone_written in zip(value.split(":")[1:], written.split(":")[1:], strict=True):
+        pct, _, size_text = zone.partition("/")
+        size = parse_size(size_text)
+        if size > MAX_SIZE:
+            raise InvalidValue(
+                f"{key}: a zone of {zone_written.partition('/')[2]} is larger than "
+                f"{format_size_short(MAX_SIZE)} ({WHY_SIZE}), in {show_value(value)}"
+            )
+        zones.append(f"{pct}/{size}")
+    return ":".join(["zoned_abs", *zones])
+
+
+def zoned_abs_bytes(normalised: str) -> int | None:
+    """The bytes a ``zoned_abs`` random_distribution's zones cover, as
+    :func:`_fio_distribution` returns it (zone sizes in bytes); None for another one."""
+    if not normalised.startswith("zoned_abs:"):
+        return None
+    return sum(int(zone.partition("/")[2]) for zone in normalised.split(":")[1:])
 
 
 def _fio_bssplit(key: str, value: object) -> str:
@@ -325,14 +388,16 @@ def _fio_bssplit(key: str, value: object) -> str:
         raise InvalidValue(
             f"{key} takes at most three lists (read,write,trim), not {show_value(value)}"
         )
+    # A job file's sizes come converted to bytes, each entry where the file wrote it.
+    written = value.written.split(",") if isinstance(value, _Written) else directions
     out = []
-    for direction in directions:
+    for direction, direction_written in zip(directions, written, strict=True):
         entries = direction.split(":")
         if len(entries) > 64:
             raise InvalidValue(f"{key} takes at most 64 block sizes per direction")
         total = 0
         parts = []
-        for entry in entries:
+        for entry, entry_written in zip(entries, direction_written.split(":"), strict=True):
             size_text, slash, pct_text = entry.partition("/")
             try:
                 size = parse_size(size_text)
@@ -343,12 +408,12 @@ def _fio_bssplit(key: str, value: object) -> str:
             if size <= 0 or (pct_text and not re.fullmatch(r"[0-9]{1,3}", pct_text)):
                 raise InvalidValue(
                     f"{key} must be SIZE/PERCENT pairs joined by ':', {example}; "
-                    f"{show_value(entry)} in {show_value(value)} is not one"
+                    f"{show_value(entry_written)} in {show_value(value)} is not one"
                 )
             if size > MAX_BS:
                 raise InvalidValue(
                     f"{key} block sizes must be at most {format_size_short(MAX_BS)}, like bs; "
-                    f"{show_value(entry)} in {show_value(value)} is larger"
+                    f"{show_value(entry_written)} in {show_value(value)} is larger"
                 )
             total += int(pct_text or 0)
             parts.append(f"{size}{slash}{pct_text}")
