@@ -49,9 +49,10 @@ from iobench.suites.options import OPTION_KEYS
 
 # -- what fio reads --------------------------------------------------------------------------
 
-# fio logs this when a bssplit holds its maximum of 64 sizes (options.c split_parse_ddir),
-# and keeps all 64: the allow-list's longest bssplit has them.
-HARMLESS = {"fio: hit max of 64 split entries"}
+# fio logs this when a bssplit holds its maximum of 64 sizes, or a random_distribution its
+# maximum of 256 zones (options.c split_parse_ddir), and keeps them all: the allow-list's
+# longest values have that many.
+HARMLESS = {"fio: hit max of 64 split entries", "fio: hit max of 256 split entries"}
 
 
 @functools.cache
@@ -162,10 +163,12 @@ HOSTILE_PATHS = {
 def maximal_values() -> dict[str, object]:
     """Every option of the suite allow-list at the longest or largest value it lets
     through, as a suite file gives it (randseed: the largest fio 3.33 itself reads and a
-    TOML integer holds, 2**63-1)."""
-    distribution = "zoned_abs:100/1000000000000000"
-    while len(distribution) + len(":0/1000000000000000") <= 4096:
-        distribution += ":0/1000000000000000"
+    TOML integer holds, 2**63-1; zones that add up to less than its size)."""
+    distribution = "zoned_abs:100/1000000000000"
+    while len(distribution) + len(":0/1000000000000") <= 4096:
+        distribution += ":0/1000000000000"
+    # The last (256th) zone's size takes exactly the characters that are left.
+    distribution += ":0/1" + "0" * (4096 - len(distribution) - len(":0/1"))
     given: dict[str, object] = {
         "fsync": 2**31 - 1, "fdatasync": 2**31 - 1, "end_fsync": True, "fsync_on_close": True,
         "sync": "dsync", "refill_buffers": True, "zero_buffers": True, "scramble_buffers": True,
