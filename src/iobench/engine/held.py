@@ -50,8 +50,8 @@ class HeldTarget:
         try:
             if self.name is not None:
                 named = os.stat(self.name, dir_fd=self.dir_fd, follow_symlinks=False)
-            else:
-                named = Path(p.target.path).stat()
+            else:  # the path as the user named it, links followed as then
+                named = Path(p.target.spec).stat()
             same = identity(named) == identity(os.fstat(self.fd))
         except OSError:
             same = False

@@ -135,6 +135,8 @@ class LocalRun:
             w = step.workload
             position = index * len(pre.suite.workloads) + pre.suite.workloads.index(w)
             self._run_workload(run_id, pre.prepared[index], w, position, step)
+        for held in self.held.values():  # a swap during the last step counts as well
+            held.check()
 
     def finish(self, end: RunEnd) -> Finish:
         """Undo everything, then the findings: the preflight's (for what ran, when the run
