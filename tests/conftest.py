@@ -129,3 +129,20 @@ def _close_held() -> Iterator[None]:
     yield
     while _HELD:
         os.close(_HELD.pop())
+
+
+def processes_with(marker: str) -> list[int]:
+    """The live processes (not zombies; this namespace's pids) whose environment holds
+    ``marker`` (``NAME=value``): a process and everything it started, fio included, which
+    may run in a PID namespace of its own whose pids mean nothing here."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            marked = marker.encode() in (proc / "environ").read_bytes()
+            if marked and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found

@@ -756,6 +756,7 @@ def test_rm_json_prints_the_removed_runs(cli: Cli, isolated_db: Path) -> None:
                 "targets": ["/mnt/vol"],
                 "results": 2,
                 "removed_files": [],
+                "left_alone": [],
             }
         ],
     }

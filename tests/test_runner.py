@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import held_open
+from conftest import held_open, processes_with
 from iobench.errors import FioFailed, FioMissing
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import Held, LiveStats, find_fio, run_fio
@@ -102,23 +102,6 @@ def test_fio_killed_mid_run_is_an_error(
     assert e.value.hint is not None and "killed" in e.value.hint
 
 
-def _processes_with(marker: str) -> list[int]:
-    """The live processes (this namespace's pids) whose environment holds ``marker``: fio
-    may run in a PID namespace of its own, where the pids it knows mean nothing here."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if marker.encode() in (proc / "environ").read_bytes():
-                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":
-                    found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
-
-
 def test_hung_fio_and_its_children_are_killed_at_the_timeout(
     fake_fio: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -134,9 +117,9 @@ def test_hung_fio_and_its_children_are_killed_at_the_timeout(
     assert len(pidfile.read_text().split()) == 2, "the fake starts a child process too"
     deadline = time.monotonic() + 5
     marker = f"FAKE_FIO_PIDFILE={pidfile}"
-    while _processes_with(marker) and time.monotonic() < deadline:
+    while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _processes_with(marker)
+    assert not processes_with(marker)
 
 
 @pytest.mark.fio

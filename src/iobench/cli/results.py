@@ -125,25 +125,33 @@ def rm(env: Environment, run_refs: tuple[str, ...], yes: bool, as_json: bool) ->
         env.emit_json(_removed_document(briefs, cleaned))
         return
     for b in briefs:
+        removed, skipped = cleaned.get(b.id, ([], []))
         env.stdout.print(
             f"removed run {b.id} ({literal(b.suite)}, {len(b.targets)} target(s), "
             f"{b.results} result(s))"
-            + "".join(f"; removed its {literal(what)}" for what in cleaned.get(b.id, [])),
+            + "".join(f"; removed its {literal(what)}" for what in removed)
+            + "".join(
+                f"; left alone {literal(what)} (not a name iobench gives its files)"
+                for what in skipped
+            ),
             highlight=False,
             markup=False,
         )
 
 
-def _remove_leftovers(store: Store, briefs: Sequence[RunBrief]) -> dict[int, list[str]]:
+Cleaned = dict[int, tuple[list[str], list[str]]]  # run id -> (removed, left alone)
+
+
+def _remove_leftovers(store: Store, briefs: Sequence[RunBrief]) -> Cleaned:
     """What the runs left on this host, removed first; a UserError (and no run removed)
     when something of it cannot be removed."""
     from iobench.engine.leftovers import remove_leftovers
 
-    cleaned: dict[int, list[str]] = {}
+    cleaned: Cleaned = {}
     for b in briefs:
-        removed, problems = remove_leftovers(b.leftovers)
+        removed, skipped, problems = remove_leftovers(b.leftovers)
         store.forget_leftovers(b.id, [path for path, _ in b.leftovers if not lexists(path)])
-        cleaned[b.id] = removed
+        cleaned[b.id] = (removed, skipped)
         if problems:
             raise UserError(
                 f"run {b.id} left files that could not be removed, so no run was removed: "
@@ -174,7 +182,7 @@ def _confirmed(env: Environment, briefs: Sequence[RunBrief]) -> bool:
     return True
 
 
-def _removed_document(briefs: Sequence[RunBrief], cleaned: dict[int, list[str]]) -> dict[str, Any]:
+def _removed_document(briefs: Sequence[RunBrief], cleaned: Cleaned) -> dict[str, Any]:
     """``rm --json``: the ``kind: "removed"`` document (docs/json-schema.md)."""
     return {
         **envelope("removed"),
@@ -188,7 +196,8 @@ def _removed_document(briefs: Sequence[RunBrief], cleaned: dict[int, list[str]])
                 "started_at": b.started_at,
                 "targets": list(b.targets),
                 "results": b.results,
-                "removed_files": cleaned.get(b.id, []),
+                "removed_files": cleaned.get(b.id, ([], []))[0],
+                "left_alone": cleaned.get(b.id, ([], []))[1],
             }
             for b in briefs
         ],

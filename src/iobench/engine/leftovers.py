@@ -21,10 +21,13 @@ TEST_FILE = re.compile(r"iobench-\d+-[0-9a-f]{8}\.dat")
 PRIVATE_DIRECTORY = re.compile(r"iobench-(?:client-)?[a-z0-9_]{8}")
 
 
-def remove_leftovers(items: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
-    """Remove what a run left: (path, what) pairs. Returns (what was removed, as
-    ``what path``; why each other one was not)."""
+def remove_leftovers(
+    items: Sequence[tuple[str, str]],
+) -> tuple[list[str], list[str], list[str]]:
+    """Remove what a run left: (path, what) pairs. Returns what was removed, what was left
+    alone as not iobench's (each ``what path``), and why each other one could not be."""
     removed: list[str] = []
+    skipped: list[str] = []
     problems: list[str] = []
     for path, what in items:
         name = Path(path).name
@@ -40,11 +43,11 @@ def remove_leftovers(items: Sequence[tuple[str, str]]) -> tuple[list[str], list[
                 shutil.rmtree(path)
             elif not stat.S_ISDIR(st.st_mode) and TEST_FILE.fullmatch(name):
                 Path(path).unlink()
-            else:
-                problems.append(f"{what} {path}: not a name iobench gives its files; left alone")
+            else:  # a forged list, or someone else's file there now
+                skipped.append(f"{what} {path}")
                 continue
         except OSError as e:
             problems.append(f"{what} {path}: {e.strerror or e}")
             continue
         removed.append(f"{what} {path}")
-    return removed, problems
+    return removed, skipped, problems
