@@ -31,7 +31,7 @@ from iobench.errors import FioFailed, IobenchError, UserError
 from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory
 from iobench.fio.jobfile import PATH_VALUE_BYTES
 from iobench.fio.logs import LOG_PREFIX
-from iobench.fio.runner import FioInfo, FioRun, fio_messages, run_fio
+from iobench.fio.runner import FioInfo, FioRun, run_fio, text_outside_json
 
 FIO_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -263,7 +263,10 @@ def _checked(
     jobs = [j for j in (run.output.jobs if run.output else ()) if j.jobname == name]
     read = jobs[0].read if jobs and jobs[0].error == 0 else None
     if run.returncode != 0 or read is None or read.io_bytes != 4096:
-        said = "; ".join(fio_messages(run)[-3:]) or "nothing"
+        # fio's last lines, as it wrote them (a line ends at a newline only).
+        shown = text_outside_json(run.raw_output) + "\n" + run.stdout + "\n" + run.stderr
+        lines = [line.strip() for line in shown.split("\n") if line.strip()]
+        said = "; ".join(lines[-3:]) or "nothing"
         if version and version != fio.version:
             why = (
                 f"its fio {version} cannot run jobs for this fio {fio.version} (fio's "

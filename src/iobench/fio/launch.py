@@ -32,6 +32,7 @@ those and exits with fio's own status (the same exit code, or the same signal).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import json
@@ -43,6 +44,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 # Syscall numbers are the same on every architecture (added after the tables were unified).
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -111,51 +113,39 @@ class Options:
     owned: list[tuple[int, str]] = field(default_factory=list)  # (fd, path): unlink if orphaned
 
 
-USAGE = (
-    "usage: launch.py --parent PID --dir DIR [--ns] [--spool BYTES] [--fsize BYTES] "
-    "[--landlock ABI] [--uid N --gid N] [--status FD] [--watch] [--owned FD PATH]... "
-    "-- PROGRAM ARGS..."
-)
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ValueError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="launch.py", add_help=False, exit_on_error=False)
+    p.add_argument("--parent", type=int, required=True)
+    p.add_argument("--dir", dest="directory", required=True)
+    p.add_argument("--ns", action="store_true")
+    p.add_argument("--spool", type=int, default=0)
+    p.add_argument("--fsize", type=int, default=0)
+    p.add_argument("--landlock", type=int, default=0)
+    p.add_argument("--uid", type=int)
+    p.add_argument("--gid", type=int)
+    p.add_argument("--status", type=int)
+    p.add_argument("--watch", action="store_true")
+    p.add_argument("--owned", nargs=2, action="append", default=[], metavar=("FD", "PATH"))
+    return p
 
 
 def parse(args: list[str]) -> Options:
-    """The command line; ValueError when it is not one."""
+    """``OPTIONS -- PROGRAM ARGS...``; ValueError when it is not that."""
+    if "--" not in args or args.index("--") == len(args) - 1:
+        raise ValueError("no program: end the options with -- PROGRAM ARGS...")
     split = args.index("--")
-    head, argv = args[:split], args[split + 1 :]
-    if not argv:
-        raise ValueError("no program")
-    values: dict[str, str] = {}
-    owned: list[tuple[int, str]] = []
-    flags = {"--ns", "--watch"}
-    i = 0
-    while i < len(head):
-        key = head[i]
-        if key in flags:
-            values[key] = "1"
-            i += 1
-        elif key == "--owned":
-            owned.append((int(head[i + 1]), head[i + 2]))
-            i += 3
-        else:
-            values[key] = head[i + 1]
-            i += 2
-    known = {"--parent", "--dir", "--ns", "--spool", "--fsize", "--landlock", "--uid", "--gid",
-             "--status", "--watch"}  # fmt: skip
-    if set(values) - known or "--parent" not in values or "--dir" not in values:
-        raise ValueError("unknown or missing option")
+    try:
+        ns = _parser().parse_args(args[:split])
+    except argparse.ArgumentError as e:
+        raise ValueError(str(e)) from None
+    owned = [(int(fd), path) for fd, path in ns.owned]
     return Options(
-        parent=int(values["--parent"]),
-        directory=values["--dir"],
-        argv=argv,
-        ns="--ns" in values,
-        spool=int(values.get("--spool", "0")),
-        fsize=int(values.get("--fsize", "0")),
-        landlock=int(values.get("--landlock", "0")),
-        uid=int(values["--uid"]) if "--uid" in values else None,
-        gid=int(values["--gid"]) if "--gid" in values else None,
-        status=int(values["--status"]) if "--status" in values else None,
-        watch="--watch" in values,
-        owned=owned,
+        **{k: v for k, v in vars(ns).items() if k != "owned"}, argv=args[split + 1 :], owned=owned
     )
 
 
@@ -673,8 +663,9 @@ def run(o: Options) -> int:
 def main(args: list[str]) -> int:
     try:
         options = parse(args)
-    except (ValueError, IndexError):
-        print(USAGE, file=sys.stderr)
+    except (ValueError, IndexError) as e:
+        print(f"iobench's launcher: {e}", file=sys.stderr)
+        _parser().print_usage(sys.stderr)
         return 2
     return run(options)
 

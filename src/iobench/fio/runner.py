@@ -569,7 +569,7 @@ def fio_messages(run: FioRun) -> list[str]:
     """fio's own diagnostic lines, from stderr, stdout and any text around the JSON."""
     lines: list[str] = []
     shapes: set[str] = set()
-    text = run.stderr + "\n" + run.stdout + "\n" + _text_outside_json(run.raw_output)
+    text = run.stderr + "\n" + run.stdout + "\n" + text_outside_json(run.raw_output)
     for line in text.splitlines():
         line = line.strip()
         shape = re.sub(r"\d+", "N", line)  # one line per kind of message, not per offset
@@ -579,7 +579,9 @@ def fio_messages(run: FioRun) -> list[str]:
     return lines
 
 
-def _text_outside_json(raw: str) -> str:
+def text_outside_json(raw: str) -> str:
+    """What fio's output file holds before its JSON report (fio's messages, a client's
+    server text)."""
     brace = raw.find("\n{")
     return raw if brace < 0 and not raw.startswith("{") else raw[: max(brace, 0)]
 
