@@ -244,3 +244,28 @@ def test_a_fio_command_line_without_a_job_file_imported_matches_a_run_of_the_sam
     doc = _compare(cli, run_id, alone)
     assert [u["workload"] for u in doc["unmatched"]] == ["cl", "cl"]
     assert "direct yes vs unset" in doc["unmatched"][0]["reason"]
+
+
+def test_an_export_edited_after_the_fact_is_read_by_what_fio_printed(
+    cli: Cli, real_fio: str, tmp_path: Path
+) -> None:
+    """Someone changes iodepth in the exported file and not its description: fio's header
+    line then contradicts the description, which is not used; the parameters are what
+    fio printed (iodepth 16), and direct, which fio's text does not print, is null."""
+    job = tmp_path / "edited.fio"
+    code, _, err = cli("suites", "export", "randwrite-4x32", *SHORT, "-o", str(job))
+    assert code == 0, err
+    text = job.read_text()
+    section = text.split("\n[randwrite-4k-qd32x4]\n")[1]
+    depth = next(x for x in section.splitlines() if x.startswith("iodepth="))
+    assert f"description=iobench workload: rw=randwrite bs=4096 {depth} " in section
+    job.write_text(text.replace(f"\n{depth}\n", "\niodepth=16\n"))
+    _, as_text = _plain_fio(real_fio, job, tmp_path / "plain")
+    code, out, err = cli("import", str(as_text), "--json")
+    assert code == 0, err
+    code, out, err = cli("show", str(json.loads(out)["runs"][0]["run_id"]), "--json")
+    doc = json.loads(out)
+    (result,) = doc["results"]
+    assert (result["params"]["iodepth"], result["params"]["direct"]) == (16, None)
+    (note,) = [w for w in doc["warnings"] if w["id"] == "text-parameters"]
+    assert "fio's job header line" in note["message"] and "description" not in note["message"]
