@@ -128,7 +128,7 @@ def _loop(cli: Cli, fio: str, tmp_path: Path, suite: str, *extra: str) -> list[s
     return [run_id, *imported]
 
 
-@pytest.mark.parametrize("name", ["quick", "volume", "cloud-disk", "randwrite-4x32"])
+@pytest.mark.parametrize("name", ["quick", "volume", "cloud-disk", "randwrite-4x32", "dd"])
 def test_a_builtin_suite_run_exported_run_by_fio_and_imported_matches_workload_for_workload(
     cli: Cli, real_fio: str, tmp_path: Path, name: str
 ) -> None:

@@ -168,6 +168,9 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
         title = f"workload {quoted(w.name)}" if section != w.name else f"workload {w.name}"
         renamed = section != w.name and NAME_RE.fullmatch(w.name)
         options = [*shape_options(w), *run_options(w, export.size_of(w))]
+        if dict(w.options).get("time_based") == "0":
+            # fio's default, said: fio's JSON echoes it, so an import knows it was not
+            options.append("time_based=0")
         out.append(
             (
                 section,
