@@ -59,17 +59,17 @@ from iobench.report.curves import (
 from iobench.report.literal import literal, literal_lines
 from iobench.report.model import (
     CLAT_NOTE,
-    VERDICT_RULES,
     compare_lines,
     differs_text,
     failed_lines,
     format_summary,
+    headline_texts,
     p99_text,
     result_lines,
     run_lines,
     run_title,
     target_title,
-    verdict_counts,
+    verdict_rules,
     workload_shape,
 )
 from iobench.report.overview import (
@@ -497,7 +497,8 @@ def overview_view(
                 [None if c is None else c.bw_summary for c in cells],
             )
         )
-    fig = overview_figure(_row_labels(table.rows), columns)
+    baseline = next((i for i, s in enumerate(table.setups) if s.baseline), None)
+    fig = overview_figure(_row_labels(table.rows), columns, baseline)
     chart = None if fig is None else _chart("overview-chart", "IOPS and bandwidth", fig)
     return OverviewView(table, chart)
 
@@ -514,6 +515,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
 
     found = notices(runs, card_of)
     curves = curve_sections(runs)
+    results = [(run_title(r), result_lines(r), failed_lines(r), r.error) for r in runs]
     template = _ENV.get_template("report.html.j2")
     return template.render(
         title="iobench report: " + ", ".join(run_title(r) for r in runs),
@@ -521,12 +523,13 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         overview=overview_view(series, comparison, found, card_of),
         notice_groups=notice_groups(found),
         severity_titles=SEVERITY_TITLES,
-        results=[(run_title(r), result_lines(r), failed_lines(r), r.error) for r in runs],
+        results=results,
+        repeated=any(line.n > 1 for _, lines, _, _ in results for line in lines),
         comparison=comparison,
         setup_names=names,
         baseline=names.get(comparison.baseline) if comparison else None,
         compare_lines=compare_lines(comparison) if comparison else [],
-        verdict_counts=verdict_counts(comparison) if comparison else [],
+        headlines=headline_texts(comparison) if comparison else [],
         charts=cards,
         curve_sections=curves,
         curve_overview=[sec for sec in curves if sec.limits or sec.heat or sec.summary],
@@ -538,7 +541,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         contexts=run_contexts(runs),
         unstable_cv=UNSTABLE_CV_PCT,
         clat_note=CLAT_NOTE,
-        verdict_rules=VERDICT_RULES,
+        verdict_rules=verdict_rules(comparison) if comparison else "",
         plotly_config=Markup(json.dumps(PLOTLY_CONFIG)),  # a constant without '<'
         plotly_js=plotly_js(),
     )

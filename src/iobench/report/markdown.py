@@ -30,18 +30,17 @@ from iobench.report.curves import (
 from iobench.report.literal import literal
 from iobench.report.model import (
     CLAT_NOTE,
-    VERDICT_RULES,
     compare_lines,
     failed_lines,
     format_summary,
+    headline_texts,
     host_summary,
     p99_text,
     result_lines,
     run_lines,
     run_title,
-    tally_text,
     target_summaries,
-    verdict_counts,
+    verdict_rules,
     workload_shape,
 )
 from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, held_to
@@ -75,6 +74,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]
 def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) -> str:
     """The report's tables as one Markdown document."""
     out = ["# iobench report: " + ", ".join(md_text(run_title(r)) for r in runs), ""]
+    if comparison is not None:  # the size of each difference is what a reader reads first
+        base = comparison.setup(comparison.baseline).name
+        for name, text, _ in headline_texts(comparison):
+            out.append(f"- **{md_text(name)}** against **{md_text(base)}**: {md_text(text)}")
+        out.append("")
 
     out += ["## Runs", ""]
     out += _runs_table(runs)
@@ -83,12 +87,19 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
     if comparison is not None:
         out += _comparison(comparison)
 
+    repeated = any(line.n > 1 for run in runs for line in result_lines(run))
     out += [
         "## Results",
         "",
-        "Means over the repetitions (n); ± is the half-width of the 95 % confidence interval "
-        "relative to the mean; p99 comes from the repetitions' merged latency histogram. "
-        f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of variation).",
+        (
+            "Means over the repetitions (n); ± is the half-width of the 95 % confidence "
+            "interval relative to the mean; p99 comes from the repetitions' merged latency "
+            "histogram. "
+            if repeated
+            else "p99 comes from the merged latency histogram. "
+        )
+        + f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of "
+        "variation).",
         "",
     ]
     for run in runs:
@@ -290,12 +301,9 @@ def _comparison(comparison: Comparison) -> list[str]:
         "",
         f"Baseline: **{md_text(names.get(comparison.baseline, comparison.baseline))}**. "
         "Ratios are to the baseline's mean (a latency above 100 % is slower); a ratio marked "
-        f"≈ is within noise. Verdicts, from the IOPS: {md_text(VERDICT_RULES)}",
+        f"≈ is within noise. Verdicts, from the IOPS: {md_text(verdict_rules(comparison))}",
         "",
     ]
-    for name, counts in verdict_counts(comparison):
-        out.append(f"- **{md_text(name)}**: {md_text(tally_text(counts)) or 'nothing matched'}")
-    out.append("")
     out += _matched(comparison)
     out.append("")
     if comparison.unmatched:

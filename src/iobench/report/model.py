@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iobench.analysis.compare import Cell, Comparison, Row
+from iobench.analysis.compare import Cell, Comparison, Headline, Row, Spread
 from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
@@ -260,11 +260,27 @@ def failed_lines(run: RunRecord) -> list[FailedLine]:
 VERDICT_RULES = (
     "faster/slower: Welch's t-test on the repetitions (95 %), or 2x or more in every "
     "repetition; within noise: the difference is inside the noise measured; too few repeats: "
-    "the difference may be real, run with the --repeat shown. Where a setup has a single run, "
-    "its noise is within-run noise (its per-second samples, in batches): second-to-second, "
-    "not run-to-run, so it can show that a difference is noise or back a 2x one, never "
-    "prove a small one. ± is the 95 % interval of the mean, shown from 3 repetitions."
+    "the difference may be real, run with the --repeat shown."
 )
+SINGLE_RUN_RULE = (
+    "Where a setup has a single run, its noise is within-run noise (its per-second samples, "
+    "in batches): second-to-second, not run-to-run, so it can show that a difference is noise "
+    "or back a 2x one, never prove a small one."
+)
+INTERVAL_RULE = "± is the 95 % interval of the mean, shown from 3 repetitions."
+
+
+def verdict_rules(comparison: Comparison) -> str:
+    """The rules the verdicts of ``comparison`` follow, and only what its tables show: the
+    within-run rule where a cell has a single run, the ± where a cell shows one."""
+    cells = [cell for row in comparison.rows for cell in row.cells]
+    text = VERDICT_RULES
+    if any(cell.iops.n == 1 for cell in cells):
+        text += " " + SINGLE_RUN_RULE
+    if any(interval_shown(cell.iops) for cell in cells):
+        text += " " + INTERVAL_RULE
+    return text
+
 
 # How each duration parameter is named when it differs between the setups of a row.
 _DIFFERS_NAMES = {
@@ -417,22 +433,52 @@ def compare_lines(comparison: Comparison) -> list[CompareLine]:
     ]
 
 
-def tally_text(counts: dict[str, int]) -> str:
-    """A setup's verdicts counted, the count first so it does not read as part of a
-    verdict: ``2 \u00d7 faster, 3 \u00d7 too few repeats``; empty when nothing matched."""
-    return ", ".join(f"{n} \u00d7 {v}" for v, n in sorted(counts.items()))
+_VERDICT_PHRASE = {
+    "too few repeats": "too few repeats to tell",
+    "no baseline": "no baseline figure",
+}
 
 
-def verdict_counts(comparison: Comparison) -> list[tuple[str, dict[str, int]]]:
-    """Per setup other than the baseline: how many rows got each verdict."""
-    out = []
-    for s in comparison.setups:
-        if s.key == comparison.baseline:
-            continue
-        counts: dict[str, int] = {}
-        for row in comparison.rows:
-            for c in row.cells:
-                if c.setup == s.key:
-                    counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        out.append((s.name, counts))
-    return out
+def _times(ratio: float) -> str:
+    """A ratio of 10 or more as a multiple: ``71 \u00d7``."""
+    return f"{ratio:.0f} \u00d7" if ratio >= 10 else f"{ratio:.2g} \u00d7"
+
+
+def _spread_text(spread: Spread) -> str:
+    """``40 % of the baseline (range 36\u201340 %)``, ``71 \u00d7 the baseline (range
+    24\u2013138 \u00d7)``; ``in each`` when every row reads the same."""
+    big = spread.mean >= 10
+    fmt = _times if big else format_ratio
+    text = f"{fmt(spread.mean)} {'the' if big else 'of the'} baseline"
+    low, high = fmt(spread.low), fmt(spread.high)
+    if spread.n == 1:
+        return text
+    if low == high:
+        return text + " in each"
+    unit = " \u00d7" if big else " %"
+    return text + f" (range {low.removesuffix(unit)}\u2013{high})"
+
+
+def headline_text(h: Headline) -> str:
+    """What a setup is against the baseline, the size first: ``slower in 6 of 6
+    workloads; IOPS 40 % of the baseline (range 36 to 40 %)``. The ratio is the geometric
+    mean of the rows' IOPS ratios (docs/compare.md, "Headline")."""
+    if not h.rows:
+        return "no workload matched the baseline's"
+    counted = ", ".join(f"{_VERDICT_PHRASE.get(v, v)} in {n}" for v, n in h.verdicts)
+    what = "workload" if h.workloads == h.rows else "workload direction"
+    what += "" if h.rows == 1 else "s"
+    text = f"{counted} of {h.rows} {what}"
+    if h.iops is not None:
+        text += f"; IOPS {_spread_text(h.iops)}"
+    return text
+
+
+def headline_texts(comparison: Comparison) -> list[tuple[str, str, str]]:
+    """(setup name, :func:`headline_text`, tone) of each setup other than the baseline; the
+    tone is its verdict when every row has the same, else "mixed"."""
+    names = {s.key: s.name for s in comparison.setups}
+    return [
+        (names[h.setup], headline_text(h), h.verdicts[0][0] if len(h.verdicts) == 1 else "mixed")
+        for h in comparison.headlines()
+    ]
