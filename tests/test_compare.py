@@ -1052,10 +1052,9 @@ def test_the_headline_says_the_size_of_the_difference(
 def test_a_headline_counts_directions_of_a_mixed_workload_apart() -> None:
     from iobench.report.model import headline_text
 
-    both = {"read": direction(1000), "write": direction(1000)}
-    half = {"read": direction(500), "write": direction(500)}
-    a = run(1, [result("rw", p=params(rw="randrw", rwmixread=50), **both)])
-    b = run(2, [result("rw", p=params(rw="randrw", rwmixread=50), **half)])
+    mix = params(rw="randrw", rwmixread=50)
+    a = run(1, [result("rw", p=mix, read=direction(1000), write=direction(1000))])
+    b = run(2, [result("rw", p=mix, read=direction(500), write=direction(500))])
     (head,) = compare([a, b]).headlines()
     assert (head.rows, head.workloads) == (2, 1)
     assert headline_text(head).startswith("slower in 2 of 2 workload directions; IOPS 50 %")

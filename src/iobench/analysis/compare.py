@@ -38,6 +38,7 @@ from iobench.analysis.results import (
     sections,
     setup_names,
 )
+from iobench.analysis.runcurves import LimitRow, compare_limits, run_limits
 from iobench.analysis.stats import Summary, is_unstable
 from iobench.analysis.verdicts import (
     BASELINE_JUDGEMENT,
@@ -231,6 +232,8 @@ class Comparison:
     rows: tuple[Row, ...]
     unmatched: tuple[Unmatched, ...]
     context: tuple[ContextDiff, ...]  # only the fields whose values differ
+    # The limits of sweep and characterize runs side by side (analysis.runcurves)
+    limits: tuple[LimitRow, ...] = ()
 
     def setup(self, key: str) -> Setup:
         for s in self.setups:
@@ -271,6 +274,23 @@ class Comparison:
             ],
             "context": [{"field": d.field, "values": dict(d.values)} for d in self.context],
             "headlines": [h.to_dict() for h in self.headlines()],
+            "limits": [
+                {
+                    "rw": r.rw,
+                    "limit": r.key,
+                    "cells": [
+                        {
+                            "setup": c.setup,
+                            "estimate": c.estimate.as_dict() if c.estimate else None,
+                            "why_none": c.why_none or None,
+                            "throttle": c.throttle,
+                            "ratio": c.ratio,
+                        }
+                        for c in r.cells
+                    ],
+                }
+                for r in self.limits
+            ],
         }
 
 
@@ -502,7 +522,23 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
         rows=tuple(r for _, r in rows),
         unmatched=tuple(u for _, u in unmatched),
         context=_context(runs, setups),
+        limits=_limits(runs, setups, setups[baseline].key),
     )
+
+
+def _limits(
+    runs: Sequence[RunRecord], setups: Sequence[Setup], baseline: str
+) -> tuple[LimitRow, ...]:
+    by_id = {run.id: run for run in runs}
+    found = {run.id: run_limits(run) for run in runs}
+    if sum(1 for lims in found.values() if lims) < 2 and len(setups) == len(runs):
+        return ()
+    per_setup = [
+        (s.key, [lim for lim in found[s.run_id] if lim.target == s.target])
+        for s in setups
+        if by_id[s.run_id]
+    ]
+    return compare_limits(per_setup, baseline)
 
 
 def _baseline_index(

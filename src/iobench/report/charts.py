@@ -484,6 +484,39 @@ def _log_ticks(
     return {"tickvals": vals, "ticktext": [plain_figure(fmt(v)) for v in vals]}
 
 
+def _padded_log_axis(
+    values: Sequence[float],
+    fmt: Callable[[float | None], str] = format_ns,
+    marks: Sequence[float] = (),
+    scale: float = 1.0,
+) -> dict[str, Any]:
+    """A log axis over ``values`` (in units of ``scale``) with room above and below, so
+    that no point sits on an edge, and a labelled tick at each of ``marks`` (a limit, a
+    plateau) besides the round ones."""
+    positive = [v for v in (*values, *marks) if v and v > 0]
+    if not positive:
+        return {"type": "log"}
+    low, high = math.log10(min(positive)), math.log10(max(positive))
+    pad = max(0.1, 0.08 * (high - low))
+    ticks = _log_ticks(
+        min(positive), max(positive), lambda v: fmt(None if v is None else v * scale)
+    )
+    vals = list(ticks["tickvals"])
+    text = list(ticks["ticktext"])
+    for m in marks:  # a round tick within 25 % gives way to the mark's own
+        keep = [i for i, v in enumerate(vals) if abs(math.log10(v / m)) > 0.1]
+        vals, text = [vals[i] for i in keep], [text[i] for i in keep]
+        vals.append(m)
+        text.append(plain_figure(fmt(m * scale)))
+    order = sorted(range(len(vals)), key=vals.__getitem__)
+    return {
+        "type": "log",
+        "range": [low - pad, high + pad],
+        "tickvals": [vals[i] for i in order],
+        "ticktext": [text[i] for i in order],
+    }
+
+
 def timeline_figure(entries: Entries) -> Any | None:
     """Per-second IOPS and mean latency from fio's interval logs (the bandwidth of each
     second is in the IOPS point's hover text). An axis whose values span 10x or more (a
@@ -649,9 +682,10 @@ def hockey_figure(cs: Sequence[Any]) -> Any | None:
     fig.update_layout(showlegend=True, legend={"orientation": "h", "y": -0.25})
     outstanding = [p.outstanding for c in cs for p in c.points]
     fig.update_xaxes(**_log2_axis(outstanding, "outstanding IOs (iodepth x jobs)"))
-    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    top = max(p.iops_high for c in cs for p in c.points)
+    fig.update_yaxes(range=[0, top * 1.12], row=1, col=1)  # nothing on the top edge
     if lat_values:
-        fig.update_yaxes(type="log", row=1, col=2, **_log_ticks(min(lat_values), max(lat_values)))
+        fig.update_yaxes(row=1, col=2, **_padded_log_axis(lat_values))
     return fig
 
 
@@ -801,14 +835,17 @@ def _limits_axes(fig: Any, lim: Any, sizes: Sequence[int], x_title: str) -> None
         annotation.text = text
     base_layout(fig, 360)
     fig.update_xaxes(**_log2_axis(sizes, x_title, format_size_short))
-    iops = [b.iops for b in lim.table] + ([lim.iops.value] if lim.iops else [])
-    fig.update_yaxes(type="log", row=1, col=1, **_log_ticks(min(iops), max(iops), format_iops))
-    bw = [b.bw_bytes / MIB for b in lim.table] + (
-        [lim.bw_bytes.value / MIB] if lim.bw_bytes else []
-    )
-    ticks = _log_ticks(min(bw), max(bw), lambda v: format_rate(None if v is None else v * MIB))
-    ticks["tickvals"] = [v * MIB for v in ticks["tickvals"]]  # round MiB/s figures
-    fig.update_yaxes(type="log", row=1, col=2, **ticks)
+    # The limits get ticks of their own: a plateau read against its limit, not between
+    # two round ticks an octave apart; and no point on an edge.
+    iops = [b.iops for b in lim.table]
+    marks = [lim.iops.value] if lim.iops else []
+    fig.update_yaxes(row=1, col=1, **_padded_log_axis(iops, format_iops, marks))
+    bw = [b.bw_bytes / MIB for b in lim.table]
+    marks = [lim.bw_bytes.value / MIB] if lim.bw_bytes else []
+    axis = _padded_log_axis(bw, format_rate, marks, scale=MIB)
+    axis["tickvals"] = [v * MIB for v in axis["tickvals"]]  # the traces are in bytes/s
+    axis["range"] = [r + math.log10(MIB) for r in axis["range"]]
+    fig.update_yaxes(row=1, col=2, **axis)
 
 
 def scaling_figure(points_by: Mapping[tuple[str, str], Sequence[Any]]) -> Any | None:

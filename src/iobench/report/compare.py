@@ -12,10 +12,12 @@ from iobench.report.literal import markup_literal
 from iobench.report.model import (
     CLAT_NOTE,
     NOISE_MARK,
+    LimitsView,
     cell_notes,
     differs_text,
     format_ratio,
     headline_text,
+    limits_view,
     mark_kind,
     row_shape,
     verdict_rules,
@@ -68,6 +70,11 @@ def render_comparison(c: Comparison, console: Console) -> None:
             f"[bold]{markup_literal(headline_text(h))}[/]",
             highlight=False,
         )
+    view = limits_view(c)
+    if view is not None:
+        console.print(_limits_table(view, base.name))
+        for note in view.notes:
+            console.print(markup_literal(f"  {note}"), style="dim", highlight=False)
     for row in c.rows:
         console.print(_row_table(c, row))
     if not c.rows:
@@ -100,6 +107,24 @@ def render_comparison(c: Comparison, console: Console) -> None:
 def _where(s: Setup) -> str:
     """Where a setup ran, without repeating its name when its name is its run."""
     return f"on {s.target}" if s.name == s.key else f"run {s.run_id} on {s.target}"
+
+
+def _limits_table(view: LimitsView, baseline: str) -> Table:
+    """The limits of curve runs side by side, each with its ratio to the baseline's."""
+    table = Table(title="limits found", title_justify="left", title_style="bold")
+    table.add_column("limit")
+    for name, is_base in view.heads:
+        table.add_column(markup_literal(name), justify="right")
+        if not is_base:
+            table.add_column(markup_literal(f"vs {baseline}"), justify="right")
+    for label, cells in view.lines:
+        line = [markup_literal(label)]
+        for value, ratio, is_base in cells:
+            line.append(markup_literal(value))
+            if not is_base:
+                line.append(ratio)
+        table.add_row(*line)
+    return table
 
 
 def _row_table(c: Comparison, row: Row) -> Table:

@@ -26,6 +26,7 @@ from markupsafe import Markup
 from iobench.analysis.compare import Comparison, shape_key
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
+from iobench.analysis.runcurves import analysis_kind, run_characterization, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import ResultRecord, RunRecord
 from iobench.report.charts import (
@@ -50,11 +51,8 @@ from iobench.report.clients import (
 )
 from iobench.report.context import host_lines, target_lines
 from iobench.report.curves import (
-    analysis_kind,
     curve_groups,
     limit_rows,
-    run_characterization,
-    run_curves,
 )
 from iobench.report.literal import literal, literal_lines
 from iobench.report.model import (
@@ -64,6 +62,7 @@ from iobench.report.model import (
     failed_lines,
     format_summary,
     headline_texts,
+    limits_view,
     p99_text,
     result_lines,
     run_lines,
@@ -530,6 +529,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         baseline=names.get(comparison.baseline) if comparison else None,
         compare_lines=compare_lines(comparison) if comparison else [],
         headlines=headline_texts(comparison) if comparison else [],
+        limits_side=limits_view(comparison) if comparison else None,
         charts=cards,
         curve_sections=curves,
         curve_overview=[sec for sec in curves if sec.limits or sec.heat or sec.summary],

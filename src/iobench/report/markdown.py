@@ -15,17 +15,15 @@ from collections.abc import Sequence
 from iobench.analysis.compare import Comparison
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import groups
+from iobench.analysis.runcurves import analysis_kind, run_characterization, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import RunRecord
 from iobench.report.clients import client_figures, clients_document, is_client_run
 from iobench.report.curves import (
-    analysis_kind,
     curve_groups,
     jobs_text,
     knee_text,
     limit_rows,
-    run_characterization,
-    run_curves,
 )
 from iobench.report.literal import literal
 from iobench.report.model import (
@@ -35,6 +33,7 @@ from iobench.report.model import (
     format_summary,
     headline_texts,
     host_summary,
+    limits_view,
     p99_text,
     result_lines,
     run_lines,
@@ -299,6 +298,7 @@ def _comparison(comparison: Comparison) -> list[str]:
     out = [
         "## Comparison",
         "",
+        *_limits_side(comparison),
         f"Baseline: **{md_text(names.get(comparison.baseline, comparison.baseline))}**. "
         "Ratios are to the baseline's mean (a latency above 100 % is slower); a ratio marked "
         f"≈ is within noise. Verdicts, from the IOPS: {md_text(verdict_rules(comparison))}",
@@ -382,3 +382,32 @@ def _matched(comparison: Comparison) -> list[str]:
     if any(x.lat_p99_kind == "clat" for x in lines):
         out += ["", md_text(CLAT_NOTE)]
     return out
+
+
+def _limits_side(comparison: Comparison) -> list[str]:
+    """The limits of curve runs side by side, with the notes under them."""
+    view = limits_view(comparison)
+    if view is None:
+        return []
+    header = ["limit"]
+    for name, is_base in view.heads:
+        header.append(md_text(name) + (" (baseline)" if is_base else ""))
+        if not is_base:
+            header.append("ratio")
+    rows = []
+    for label, cells in view.lines:
+        row = [md_text(label)]
+        for value, ratio, is_base in cells:
+            row.append(md_text(value))
+            if not is_base:
+                row.append(md_text(ratio))
+        rows.append(row)
+    notes = [f"- {md_text(note)}" for note in view.notes]
+    return [
+        "### Limits side by side",
+        "",
+        *_table(header, rows, set(range(1, len(header)))),
+        "",
+        *notes,
+        "",
+    ]

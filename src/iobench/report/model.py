@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from iobench.analysis.compare import Cell, Comparison, Headline, Row, Spread
+from iobench.analysis.curves import describe
 from iobench.analysis.results import Figures, LatencyKind, run_figures
+from iobench.analysis.runcurves import LimitCell, LimitRow
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
 from iobench.records import RunRecord, TargetRecord
@@ -482,3 +484,73 @@ def headline_texts(comparison: Comparison) -> list[tuple[str, str, str]]:
         (names[h.setup], headline_text(h), h.verdicts[0][0] if len(h.verdicts) == 1 else "mixed")
         for h in comparison.headlines()
     ]
+
+
+# -- limits side by side ------------------------------------------------------------------------
+
+_LIMIT_NAMES = {"iops": "IOPS", "bw_bytes": "bandwidth", "crossover_bs": "crossover"}
+
+
+def limit_label(row: LimitRow) -> str:
+    """``IOPS limit (randread)``, ``crossover block size (randread)``."""
+    if row.key == "crossover_bs":
+        return f"crossover block size ({row.rw})"
+    return f"{_LIMIT_NAMES.get(row.key, row.key)} limit ({row.rw})"
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitsView:
+    """The limits side by side as a table: a column per setup (a ratio column beside each
+    one but the baseline's), a line per limit, and the notes under it."""
+
+    heads: tuple[tuple[str, bool], ...]  # (setup name, is the baseline)
+    # label, and per head (value, ratio, is the baseline)
+    lines: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]
+    notes: tuple[str, ...]
+
+
+def limits_view(c: Comparison) -> LimitsView | None:
+    if not c.limits:
+        return None
+    keys = list(dict.fromkeys(cell.setup for row in c.limits for cell in row.cells))
+    lines = []
+    for row in c.limits:
+        cells = {cell.setup: cell for cell in row.cells}
+        lines.append(
+            (
+                limit_label(row),
+                tuple(
+                    (
+                        limit_value(row.key, cells[k]) if k in cells else "",
+                        format_ratio(cells[k].ratio) if k in cells and cells[k].ratio else "",
+                        k == c.baseline,
+                    )
+                    for k in keys
+                ),
+            )
+        )
+    return LimitsView(
+        heads=tuple((c.setup(k).name, k == c.baseline) for k in keys),
+        lines=tuple(lines),
+        notes=tuple(limit_notes(c)),
+    )
+
+
+def limit_value(key: str, cell: LimitCell) -> str:
+    """``2.98k IOPS (2.95k to 3.01k)``, ``... = throttle``; ``none found``."""
+    if cell.estimate is None:
+        return "none found"
+    return describe(cell.estimate, key) + (" = throttle" if cell.throttle else "")
+
+
+def limit_notes(c: Comparison) -> list[str]:
+    """Why a setup found no limit, and which throttle a limit equals, a line each."""
+    names = {s.key: s.name for s in c.setups}
+    out = []
+    for row in c.limits:
+        for cell in row.cells:
+            if cell.estimate is None and cell.why_none:
+                out.append(f"{names[cell.setup]}, {limit_label(row)}: none found: {cell.why_none}")
+            elif cell.throttle:
+                out.append(f"{names[cell.setup]}, {limit_label(row)}: equal to {cell.throttle}")
+    return out
