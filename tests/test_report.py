@@ -1189,15 +1189,43 @@ def test_unknown_parameters_show_as_a_dash() -> None:
 
 def test_markdown_has_each_runs_host_targets_and_warnings(runs: list[RunRecord]) -> None:
     text = render_markdown(runs, compare(runs))
-    assert text.count("- host: host ") == 3
-    assert "- host: host &lt;b&gt;box&lt;/b&gt;, Debian GNU/Linux 12 (bookworm), x86\\_64;" in text
+    assert text.count("- host: ") == 3 and "host: host" not in text  # it read "host: host vm"
+    assert "- host: &lt;b&gt;box&lt;/b&gt;, Debian GNU/Linux 12 (bookworm), x86\\_64;" in text
     assert "kernel 6.1.0-18-amd64, #1 SMP Debian; virtualisation kvm guest;" in text
     assert "- target /data: directory, ext4, mounted rw,relatime,discard, /dev/vda virtio" in text
     assert "- target /mnt/&lt;img src=x onerror=alert(2)&gt;: directory, xfs," in text
-    assert text.count("- warning short-runtime: the quick suite is indicative") == 3
+    assert (
+        text.count("- warning short-runtime (fix: use --suite standard): the quick suite is") == 3
+    )
     assert "indicative &lt;b&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;/b&gt;" in text
     assert text.count("(fix: use --suite standard)") == 3
     assert "<b>" not in text and "<script" not in text
+
+
+def test_markdown_says_a_kind_of_finding_once_with_what_each_shares() -> None:
+    """Six workloads at one throttle: one bullet with the fix and the clause they share,
+    then a short line each (it repeated both for every workload)."""
+    run = make_run(8, "capped", 1.0, 1)
+    same = ": the throttle, not the storage, set this figure"
+    found = [
+        {"id": "at-throttle", "severity": "info", "workload": w, "fix": "run outside that cgroup",
+         "message": f"{w} on /mnt/x: read {v} IOPS is the read 3.00k IOPS throttle{same}"}
+        for w, v in (("a", "3.00k"), ("b", "2.99k"), ("c", "3.01k"))
+    ]  # fmt: skip
+    found.append(
+        {"id": "odd", "severity": "warning", "message": "one, and alone: here", "fix": "f"}
+    )
+    text = render_markdown([dataclasses.replace(run, warnings=found)], None)
+    block = text[text.index("Warnings:") :]
+    assert block.splitlines()[2:7] == [
+        "- warning odd (fix: f): one, and alone: here",
+        "- info at-throttle \u00d7 3 (fix: run outside that cgroup); "
+        "in each: the throttle, not the storage, set this figure",
+        "  - a on /mnt/x: read 3.00k IOPS is the read 3.00k IOPS throttle",
+        "  - b on /mnt/x: read 2.99k IOPS is the read 3.00k IOPS throttle",
+        "  - c on /mnt/x: read 3.01k IOPS is the read 3.00k IOPS throttle",
+    ]
+    assert block.count("set this figure") == 1 and block.count("run outside") == 1
 
 
 def test_a_run_stored_with_a_relative_target_shows_where_it_was() -> None:

@@ -42,6 +42,7 @@ from iobench.report.model import (
     verdict_rules,
     workload_shape,
 )
+from iobench.report.overview import notice_groups, notices
 from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, held_to
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
@@ -280,17 +281,47 @@ def _held_to(run: RunRecord) -> list[str]:
 
 
 def _warnings(run: RunRecord) -> list[str]:
-    """The run's warnings: id, message and fix of each."""
+    """The run's findings, a bullet per kind (its fix once, when every one shares it, and
+    the clause every one ends with) and a line under it per finding."""
     if not run.warnings:
         return []
     out = ["Warnings:", ""]
-    for w in run.warnings:
-        line = f"- {md_text(w.get('severity') or 'warning')} {md_text(w.get('id') or '-')}: "
-        line += md_text(w.get("message") or "")
-        if w.get("fix"):
-            line += f" (fix: {md_text(w['fix'])})"
-        out.append(line)
+    for _, found in notice_groups(notices([run], lambda _: None)):
+        for g in found:
+            head = f"- {md_text(g.severity)} {md_text(g.id)}"
+            if len(g.notices) > 1:
+                head += f" \u00d7 {len(g.notices)}"
+            if g.fix:
+                head += f" (fix: {md_text(g.fix)})"
+            if len(g.notices) == 1:
+                out.append(f"{head}: {md_text(g.notices[0].message)}")
+                continue
+            tail = common_tail([n.message for n in g.notices])
+            out.append(head + (f"; in each: {md_text(tail.strip())}" if tail else ""))
+            for n in g.notices:
+                fix = f" (fix: {md_text(n.fix)})" if n.fix and not g.fix else ""
+                text = n.message.removesuffix(tail).rstrip(":;, ") if tail else n.message
+                out.append(f"  - {md_text(text)}{fix}")
     return [*out, ""]
+
+
+def common_tail(messages: Sequence[str], least: int = 30) -> str:
+    """The clause every message ends with (after a ``:``, ``;`` or ``,``), when it is at
+    least ``least`` characters: said once for a group of findings, not once per workload;
+    else ""."""
+    if len(messages) < 2:
+        return ""
+    words = [m.split(" ") for m in messages]
+    n = 0
+    while all(len(w) > n + 1 for w in words) and len({w[-1 - n] for w in words}) == 1:
+        n += 1
+    first = words[0]
+    while n and not first[len(first) - n - 1].endswith((":", ";", ",")):
+        n -= 1  # the clause starts after punctuation, never inside a phrase
+    if not n:
+        return ""
+    tail = " " + " ".join(first[len(first) - n :])
+    return tail if len(tail) >= least else ""
 
 
 def _comparison(comparison: Comparison) -> list[str]:

@@ -151,7 +151,7 @@ def run_lines(runs: Sequence[RunRecord]) -> list[RunLine]:
 def host_summary(run: RunRecord) -> str:
     """One line about the host: name, OS, kernel, virtualisation, CPU, memory (what is known)."""
     parts = [
-        f"{k} {v}"
+        v if k == "host" else f"{k} {v}"  # the host's name, not "host vm"
         for k, v in host_lines(run.host)
         if v and v != "-" and not v.startswith("none detected")
     ]
