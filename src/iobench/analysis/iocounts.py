@@ -63,7 +63,7 @@ def _in_flight(r: ResultRecord) -> tuple[int | None, str]:
 def _why_differ(r: ResultRecord, diff: float) -> str:
     """Why IOs completed in fio's window and IOs submitted in it differ by ``diff``."""
     bound, most = _in_flight(r)
-    ramp = float(r.params.get("ramp_s") or 0)
+    ramp = r.params.get("ramp_s")
     if diff < 0:
         return (
             f"{-diff:,.0f} IOs were submitted and not completed in the window: fio "
@@ -75,15 +75,17 @@ def _why_differ(r: ResultRecord, diff: float) -> str:
             "more were outstanding than the workload says, so its parameters may not be "
             "the ones fio ran"
         )
-    if ramp > 0:
+    if isinstance(ramp, int | float) and ramp > 0:
         return (
             f"the IOs in flight when the {ramp:g} s ramp ended ({most}) were submitted "
             "before fio reset its counters and completed after, so its bandwidth counts "
             "them and its iops does not"
         )
+    said = "with no ramp_time" if ramp is not None else "with a ramp_time the output does not state"
     return (
-        f"fio reset its counters mid-run with IOs in flight ({most}): a ramp_time or "
-        "latency_target iobench was not told of"
+        f"fio reset its counters with IOs in flight ({most}), {said}: submitted before the "
+        "reset and completed after, they are in its bandwidth and not in its iops"
+        + (" (latency_target resets them too)" if ramp is not None else "")
     )
 
 
