@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
+from conftest import Cli
 from iobench.export import export_csv, read_csv
 from iobench.importer import import_files, interpret_fio_output
 from iobench.iocount import io_size, upgraded
-from iobench.records import ImportedRun
+from iobench.records import ImportedRun, ResultRecord, TargetRecord, now_iso
 from iobench.store import Store
 from iobench.units import format_iops
 from scratch import MiB, Scratch, capped_volume
@@ -215,6 +216,49 @@ def test_results_stored_with_fios_iops_are_read_with_completions() -> None:
     # An N equal to total_ios may have been made from it (text, terse): no completions.
     same = upgraded(_v1(100.0, 500, 500 * 4096, 500, 5000), {"bs": 4096})
     assert same is not None and same["read"]["completions"] is None
+
+
+def test_a_store_and_an_export_of_fios_iops_are_read_with_completions(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """A database written before this count, and its export, read by this iobench: the
+    ramp's 360 IOPS are shown as 384, the bandwidth / block size."""
+    params = {"rw": "read", "bs": 256 * KIB, "iodepth": 64, "numjobs": 2, "ramp_s": 1.0}
+    with Store.open(tmp_path / "old.db") as store:
+        run_id = store.create_run(
+            suite="quick", suite_def={"name": "quick"}, label="old", argv=["iobench", "run"],
+            host={}, iobench_version="0.1.0",
+            targets=[TargetRecord(0, "/mnt/a", "/mnt/a", "directory", None, {})],
+        )  # fmt: skip
+        metrics = {**_v1(360.0, 1800, 1922 * 256 * KIB, 1922, 5000), "metrics_version": 1}
+        store.add_result(run_id, ResultRecord(
+            target="/mnt/a", workload="read-256k", position=0, status="ok", params=params,
+            metrics=metrics, job_file="", fio_argv=[], fio_rc=0, fio_version="3.33",
+            raw_output=None, fio_stdout=None, fio_stderr=None, error=None,
+            started_at=now_iso(), finished_at=now_iso(),
+        ))  # fmt: skip
+        store.finish_run(run_id, status="complete", fio_version="3.33", warnings=[])
+    code, out, err = cli("--db", str(tmp_path / "old.db"), "show", str(run_id))
+    assert code == 0, err
+    line = next(ln for ln in (out + err).splitlines() if "read-256k" in ln and "│" in ln)
+    assert "384" in [c.strip() for c in line.split("│")], line
+    exported = tmp_path / "old.json"
+    code, _, err = cli("--db", str(tmp_path / "old.db"), "export", str(run_id), "--format",
+                       "json", "-o", str(exported))  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(exported.read_text())
+    for r in doc["results"]:  # as an older iobench exported it
+        r["metrics_version"] = 1
+        for key in ("iops_submitted", "ios_completed", "ios_completed_from", "completions"):
+            r["read"].pop(key)
+        r["read"]["iops"] = 360.0
+    exported.write_text(json.dumps(doc))
+    code, out, err = cli("--db", str(tmp_path / "new.db"), "import", str(exported), "--json")
+    assert code == 0, err
+    (run,) = json.loads(out)["runs"]
+    code, out, err = cli("--db", str(tmp_path / "new.db"), "show", str(run["run_id"]), "--json")
+    read = json.loads(out)["results"][0]["read"]
+    assert read["iops"] == pytest.approx(1922 / 5) and read["iops_submitted"] == 360.0
 
 
 # -- real fio on a capped volume, QD64 with a ramp ----------------------------------------------
