@@ -27,7 +27,7 @@ def _store_run(
     """A run of one workload, twice, on the target ``(spec, path)`` (``/label``)."""
     spec, path = target or (f"/{label}", f"/{label}")
     output = parse_fio_output((RECORDED / "libaio-randread-4k-qd8-jsonplus.json").read_text())
-    metrics = workload_metrics(output)
+    metrics = workload_metrics(output, {"bs": 4096, "iodepth": 8, "numjobs": 1})
     run_id = store.create_run(
         suite="quick",
         suite_def={"name": "quick"},

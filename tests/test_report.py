@@ -68,11 +68,11 @@ WORKLOADS: dict[str, tuple[str, dict[str, Any]]] = {
 COMMON = {"ioengine": "libaio", "direct": True, "runtime_s": 5.0, "ramp_s": 1.0, "size": 1 << 28}
 
 
-def _metrics(name: str) -> dict[str, Any]:
-    return workload_metrics(parse_fio_output((RECORDED / name).read_text()))
+def _metrics(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    return workload_metrics(parse_fio_output((RECORDED / name).read_text()), params)
 
 
-BASE = {w: _metrics(f) for w, (f, _) in WORKLOADS.items()}
+BASE = {w: _metrics(f, {**p, **COMMON}) for w, (f, p) in WORKLOADS.items()}
 
 
 def _scaled(metrics: dict[str, Any], speed: float) -> dict[str, Any]:
