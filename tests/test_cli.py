@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,50 @@ def test_info_json_describes_host_and_filesystem(cli: Cli, tmp_path: Path) -> No
     assert doc["host"]["cpu"]["online"] >= 1
     assert doc["target"]["kind"] == "directory"
     assert doc["target"]["context"]["filesystem"]["fstype"]
+
+
+def test_info_lines_end_with_their_text(cli: Cli, tmp_path: Path) -> None:
+    """No line is padded with blanks to the widest value (a table did that)."""
+    code, out, _ = cli("info", str(tmp_path))
+    assert code == 0 and out.count("\n") >= 6
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+    assert re.search(r"^filesystem +\S", out, re.M)
+
+
+@pytest.mark.parametrize("width", [40, 60, 100])
+def test_long_findings_and_lines_wrap_at_words_under_their_first_word(width: int) -> None:
+    """On a narrow terminal a finding's message, its fix and a long context value wrap at
+    word boundaries, each further line indented under the first word (the terminal folded
+    them at the left edge, mid-word); no line is longer than the terminal or ends in a blank."""
+    import io
+
+    from rich.console import Console
+
+    from iobench.report.context import render_lines
+    from iobench.report.terminal import render_warnings
+
+    words = " ".join(f"word{i}" for i in range(60))
+
+    def shown(draw: Any) -> list[str]:
+        buffer = io.StringIO()
+        draw(Console(file=buffer, width=width, force_terminal=True, color_system=None))
+        lines = buffer.getvalue().splitlines()
+        assert all(len(line) <= width and line == line.rstrip() for line in lines)
+        return lines
+
+    finding = {"id": "x", "severity": "warning", "message": words, "fix": "fix " + words}
+    lines = shown(lambda c: render_warnings([finding], c))
+    fix = next(i for i, line in enumerate(lines) if line.startswith("    fix: "))
+    message, fixed = lines[2:fix], lines[fix:]
+    assert message[0].startswith("    word0 ") and all(m.startswith("    word") for m in message)
+    assert all(f.startswith(" " * 9 + "word") for f in fixed[1:])
+    context = shown(lambda c: render_lines([("device chain", words), ("k", "v")], c))
+    assert context[0].startswith("device chain  word0 ") and context[-1] == "k             v"
+    assert all(line.startswith(" " * 14 + "word") for line in context[1:-1])
+    # Every word whole, in order, once in each text.
+    for text in (message, fixed, context[:-1]):
+        said = " ".join(line.strip() for line in text)
+        assert said.endswith("word58 word59") and "word5 word6 " in said
 
 
 def test_list_on_an_empty_database(cli: Cli) -> None:

@@ -27,7 +27,7 @@ def _store_run(
     """A run of one workload, twice, on the target ``(spec, path)`` (``/label``)."""
     spec, path = target or (f"/{label}", f"/{label}")
     output = parse_fio_output((RECORDED / "libaio-randread-4k-qd8-jsonplus.json").read_text())
-    metrics = workload_metrics(output)
+    metrics = workload_metrics(output, {"bs": 4096, "iodepth": 8, "numjobs": 1})
     run_id = store.create_run(
         suite="quick",
         suite_def={"name": "quick"},
@@ -160,14 +160,18 @@ def test_a_run_stored_with_a_relative_target_still_reads_shows_and_compares(
     assert [s["target"] for s in doc["setups"]] == [".", "/data/vol"]
     assert [c["verdict"] for c in doc["rows"][0]["cells"]] == ["baseline", "slower"]
     code, out, err = cli("compare", "1", "2")
-    # Each setup with its verdicts counted, the count first, as the reports sum them up.
-    assert "  old: run 1 on .\n" in out and "  new: run 2 on /data/vol (1 \u00d7 slower)\n" in out
+    # The baseline and where it ran, then each other setup with its headline: the verdicts
+    # counted and the size of the difference, as the reports sum them up.
+    assert out.startswith(
+        "comparing 2 setups, baseline old (run 1 on .)\n"
+        "  new (run 2 on /data/vol): slower in 1 of 1 workload; IOPS 50 % of the baseline\n"
+    )
     code, _, err = cli("report", "1", "2", "-o", str(tmp_path / "r.md"))
     assert code == 0, err
     text = (tmp_path / "r.md").read_text()
     assert "- target . \u2192 /data/vol: directory" in text
     assert "- target /data/vol: directory" in text
-    assert "- **new**: 1 \u00d7 slower" in text
+    assert "- **new** against **old**: slower in 1 of 1 workload; IOPS 50 % of the baseline" in text
     code, out, _ = cli("export", "1", "--format", "json")
     assert json.loads(out)["targets"][0]["spec"] == "."
 

@@ -691,9 +691,49 @@ def test_context_lists_only_the_fields_that_differ() -> None:
     c = compare([a, b])
     assert [(d.field, d.values) for d in c.context] == [
         ("kernel", {"run 1": "6.1.0", "run 2": "6.8.0"}),
-        ("device", {"run 1": "nvme, SSD 1, vendor ACME", "run 2": "nvme, SSD 2, vendor ACME"}),
         ("mount options", {"run 1": "rw,relatime", "run 2": "rw,noatime"}),
+        (
+            "disk 1",
+            {"run 1": "nvme, vendor ACME, model SSD 1", "run 2": "nvme, vendor ACME, model SSD 2"},
+        ),
     ]
+
+
+def test_every_stored_context_field_that_differs_is_said() -> None:
+    """The throttles (the only real difference between two capped volumes), and any stored
+    field beyond what ``info``'s lines say; never a device's name, path or free space,
+    which every target has its own of."""
+
+    def ctx(dev: str, iops: int, bps: int, read_ahead: int, free: int) -> Any:
+        disk = {
+            "kname": dev,
+            "path": f"/dev/{dev}",
+            "transport": "loop",
+            "read_ahead_kb": read_ahead,
+        }
+        return {
+            **context(),
+            "filesystem": {"fstype": "ext4", "options": "rw", "free_bytes": free,
+                           "source": f"/dev/{dev}"},
+            "block": {"disks": [disk],
+                      "chain": [{"name": dev, "path": f"/dev/{dev}", "type": "loop"}]},
+            "io_devices": [{"kname": dev, "maj_min": "7:0", "role": "target"}],
+            "throttles": {"limits": [{"device": dev, "version": 1, "cgroup": "/x",
+                                      "read_iops": iops, "read_bps": bps}]},
+        }  # fmt: skip
+
+    a = run(1, reps("rr", [1]), contexts={"/mnt/a": ctx("loop0", 3000, 100_000_000, 128, 5)})
+    b = run(2, reps("rr", [1]), contexts={"/mnt/a": ctx("loop1", 1200, 40_000_000, 128, 9)})
+    fields = {d.field: d.values for d in compare([a, b]).context}
+    assert fields == {
+        "io throttles": {
+            "run 1": "read 3.00k IOPS, read 95.4 MiB/s (cgroup v1)",
+            "run 2": "read 1.20k IOPS, read 38.1 MiB/s (cgroup v1)",
+        }
+    }
+    c = run(3, reps("rr", [1]), contexts={"/mnt/a": ctx("loop2", 3000, 100_000_000, 4096, 1)})
+    fields = {d.field: d.values for d in compare([a, c]).context}
+    assert fields == {"block.disks[0].read_ahead_kb": {"run 1": "128", "run 3": "4096"}}
 
 
 def test_unknown_context_counts_as_a_difference() -> None:
@@ -701,7 +741,7 @@ def test_unknown_context_counts_as_a_difference() -> None:
     c = compare([run(1, reps("rr", [1])), b])
     assert {d.field: d.values["run 2"] for d in c.context} == {
         "fio version": "3.36",
-        "device": None,
+        "disk 1": None,
         "filesystem": None,
         "mount options": None,
     }
@@ -728,7 +768,7 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
     text = json.dumps(doc, sort_keys=True, allow_nan=False)
     assert json.loads(text) == doc
     assert json.dumps(compare(sample()).to_dict(), sort_keys=True) == text
-    assert (doc["schema_version"], doc["kind"], doc["baseline"]) == (2, "comparison", "run 1")
+    assert (doc["schema_version"], doc["kind"], doc["baseline"]) == (3, "comparison", "run 1")
     assert doc["setups"][1] == {
         "key": "run 2",
         "run_id": 2,
@@ -768,6 +808,18 @@ def test_the_json_document_is_serialisable_and_stable() -> None:
     assert (cell["iops_ratio"], cell["verdict"]) == (0.6, "slower")
     assert doc["unmatched"][0]["workload"] == "only-here"
     assert doc["context"] == [{"field": "kernel", "values": {"run 1": "6.1.0", "run 2": "6.8.0"}}]
+    # Each setup but the baseline: its verdicts counted and its ratios' spread (the
+    # geometric mean of the rows', and the extremes), what the headline says.
+    (head,) = doc["headlines"]
+    assert head == {
+        "setup": "run 2",
+        "rows": 1,
+        "workloads": 1,
+        "verdicts": {"slower": 1},
+        "iops_ratio": {"mean": 0.6, "low": 0.6, "high": 0.6, "n": 1},
+        "bw_ratio": head["bw_ratio"],
+        "lat_mean_ratio": head["lat_mean_ratio"],
+    }
 
 
 def test_the_json_document_does_not_share_the_runs_dicts() -> None:
@@ -950,3 +1002,59 @@ def test_the_same_verdicts_and_reasons_in_every_format() -> None:
         "1.00k ±2.5 %", "1.20k ±2.1 %", "1.05k", "1.35k", "1.00k", "1.30k", "1.00k", "305"
     ]  # fmt: skip
     assert "1.05k ±" not in out
+
+
+# -- the headline ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base", "other", "said"),
+    [
+        # Two volumes capped at 3,000 and 1,200 IOPS: 40 % in each workload, not "6 x slower".
+        (
+            [3000, 3000, 360],
+            [1200, 1200, 144],
+            "slower in 3 of 3 workloads; IOPS 40 % of the baseline in each",
+        ),
+        (
+            [3000, 3000, 360],
+            [1200, 1080, 144],
+            "slower in 3 of 3 workloads; IOPS 39 % of the baseline (range 36\u201340 %)",
+        ),
+        # Ratios multiply: half as fast in one and twice as fast in another is 100 %.
+        (
+            [1000, 1000],
+            [500, 2000],
+            "slower in 1, faster in 1 of 2 workloads; "
+            "IOPS 100 % of the baseline (range 50\u2013200 %)",
+        ),
+        # Ten times and more: a multiple, not thousands of per cent.
+        (
+            [100, 100],
+            [2400, 13800],
+            "faster in 2 of 2 workloads; IOPS 58 \u00d7 the baseline (range 24\u2013138 \u00d7)",
+        ),
+        ([1000], [998], "too few repeats to tell in 1 of 1 workload; IOPS 100 % of the baseline"),
+    ],
+)
+def test_the_headline_says_the_size_of_the_difference(
+    base: list[float], other: list[float], said: str
+) -> None:
+    from iobench.report.model import headline_text
+
+    a = run(1, [result(f"w{i}", v, position=i) for i, v in enumerate(base)])
+    b = run(2, [result(f"w{i}", v, position=i) for i, v in enumerate(other)])
+    (head,) = compare([a, b]).headlines()
+    assert headline_text(head) == said
+    assert render([a, b]).splitlines()[1] == f"  run 2 (on /mnt/a): {said}"
+
+
+def test_a_headline_counts_directions_of_a_mixed_workload_apart() -> None:
+    from iobench.report.model import headline_text
+
+    mix = params(rw="randrw", rwmixread=50)
+    a = run(1, [result("rw", p=mix, read=direction(1000), write=direction(1000))])
+    b = run(2, [result("rw", p=mix, read=direction(500), write=direction(500))])
+    (head,) = compare([a, b]).headlines()
+    assert (head.rows, head.workloads) == (2, 1)
+    assert headline_text(head).startswith("slower in 2 of 2 workload directions; IOPS 50 %")

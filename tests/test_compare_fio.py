@@ -26,7 +26,7 @@ def test_runs_that_differ_only_in_runtime_are_compared(
     code, out, err = cli("compare", "1", "2", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert (doc["schema_version"], doc["unmatched"]) == (2, [])
+    assert (doc["schema_version"], doc["unmatched"]) == (3, [])
     assert [(r["workload"], r["direction"]) for r in doc["rows"]] == [
         ("rr", "read"),
         ("rw", "write"),

@@ -50,6 +50,9 @@ METRIC_OF = {
     "io_bytes": ("io_bytes", None),
     "total_ios": ("total_ios", None),
     "runtime_ms": ("runtime_ms", None),
+    "iops_submitted": ("iops_submitted", None),
+    "ios_completed": ("ios_completed", None),
+    "ios_completed_from": ("ios_completed_from", None),
     "lat_mean_ns": ("lat_ns", "mean"),
     "lat_min_ns": ("lat_ns", "min"),
     "lat_max_ns": ("lat_ns", "max"),
@@ -235,6 +238,7 @@ def store_run_with_repetitions(store: Store) -> RunRecord:
                 status="ok",
                 params={"rw": "read", "bs": 4096, "direct": False},
                 metrics={
+                    "metrics_version": 2,  # its iops as stored, not counted again
                     "read": read,
                     "write": None,
                     "trim": None,

@@ -105,7 +105,7 @@ def shown(h: str, text: str, *, lines: bool = False) -> bool:
 
 def _metrics(iops: float) -> dict[str, Any]:
     output = parse_fio_output((RECORDED / "libaio-randread-4k-qd8-jsonplus.json").read_text())
-    m = workload_metrics(output)
+    m = workload_metrics(output, {"bs": 4096, "iodepth": 8, "numjobs": 1})
     scale = iops / m["read"]["iops"]
     m["read"]["iops"] = iops
     m["read"]["bw_bytes"] *= scale

@@ -68,11 +68,11 @@ WORKLOADS: dict[str, tuple[str, dict[str, Any]]] = {
 COMMON = {"ioengine": "libaio", "direct": True, "runtime_s": 5.0, "ramp_s": 1.0, "size": 1 << 28}
 
 
-def _metrics(name: str) -> dict[str, Any]:
-    return workload_metrics(parse_fio_output((RECORDED / name).read_text()))
+def _metrics(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    return workload_metrics(parse_fio_output((RECORDED / name).read_text()), params)
 
 
-BASE = {w: _metrics(f) for w, (f, _) in WORKLOADS.items()}
+BASE = {w: _metrics(f, {**p, **COMMON}) for w, (f, p) in WORKLOADS.items()}
 
 
 def _scaled(metrics: dict[str, Any], speed: float) -> dict[str, Any]:
@@ -429,8 +429,19 @@ def test_bars_show_the_mean_with_the_95_ci_of_the_repetitions(
         for r in runs[0].results
         if r.workload == "randread-4k-qd8"
     ]
-    assert iops[0]["x"][row] == pytest.approx(sum(reps) / 3)
-    assert iops[0]["text"][row] == format_iops(sum(reps) / 3)  # the value, on the bar
+    # Run 1 is the baseline: its bar is 100 %, the others a share of it; the figure is
+    # printed at the bar's end, and the error bar is its interval as a share too.
+    mean = sum(reps) / 3
+    assert iops[0]["x"][row] == pytest.approx(100.0)
+    assert iops[0]["text"][row] == format_iops(mean)
+    others = [
+        [(r.metrics or {})["read"]["iops"] for r in run.results if r.workload == "randread-4k-qd8"]
+        for run in runs[1:]
+    ]
+    for trace, reps_of in zip(iops[1:], others, strict=True):
+        share = 100 * (sum(reps_of) / len(reps_of)) / mean
+        assert trace["x"][row] == pytest.approx(share)
+        assert trace["text"][row].startswith(format_iops(sum(reps_of) / len(reps_of)) + " \u00b7 ")
     assert iops[0]["error_x"]["visible"] is True and iops[0]["error_x"]["array"][row] > 0
     assert iops[2]["error_x"]["visible"] is False  # run 3: one repetition, no interval
     assert "95 % CI" in iops[0]["hovertext"][row]
@@ -465,33 +476,71 @@ def test_bars_of_two_repetitions_have_no_error_bars() -> None:
     assert iops["textposition"] == "outside"  # no error bar to collide with
 
 
-@pytest.mark.parametrize(
-    ("values", "log"),
-    [((100.0, 900.0), False), ((100.0, 1000.0), True), ((1e3, 2.5e6), True), ((5.0,), False)],
-)
-def test_bars_are_on_a_log_scale_when_values_span_ten_times(
-    values: tuple[float, ...], log: bool
+@pytest.mark.parametrize("values", [(100.0, 900.0), (100.0, 1000.0), (1e3, 2.5e6), (5.0,)])
+def test_bars_of_one_setup_are_linear_from_zero_whatever_their_span(
+    values: tuple[float, ...],
 ) -> None:
-    """A disk beside RAM: 10x apart or more, both bars stay visible on a log axis."""
+    """A bar's length is its figure: a linear axis from zero, every bar inside it with room
+    for its value, even when the figures are 2,500 times apart (a log axis drew a bar at
+    40 % of another as 75 % of its length)."""
     from iobench.analysis.stats import summarize
     from iobench.report.charts import OverviewColumn, overview_figure
 
-    columns = [
-        OverviewColumn(f"s{i}", "#000000", [summarize([v])], [summarize([v * 4096])])
-        for i, v in enumerate(values)
-    ]
-    drawn = overview_figure(["w"], columns)
+    column = OverviewColumn(
+        "s", "#000000", [summarize([v]) for v in values], [summarize([v * 4096]) for v in values]
+    )
+    drawn = overview_figure([f"w{i}" for i in range(len(values))], [column])
     assert drawn is not None
     fig = drawn.to_plotly_json()
     for axis, ref in (("xaxis", "x"), ("xaxis2", "x2")):
-        assert (fig["layout"][axis].get("type") == "log") is log
+        assert fig["layout"][axis].get("type") in (None, "linear")
         lo, hi = fig["layout"][axis]["range"]
         xs = [x for t in fig["data"] if t["xaxis"] == ref for x in t["x"]]
-        if log:  # every bar inside the range, with room for its value
-            assert 10**lo < min(xs) and 10**hi > 2 * max(xs)
-        else:
-            assert lo == 0 and hi > max(xs)
-    assert [t["text"] for t in fig["data"][: len(values)]] == [[format_iops(v)] for v in values]
+        assert lo == 0 and hi > 1.3 * max(xs)
+    assert fig["data"][0]["text"] == [format_iops(v) for v in values]
+
+
+@pytest.mark.parametrize(
+    ("base", "other"), [(3000.0, 1200.0), (3000.0, 30.0), (100.0, 2500.0), (500.0, 500.0)]
+)
+def test_compared_bars_are_shares_of_the_baseline_on_one_linear_axis(
+    base: float, other: float
+) -> None:
+    """With a baseline every bar is its setup's figure as a share of the baseline's in the
+    same row, on one linear axis for every row: a setup at 40 % draws a bar 40 % as long
+    as the baseline's, whichever the workload, and prints the figure and the share."""
+    from iobench.analysis.stats import summarize
+    from iobench.report.charts import OverviewColumn, overview_figure
+
+    rows = [1.0, 0.01]  # two workloads 100 times apart: the shares do not care
+    columns = [
+        OverviewColumn(
+            name,
+            "#000000",
+            [summarize([v * k]) for k in rows],
+            [summarize([v * k * 4096]) for k in rows],
+        )
+        for name, v in (("a", base), ("b", other))
+    ]
+    drawn = overview_figure(["big", "small"], columns, baseline=0)
+    assert drawn is not None
+    fig = drawn.to_plotly_json()
+    share = 100 * other / base
+    for axis, ref in (("xaxis", "x"), ("xaxis2", "x2")):
+        assert fig["layout"][axis].get("type") in (None, "linear")
+        lo, hi = fig["layout"][axis]["range"]
+        traces = [t for t in fig["data"] if t["xaxis"] == ref]
+        assert traces[0]["x"] == pytest.approx([100.0, 100.0])
+        assert traces[1]["x"] == pytest.approx([share, share])
+        assert lo == 0 and hi > 1.3 * max(100.0, share)
+        assert "%" in fig["layout"][axis]["ticksuffix"]
+    iops_b = fig["data"][1]
+    shown = f"{share:.0f} %" if share >= 10 else f"{share:.2g} %"
+    assert iops_b["text"][0] == f"{format_iops(other)} \u00b7 {shown}"
+    assert fig["data"][0]["text"][0] == format_iops(base)  # the baseline: its figure
+    # A dashed line at 100 %, the baseline's length, in both panels.
+    lines = [sh for sh in fig["layout"]["shapes"] if sh["type"] == "line"]
+    assert len(lines) == 2 and all(sh["x0"] == sh["x1"] == 100 for sh in lines)
 
 
 def test_latency_curves_come_from_the_histograms(page: str) -> None:
@@ -658,11 +707,17 @@ def test_markdown_tables_keep_their_columns(runs: list[RunRecord]) -> None:
     assert len(comparison) == 2 + 5 * 3
     assert "| 140 % |" in comparison[3]
     assert comparison[3].endswith("| faster (t-test, 3 vs 3 repeats) |")
-    # Each setup's tally says how many rows got which verdict, the count first (it read
-    # "noise unknown 6", a count that looked like part of the verdict).
-    tallies = re.findall(r"^- \*\*.+?\*\*: (.+)$", text, re.M)
-    tally = "\\d+ \u00d7 [a-z \u2248]+"  # 5 x faster
-    assert tallies and all(re.fullmatch(f"{tally}(, {tally})*", t) for t in tallies)
+    # Right under the title, each setup's headline: the verdicts counted, then the size
+    # of the difference (it read "5 x faster", which counted workloads, not speed).
+    head = text.split("## Runs")[0]
+    base = md_text(runs[0].label)
+    assert head.splitlines()[2:] == [
+        f"- **{md_text(runs[1].label)}** against **{base}**: "
+        "faster in 5 of 5 workload directions; IOPS 140 % of the baseline in each",
+        f"- **run 3** against **{base}**: "
+        "too few repeats to tell in 5 of 5 workload directions; IOPS 93 % of the baseline in each",
+        "",
+    ]
 
 
 def test_markdown_single_run(runs: list[RunRecord]) -> None:
@@ -1084,10 +1139,15 @@ def test_chart_cards_keep_workloads_with_different_parameters_apart() -> None:
         ("randread-4k-qd8", "randread 8k QD8x1"),
     ]
     (bars,) = _figures(page, "IOPS and bandwidth")
-    # Matched rows have a bar per setup, the unmatched ones a single bar.
-    a_bars, b_bars = (t["x"] for t in bars["data"] if t["xaxis"] == "x")
+    # Bars are shares of the baseline's (a): matched rows have a bar per setup, a's
+    # unmatched row its 100 %; b's unmatched row has no baseline figure, so no bar, and
+    # the chart says why where the bar would be.
+    a_bars, b_bars = (t["x"] for t in bars["data"] if t["xaxis"] == "x" and t["type"] == "bar")
     assert [x is not None for x in a_bars] == [True] * 5 + [False]
-    assert [x is not None for x in b_bars] == [True] * 4 + [False, True]
+    assert [x is not None for x in b_bars] == [True] * 4 + [False, False]
+    (said,) = (t for t in bars["data"] if t["xaxis"] == "x" and t["type"] == "scatter")
+    assert said["y"] == ["randread-4k-qd8, randread 8k QD8x1"]
+    assert said["text"] == ["no baseline figure: not compared"]
     assert bars["data"][0]["y"] == [
         "randrw-4k-sync (read)",
         "randrw-4k-sync (write)",
@@ -1129,15 +1189,43 @@ def test_unknown_parameters_show_as_a_dash() -> None:
 
 def test_markdown_has_each_runs_host_targets_and_warnings(runs: list[RunRecord]) -> None:
     text = render_markdown(runs, compare(runs))
-    assert text.count("- host: host ") == 3
-    assert "- host: host &lt;b&gt;box&lt;/b&gt;, Debian GNU/Linux 12 (bookworm), x86\\_64;" in text
+    assert text.count("- host: ") == 3 and "host: host" not in text  # it read "host: host vm"
+    assert "- host: &lt;b&gt;box&lt;/b&gt;, Debian GNU/Linux 12 (bookworm), x86\\_64;" in text
     assert "kernel 6.1.0-18-amd64, #1 SMP Debian; virtualisation kvm guest;" in text
     assert "- target /data: directory, ext4, mounted rw,relatime,discard, /dev/vda virtio" in text
     assert "- target /mnt/&lt;img src=x onerror=alert(2)&gt;: directory, xfs," in text
-    assert text.count("- warning short-runtime: the quick suite is indicative") == 3
+    assert (
+        text.count("- warning short-runtime (fix: use --suite standard): the quick suite is") == 3
+    )
     assert "indicative &lt;b&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;/b&gt;" in text
     assert text.count("(fix: use --suite standard)") == 3
     assert "<b>" not in text and "<script" not in text
+
+
+def test_markdown_says_a_kind_of_finding_once_with_what_each_shares() -> None:
+    """Six workloads at one throttle: one bullet with the fix and the clause they share,
+    then a short line each (it repeated both for every workload)."""
+    run = make_run(8, "capped", 1.0, 1)
+    same = ": the throttle, not the storage, set this figure"
+    found = [
+        {"id": "at-throttle", "severity": "info", "workload": w, "fix": "run outside that cgroup",
+         "message": f"{w} on /mnt/x: read {v} IOPS is the read 3.00k IOPS throttle{same}"}
+        for w, v in (("a", "3.00k"), ("b", "2.99k"), ("c", "3.01k"))
+    ]  # fmt: skip
+    found.append(
+        {"id": "odd", "severity": "warning", "message": "one, and alone: here", "fix": "f"}
+    )
+    text = render_markdown([dataclasses.replace(run, warnings=found)], None)
+    block = text[text.index("Warnings:") :]
+    assert block.splitlines()[2:7] == [
+        "- warning odd (fix: f): one, and alone: here",
+        "- info at-throttle \u00d7 3 (fix: run outside that cgroup); "
+        "in each: the throttle, not the storage, set this figure",
+        "  - a on /mnt/x: read 3.00k IOPS is the read 3.00k IOPS throttle",
+        "  - b on /mnt/x: read 2.99k IOPS is the read 3.00k IOPS throttle",
+        "  - c on /mnt/x: read 3.01k IOPS is the read 3.00k IOPS throttle",
+    ]
+    assert block.count("set this figure") == 1 and block.count("run outside") == 1
 
 
 def test_a_run_stored_with_a_relative_target_shows_where_it_was() -> None:

@@ -25,8 +25,10 @@ DEPTHS = (1, 2, 4, 8)
 XSS = "<img src=x onerror=alert(1)>"
 
 
-def result(bs: int, qd: int, position: int) -> ResultRecord:
-    iops = min(qd / 250e-6, IOPS_CAP, BW_CAP / bs)
+def result(
+    bs: int, qd: int, position: int, caps: tuple[float, float] = (IOPS_CAP, BW_CAP)
+) -> ResultRecord:
+    iops = min(qd / 250e-6, caps[0], caps[1] / bs)
     lat = qd / iops * 1e9
     read = {
         "iops": iops,
@@ -88,16 +90,20 @@ def result(bs: int, qd: int, position: int) -> ResultRecord:
 
 @pytest.fixture
 def sweep_run() -> RunRecord:
+    return make_sweep(7, XSS, (IOPS_CAP, BW_CAP))
+
+
+def make_sweep(run_id: int, label: str, caps: tuple[float, float]) -> RunRecord:
     results = [
-        result(bs, qd, i) for i, (bs, qd) in enumerate((b, d) for b in SIZES for d in DEPTHS)
+        result(bs, qd, i, caps) for i, (bs, qd) in enumerate((b, d) for b in SIZES for d in DEPTHS)
     ]
     return RunRecord(
-        id=7,
+        id=run_id,
         uuid="u",
         status="complete",
         suite="sweep",
         suite_def=SuiteDefinition(name="sweep", sweep={"axes": {}}, p99_under_ns=2e6),
-        label=XSS,
+        label=label,
         argv=["iobench", "sweep"],
         host={"hostname": "box"},
         fio_version="3.33",
@@ -211,3 +217,62 @@ def test_chromium_draws_the_curves_with_no_error_and_no_request(
         assert b.page_events("Page.javascriptDialogOpening") == []
     finally:
         b.close()
+
+
+def test_two_curve_runs_get_their_limits_side_by_side() -> None:
+    """Two capped volumes swept: the comparison opens with their limits in one table,
+    each with its ratio to the baseline's, in the terminal, the HTML and the Markdown."""
+    from iobench.analysis.compare import compare
+    from iobench.report.compare import render_comparison
+
+    a = make_sweep(1, "volA", (3000.0, 100e6))
+    b = make_sweep(2, "volB", (1200.0, 40e6))
+    c = compare([a, b])
+    rows = {(r.rw, r.key): r.cells for r in c.limits}
+    assert sorted(rows) == [("randread", k) for k in ("bw_bytes", "crossover_bs", "iops")]
+    for key, value in (("iops", 1200.0), ("bw_bytes", 40e6)):
+        base, other = rows[("randread", key)]
+        assert other.estimate is not None and other.estimate.value == pytest.approx(value)
+        assert base.ratio is None and other.ratio == pytest.approx(0.4)
+    # Both limits scale alike: the crossover (bandwidth / IOPS) is the same block size.
+    assert rows[("randread", "crossover_bs")][1].ratio == pytest.approx(1.0)
+    buffer = io.StringIO()
+    render_comparison(c, Console(file=buffer, width=200, emoji=False))
+    out = buffer.getvalue()
+    table = out[out.index("limits found") :]
+    assert re.search(r"IOPS limit \(randread\) +│ +3\.00k \(.*\) │ +1\.20k \(.*\) │ +40 % │", table)
+    assert re.search(r"bandwidth limit \(randread\) .* │ +40 % │", table)
+    assert out.index("limits found") < out.index("randread-4096-qd1")
+    page = render_html([a, b], c)
+    side = page[page.index('<table class="limits-side">') :]
+    side = side[: side.index("</table>")]
+    assert "<td>IOPS limit (randread)</td>" in side and '<td class="num ratio">40 %</td>' in side
+    assert page.index("limits-side") < page.index('<section id="comparison"')
+    text = render_markdown([a, b], c)
+    assert "| IOPS limit (randread) | 3.00k (3.00k to 3.00k) | 1.20k (1.20k to 1.20k) | 40 % |" in (
+        text
+    )
+
+
+def test_curve_charts_keep_every_point_off_the_edges_with_a_tick_at_each_limit(
+    sweep_run: RunRecord,
+) -> None:
+    """Points at the limit sat on the chart's top edge, the nearest tick an octave away:
+    the axes leave room above and below, and each limit has a labelled tick."""
+    import math
+
+    figures = _curve_figures(render_html([sweep_run], None))
+    hockey, limits = (figures[f"curve-0-{i}-data"] for i in range(2))
+    iops_top = max(y for t in hockey["data"] if t["yaxis"] == "y" for y in t["y"])
+    low, high = hockey["layout"]["yaxis"]["range"]
+    assert low == 0 and high >= 1.1 * iops_top
+    for axis, ref, limit, label in (
+        ("yaxis", "y", IOPS_CAP, "5k"),
+        ("yaxis2", "y2", BW_CAP, "200 MiB/s"),
+    ):
+        ys = [y for t in limits["data"] if t["yaxis"] == ref for y in t["y"]]
+        low, high = limits["layout"][axis]["range"]
+        assert high >= math.log10(max(ys)) + 0.09 and low <= math.log10(min(ys)) - 0.09
+        vals, texts = limits["layout"][axis]["tickvals"], limits["layout"][axis]["ticktext"]
+        at = [t for v, t in zip(vals, texts, strict=True) if v == pytest.approx(limit)]
+        assert at == [label]

@@ -106,7 +106,7 @@ EXPECTED = {
     "run": ("#overview table.overview", "#overview .chart", "#charts article"),
     "repeats": ("#overview table.overview", "#expectations table", "#charts article"),
     "compare": (
-        "#overview ul.verdicts",
+        "#overview ul.headlines",
         "#overview span.differs",  # write-128k: only the disk run has it
         "#comparison table.compare",
         "#overview .chart",

@@ -19,8 +19,10 @@ from iobench.store.schema import SCHEMA_VERSION
 WARNINGS = [{"id": "w", "severity": "info", "message": "m"}]
 # A stored result's metrics as a run stores them (what every reader may rely on).
 METRICS = {
+    "metrics_version": 2,
     "read": {"iops": 1000.0, "bw_bytes": 4096000.0, "io_bytes": 4096000, "total_ios": 1000,
-             "runtime_ms": 1000},
+             "runtime_ms": 1000, "iops_submitted": 1000.0, "ios_completed": 1000.0,
+             "ios_completed_from": "io_bytes/bs", "completions": 1000, "io_bytes_step": 1},
 }  # fmt: skip
 
 

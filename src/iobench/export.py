@@ -51,6 +51,9 @@ COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("io_bytes", "num"),
     ("total_ios", "num"),
     ("runtime_ms", "num"),
+    ("iops_submitted", "num"),  # fio's iops; iops above: IOs completed (iobench.iocount)
+    ("ios_completed", "num"),
+    ("ios_completed_from", "str"),
     ("lat_mean_ns", "num"),
     ("lat_min_ns", "num"),
     ("lat_max_ns", "num"),
@@ -96,6 +99,9 @@ _DIRECTION_COLUMNS = {
     "io_bytes": "io_bytes",
     "total_ios": "total_ios",
     "runtime_ms": "runtime_ms",
+    "iops_submitted": "iops_submitted",
+    "ios_completed": "ios_completed",
+    "ios_completed_from": "ios_completed_from",
 }
 # CSV column -> (latency kind, key in its stats).
 _LATENCY_COLUMN = re.compile(r"^(lat|clat|slat)_(mean|min|max|stddev|p[0-9_]+)_ns$")

@@ -36,6 +36,7 @@ from typing import Any
 
 from iobench import jsontext
 from iobench.analysis.aggregate import merge_jobs
+from iobench.analysis.iocounts import count_findings
 from iobench.documents.run import is_run_document, read_run_document
 from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
 from iobench.errors import FioOutputError, NoFioReport, UserError, error_text
@@ -829,13 +830,17 @@ class _FioInterpreter:
                 workloads=tuple(found.workloads),
                 messages=tuple(messages),
                 unknown=_UNKNOWABLE if out.output_format == "json" else _UNKNOWABLE_TEXT,
-                disk_util=tuple(job_metrics(jobs[0], out.disk_util)["disk_util"])
+                disk_util=tuple(job_metrics(jobs[0], out.disk_util, None)["disk_util"])
                 if out.disk_util and not single
                 else None,
             ),
             targets=_imported_targets(found.targets),
             results=tuple(found.results),
-            warnings=tuple(self.warnings),
+            # fio's counts of IOs, checked as a run's are (iobench.analysis.iocounts).
+            warnings=(
+                *self.warnings,
+                *(f.as_dict() for r in found.results for f in count_findings(r)),
+            ),
             status="failed" if found.errors else "complete",
             error="; ".join(found.errors) if found.errors else None,
         )
@@ -967,7 +972,7 @@ class _FioInterpreter:
                     position=position,
                     status="ok" if error is None else "failed",
                     params=params,
-                    metrics=job_metrics(job, self.output.disk_util if single else ()),
+                    metrics=job_metrics(job, self.output.disk_util if single else (), params),
                     job_file="",
                     fio_argv=[],
                     fio_rc=None,

@@ -6,10 +6,11 @@ Percentiles are named ``p1`` ... ``p99.99``; a value fio did not produce is null
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iobench.analysis.histogram import percentiles_from_bins
+from iobench.iocount import METRICS_VERSION, counted
 from iobench.model import (
     DIRECTIONS,
     PERCENTILES,
@@ -20,8 +21,6 @@ from iobench.model import (
     LatencyStats,
     percentile_key,
 )
-
-METRICS_VERSION = 1
 
 
 def latency_dict(stats: LatencyStats | None, *, with_bins: bool = True) -> dict[str, Any] | None:
@@ -47,15 +46,23 @@ def latency_dict(stats: LatencyStats | None, *, with_bins: bool = True) -> dict[
     return out
 
 
-def direction_dict(d: DirectionResult | None) -> dict[str, Any] | None:
+def direction_dict(
+    d: DirectionResult | None, params: Mapping[str, Any] | None, direction: str
+) -> dict[str, Any] | None:
+    """One direction as stored: fio's figures, and the IOPS iobench shows with the count
+    they come from (iobench.iocount: IOs completed in the window, like the bandwidth)."""
     if d is None:
         return None
-    return {
+    fio = {
         "iops": d.iops,
         "bw_bytes": d.bw_bytes,
         "io_bytes": d.io_bytes,
         "total_ios": d.total_ios,
+        "completions": d.completions,
         "runtime_ms": d.runtime_ms,
+    }
+    return {
+        **counted(fio, params, direction, d.io_bytes_step),
         # Total latency (submission to completion) is what an application waits for.
         "lat_ns": latency_dict(d.lat),
         "clat_ns": latency_dict(d.clat),
@@ -63,23 +70,26 @@ def direction_dict(d: DirectionResult | None) -> dict[str, Any] | None:
     }
 
 
-def workload_metrics(output: FioOutput) -> dict[str, Any]:
+def workload_metrics(output: FioOutput, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """The metrics of one workload's fio output (one group-reported job)."""
     jobs = [j for j in output.jobs if j.jobname != "All clients"]
     if not jobs:
         raise ValueError("fio output holds no job")
-    return job_metrics(jobs[0], output.disk_util)
+    return job_metrics(jobs[0], output.disk_util, params)
 
 
-def job_metrics(job: JobResult, disk_util: Sequence[DiskUtil]) -> dict[str, Any]:
+def job_metrics(
+    job: JobResult, disk_util: Sequence[DiskUtil], params: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The metrics of one entry of fio's ``jobs`` (or ``client_stats``) array.
 
     ``disk_util`` is fio's device view for the whole report (pass ``()`` when it does not
-    belong to this job alone).
+    belong to this job alone); ``params`` the workload's parameters as stored (its block
+    size, iodepth and numjobs say how to count its IOs; None: not known).
     """
     out: dict[str, Any] = {"metrics_version": METRICS_VERSION}
     for d in DIRECTIONS:
-        out[d] = direction_dict(job.direction(d))
+        out[d] = direction_dict(job.direction(d), params, d)
     out["cpu"] = {"usr_pct": job.usr_cpu_pct, "sys_pct": job.sys_cpu_pct}
     out["error"] = job.error
     if job.steadystate is not None:

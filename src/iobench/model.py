@@ -186,16 +186,24 @@ class LatencyStats:
 
 @dataclass(frozen=True)
 class DirectionResult:
-    """One IO direction (read, write or trim) of one fio job."""
+    """One IO direction (read, write or trim) of one fio job, as fio counted it: after a
+    ramp, ``io_bytes`` (and ``bw_bytes``) are of the IOs *completed* in the measured window,
+    ``total_ios`` (and ``iops``) the IOs *submitted* in it (iobench.iocount)."""
 
     io_bytes: int
     bw_bytes: float  # bytes/s
-    iops: float
+    iops: float  # fio's: 1000 * total_ios / runtime_ms
     total_ios: int
     runtime_ms: int
     clat: LatencyStats | None
     lat: LatencyStats | None
     slat: LatencyStats | None = None
+    # fio's own count of the IOs completed in the window (its clat histogram's N), None when
+    # fio gave none (normal and terse output; JSON of fio < 3.19 without json+ bins).
+    completions: int | None = None
+    # How finely fio gave io_bytes: 1 in JSON, 1024 in terse (KiB), the last printed digit
+    # in normal output ("479MiB": 1 MiB).
+    io_bytes_step: int = 1
 
 
 @dataclass(frozen=True)

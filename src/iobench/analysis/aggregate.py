@@ -1,10 +1,11 @@
 """Several fio job entries combined into one, as fio's ``group_reporting`` does. Pure.
 
-fio's rules (FIO.md §1.7, stat.c ``sum_thread_stats``): IO bytes and IO counts are summed;
-the runtime is the longest; bandwidth and IOPS are then the summed bytes and IOs over that
-runtime; latency statistics merge exactly (:func:`iobench.analysis.histogram.merge_latency`:
-histogram bins are summed and percentiles recomputed, never averaged; without bins in every
-job there are no percentiles); CPU is the average per job; the error is the first one.
+fio's rules (FIO.md §1.7, stat.c ``sum_thread_stats``): IO bytes and IO counts (submitted
+and completed) are summed; the runtime is the longest; bandwidth and IOPS are then the
+summed bytes and IOs over that runtime; latency statistics merge exactly
+(:func:`iobench.analysis.histogram.merge_latency`: histogram bins are summed and percentiles
+recomputed, never averaged; without bins in every job there are no percentiles); CPU is
+the average per job; the error is the first one.
 """
 
 from __future__ import annotations
@@ -50,7 +51,14 @@ def merge_directions(
         clat=_latency([p.clat for p in live]),
         lat=_latency([p.lat for p in live]),
         slat=_latency([p.slat for p in live]),
+        completions=_sum([p.completions for p in live]),
+        io_bytes_step=sum(p.io_bytes_step for p in live),
     )
+
+
+def _sum(values: Sequence[int | None]) -> int | None:
+    """The sum, or None when a part has no value (the sum would describe only some)."""
+    return None if None in values else sum(v or 0 for v in values)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

@@ -18,10 +18,13 @@ Pure functions over stored runs (no SQL, no printing). The rules are in docs/com
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from iobench.analysis.context import context_differences, setup_context
 from iobench.analysis.results import (
     LatencyKind,
     canonical,
@@ -35,6 +38,7 @@ from iobench.analysis.results import (
     sections,
     setup_names,
 )
+from iobench.analysis.runcurves import LimitRow, compare_limits, run_limits
 from iobench.analysis.stats import Summary, is_unstable
 from iobench.analysis.verdicts import (
     BASELINE_JUDGEMENT,
@@ -167,18 +171,79 @@ class ContextDiff:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """Ratios to the baseline over a setup's matched rows: their geometric mean (ratios
+    multiply: 50 % and 200 % average to 100 %), the lowest and the highest."""
+
+    mean: float
+    low: float
+    high: float
+    n: int  # rows with a ratio
+
+    @classmethod
+    def of(cls, ratios: Sequence[float | None]) -> Spread | None:
+        known = [r for r in ratios if r is not None and r > 0 and math.isfinite(r)]
+        if not known:
+            return None
+        mean = math.exp(sum(math.log(r) for r in known) / len(known))
+        return cls(mean=mean, low=min(known), high=max(known), n=len(known))
+
+
+# The order in which a headline counts verdicts: what a reader needs first.
+VERDICT_ORDER = (
+    "slower",
+    "faster",
+    "within noise",
+    "too few repeats",
+    "not measured",
+    "no baseline",
+)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """How one setup stands against the baseline, in a sentence's worth of figures: how
+    many rows got each verdict, and the size of the difference (the ratios' spread)."""
+
+    setup: str  # Setup.key
+    rows: int  # matched rows (workload x direction) this setup has
+    workloads: int  # distinct workloads among them
+    verdicts: tuple[tuple[str, int], ...]  # (verdict, rows), in VERDICT_ORDER
+    iops: Spread | None
+    bw: Spread | None
+    lat_mean: Spread | None  # mean latency to the baseline's (above 1: slower)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "setup": self.setup,
+            "rows": self.rows,
+            "workloads": self.workloads,
+            "verdicts": dict(self.verdicts),
+            "iops_ratio": asdict(self.iops) if self.iops else None,
+            "bw_ratio": asdict(self.bw) if self.bw else None,
+            "lat_mean_ratio": asdict(self.lat_mean) if self.lat_mean else None,
+        }
+
+
+@dataclass(frozen=True)
 class Comparison:
     setups: tuple[Setup, ...]
     baseline: str  # Setup.key
     rows: tuple[Row, ...]
     unmatched: tuple[Unmatched, ...]
     context: tuple[ContextDiff, ...]  # only the fields whose values differ
+    # The limits of sweep and characterize runs side by side (analysis.runcurves)
+    limits: tuple[LimitRow, ...] = ()
 
     def setup(self, key: str) -> Setup:
         for s in self.setups:
             if s.key == key:
                 return s
         raise KeyError(key)
+
+    def headlines(self) -> tuple[Headline, ...]:
+        """Per setup other than the baseline, its :class:`Headline`."""
+        return tuple(headline(self, s.key) for s in self.setups if s.key != self.baseline)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document (``kind: "comparison"``, docs/compare.md)."""
@@ -208,7 +273,44 @@ class Comparison:
                 for u in self.unmatched
             ],
             "context": [{"field": d.field, "values": dict(d.values)} for d in self.context],
+            "headlines": [h.to_dict() for h in self.headlines()],
+            "limits": [
+                {
+                    "rw": r.rw,
+                    "limit": r.key,
+                    "cells": [
+                        {
+                            "setup": c.setup,
+                            "estimate": c.estimate.as_dict() if c.estimate else None,
+                            "why_none": c.why_none or None,
+                            "throttle": c.throttle,
+                            "ratio": c.ratio,
+                        }
+                        for c in r.cells
+                    ],
+                }
+                for r in self.limits
+            ],
         }
+
+
+def headline(c: Comparison, key: str) -> Headline:
+    """Setup ``key``'s verdicts counted and its ratios' spread over the rows it shares with
+    the baseline."""
+    cells = [(row, cell) for row in c.rows for cell in row.cells if cell.setup == key]
+    counts: dict[str, int] = {}
+    for _, cell in cells:
+        counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
+    order = [v for v in VERDICT_ORDER if v in counts] + sorted(set(counts) - set(VERDICT_ORDER))
+    return Headline(
+        setup=key,
+        rows=len(cells),
+        workloads=len({row.workload for row, _ in cells}),
+        verdicts=tuple((v, counts[v]) for v in order),
+        iops=Spread.of([cell.iops_ratio for _, cell in cells]),
+        bw=Spread.of([cell.bw_ratio for _, cell in cells]),
+        lat_mean=Spread.of([cell.lat_mean_ratio for _, cell in cells]),
+    )
 
 
 def _cell_dict(c: Cell) -> dict[str, Any]:
@@ -420,7 +522,23 @@ def compare(runs: Sequence[RunRecord], baseline_run_id: int | None = None) -> Co
         rows=tuple(r for _, r in rows),
         unmatched=tuple(u for _, u in unmatched),
         context=_context(runs, setups),
+        limits=_limits(runs, setups, setups[baseline].key),
     )
+
+
+def _limits(
+    runs: Sequence[RunRecord], setups: Sequence[Setup], baseline: str
+) -> tuple[LimitRow, ...]:
+    by_id = {run.id: run for run in runs}
+    found = {run.id: run_limits(run) for run in runs}
+    if sum(1 for lims in found.values() if lims) < 2 and len(setups) == len(runs):
+        return ()
+    per_setup = [
+        (s.key, [lim for lim in found[s.run_id] if lim.target == s.target])
+        for s in setups
+        if by_id[s.run_id]
+    ]
+    return compare_limits(per_setup, baseline)
 
 
 def _baseline_index(
@@ -706,24 +824,6 @@ def _row(
 # -- context ----------------------------------------------------------------------------------
 
 
-def _device(ctx: dict[str, Any]) -> str | None:
-    block = ctx.get("block") or {}
-    disks = block.get("disks") or []
-    if not disks:
-        note = block.get("note")
-        return str(note) if note else None
-    d = disks[0]
-    parts = [
-        str(d["transport"]) if d.get("transport") else None,
-        str(d["model"]).strip() if d.get("model") else None,
-        f"vendor {str(d['vendor']).strip()}" if d.get("vendor") else None,
-    ]
-    text = ", ".join(p for p in parts if p) or str(d.get("path") or d.get("kname") or "") or None
-    if text and len(disks) > 1:
-        text += f" (+{len(disks) - 1} more disk{'s' if len(disks) > 2 else ''})"
-    return text
-
-
 def _fio_version(run: RunRecord) -> str | None:
     if run.fio_version:
         return run.fio_version
@@ -731,31 +831,17 @@ def _fio_version(run: RunRecord) -> str | None:
     return ", ".join(v for v in versions if v) or None
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
 def _context(runs: Sequence[RunRecord], setups: Sequence[Setup]) -> tuple[ContextDiff, ...]:
+    """Every context field whose value differs between the setups: fio's version, the
+    lines ``info`` shows of the host and the target's stack (throttles among them), and
+    every other stored field (:func:`iobench.analysis.context.setup_context`)."""
     by_id = {run.id: run for run in runs}
-    fields: dict[str, dict[str, str | None]] = {
-        k: {}
-        for k in ("fio version", "kernel", "host", "cpu", "device", "filesystem", "mount options")
-    }
+    lines = []
     for s in setups:
         run = by_id[s.run_id]
-        host = run.host or {}
         target = next((t for t in run.targets if t.spec == s.target), None)
-        ctx = target.context if target else {}
-        fs = ctx.get("filesystem") or {}
-        fields["fio version"][s.key] = _fio_version(run)
-        fields["kernel"][s.key] = _text((host.get("kernel") or {}).get("release"))
-        fields["host"][s.key] = _text(host.get("hostname"))
-        fields["cpu"][s.key] = _text((host.get("cpu") or {}).get("model"))
-        fields["device"][s.key] = _device(ctx)
-        fields["filesystem"][s.key] = _text(fs.get("fstype"))
-        fields["mount options"][s.key] = _text(fs.get("options"))
-    return tuple(
-        ContextDiff(field=name, values=values)
-        for name, values in fields.items()
-        if len(set(values.values())) > 1
-    )
+        kind, size = (target.kind, target.size_bytes) if target else ("", None)
+        found = setup_context(run.host or {}, kind, size, target.context if target else {})
+        found = dataclasses.replace(found, lines={"fio version": _fio_version(run), **found.lines})
+        lines.append((s.key, found))
+    return tuple(ContextDiff(field=f, values=v) for f, v in context_differences(lines))

@@ -15,6 +15,7 @@
   storage, set the number.
 - ``io-merging``: the block layer merged many IOs of a sequential workload: the device
   saw fewer, larger IOs than the block size says.
+- ``fio-counts-differ``, ``bytes-per-io``: fio's counts of IOs (iobench.analysis.iocounts).
 
 Each finding is made once per workload and target (the first repetition that shows it
 speaks for the others).
@@ -30,6 +31,7 @@ from typing import Any
 
 from iobench.analysis.drops import Drop, detect_drop
 from iobench.analysis.findings import Finding
+from iobench.analysis.iocounts import bytes_per_io, counts_differ
 from iobench.analysis.results import headline
 from iobench.analysis.throttles import at_throttle
 from iobench.expect import metric_value
@@ -141,7 +143,7 @@ def measured_findings(run: RunRecord) -> list[Finding]:
     found: list[Finding] = []
     for t, workload, rs in _groups(run):
         where = {"workload": workload, "target": rs[0].target}
-        for check in (_cache, _ceiling, _samples, _cpu, _merging, _throttle):
+        for check in (_cache, _ceiling, _samples, _cpu, _merging, _throttle, *_COUNTS):
             hits = [f for r in rs if (f := check(t, r, run)) is not None]
             if hits:
                 f = hits[0]
@@ -150,6 +152,17 @@ def measured_findings(run: RunRecord) -> list[Finding]:
                     Finding(f.id, f.severity, f.message + suffix, f.fix, **where, data=f.data)
                 )
     return found
+
+
+def _counts_differ(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    return counts_differ(r)
+
+
+def _bytes_per_io(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    return bytes_per_io(r)
+
+
+_COUNTS = (_counts_differ, _bytes_per_io)
 
 
 def _cache(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:

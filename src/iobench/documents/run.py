@@ -26,6 +26,7 @@ from typing import Any
 from iobench.documents import VERSIONS, envelope
 from iobench.documents.schema import check_run_document
 from iobench.errors import UserError
+from iobench.iocount import METRICS_VERSION, upgraded
 from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
 from iobench.records import (
@@ -245,8 +246,10 @@ def _metrics(r: Mapping[str, Any]) -> dict[str, Any] | None:
     sections: dict[str, Any] = {k: r.get(k) for k in DIRECTIONS}
     if not (r["status"] == "ok" or r.get("cpu") is not None or any(sections.values())):
         return None
+    # `show --json` omits the version: sections with fio's iops beside iobench's are 2's.
+    counted = any(isinstance(v, Mapping) and "iops_submitted" in v for v in sections.values())
     metrics = {
-        "metrics_version": r.get("metrics_version") or 1,
+        "metrics_version": r.get("metrics_version") or (METRICS_VERSION if counted else 1),
         **sections,
         "cpu": r.get("cpu"),
         "error": r.get("fio_errno") or 0,
@@ -255,7 +258,8 @@ def _metrics(r: Mapping[str, Any]) -> dict[str, Any] | None:
     for key in ("host_cpu", "steadystate"):  # present since iobench 0.1 (issue 4)
         if r.get(key) is not None:
             metrics[key] = r[key]
-    return metrics
+    # An export whose iops are fio's (metrics version 1) is read with iobench's (iocount).
+    return upgraded(metrics, r["params"])
 
 
 def _check_samples(path: str, r: Mapping[str, Any], i: int) -> None:

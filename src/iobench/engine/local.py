@@ -227,7 +227,7 @@ class LocalRun:
             with observed(self.obs, step) as told:
                 run = self._fio(step, job, p, timeout_s=None, stall_s=self.stall_s)
                 if run.output is not None and run.output.jobs:  # how fast it was written
-                    told.metrics = workload_metrics(run.output)
+                    told.metrics = workload_metrics(run.output, None)
 
     def _run_chosen(self, run_id: int, p: PreparedTarget, chooser: Chooser) -> None:
         """Ask the chooser for workloads until it has none; each result goes back to it."""
@@ -345,13 +345,14 @@ def result_record(
 ) -> ResultRecord:
     """The stored row of one workload on one target: its result or its failure."""
     output = run.output if run else None
+    params = dict(w.params, size=p.size_of(w))
     return ResultRecord(
         target=p.target.spec,
         workload=w.name,
         position=position,
         status="ok" if failure is None else "failed",
-        params=dict(w.params, size=p.size_of(w)),
-        metrics=workload_metrics(output) if output else None,
+        params=params,
+        metrics=workload_metrics(output, params) if output else None,
         job_file=job,
         fio_version=output.fio_version if output else None,
         error=failure.message if failure else None,

@@ -417,7 +417,7 @@ class ClientsRun:
                 self._store(run_id, step, c.name, jobs[c.name], got, None, None, why)
                 continue
             self.fio_version = self.fio_version or (got.output.fio_version if got.output else None)
-            metrics = job_metrics(entry, ())
+            metrics = job_metrics(entry, (), w.params)
             samples = parse_interval_logs(got.logs, epoch=True)
             shares.append(ClientShare(c.name, metrics, samples))
             entries.append(entry)
@@ -428,7 +428,9 @@ class ClientsRun:
                 + "; ".join(f"{n}: {self.dead.get(n, 'failed')}" for n in failed),
                 "see the messages; `iobench clients check` tests the clients",
             )
-        merged = job_metrics(merge_jobs(entries, sum_rates=True), ())
+        # The clients' jobs together: each client's can have its own IOs in flight.
+        together = dict(w.params, numjobs=w.numjobs * len(entries))
+        merged = job_metrics(merge_jobs(entries, sum_rates=True), (), together)
         merged["clients"] = step_timing(shares, failed)
         self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares))
         return merged

@@ -337,15 +337,18 @@ class _Reader:
             else:
                 raise self.fail(where, "has neither 'bw_bytes' nor 'bw'")
 
+        clat = self.latency(d, "clat", where, total_ios)
+        lat = self.latency(d, "lat", where, total_ios)
         return DirectionResult(
             io_bytes=io_bytes,
             bw_bytes=bw_bytes,
             iops=iops,
             total_ios=total_ios,
             runtime_ms=runtime_ms,
-            clat=self.latency(d, "clat", where, total_ios),
-            lat=self.latency(d, "lat", where, total_ios),
+            clat=clat,
+            lat=lat,
             slat=self.latency(d, "slat", where, total_ios),
+            completions=_completions(d, clat, lat),
         )
 
     def latency(
@@ -438,6 +441,20 @@ class _Reader:
             in_queue_ms=self.required_int(entry, "in_queue", where),
             util_pct=util,
         )
+
+
+def _completions(
+    d: Mapping[str, Any], clat: LatencyStats | None, lat: LatencyStats | None
+) -> int | None:
+    """fio's own count of the completions it sampled: the N (or the json+ bins) of its
+    completion latency, else of its total latency; None when fio gave neither (fio 3.16
+    and older print no N, and their N is then made from total_ios, which is no count of
+    completions)."""
+    for kind, stats in (("clat", clat), ("lat", lat)):
+        raw = d.get(f"{kind}_ns")
+        if stats is not None and isinstance(raw, Mapping) and ("N" in raw or stats.bins):
+            return stats.n
+    return None
 
 
 def _io_bytes_is_kib(d: Mapping[str, Any], io_bytes: int, bw_kib: float | None, rt: int) -> bool:

@@ -523,6 +523,7 @@ def _direction(
         clat=clat,
         lat=lat,
         slat=slat,
+        io_bytes_step=1024,  # fio wrote io in whole KiB
     )
 
 

@@ -150,6 +150,7 @@ class _Direction:
     iops: float
     runtime_ms: int
     fio2: bool  # fio 2.x's layout: "read : io=..., bw=..., iops=..., runt=..."
+    io_bytes_step: int = 1  # the bytes of io's last printed digit ("479MiB": 1 MiB)
     latency: dict[str, _Latency] = field(default_factory=dict)
 
 
@@ -532,6 +533,7 @@ class _TextReader:
             iops=self.scaled(lineno, iops_text, "IOPS", _DECIMAL),
             runtime_ms=int(m.group(9)),
             fio2=False,
+            io_bytes_step=_last_digit(m.group(7), table.get(io_unit[:1], 1)),
         )
 
     def rate(self, lineno: int, number: str, unit: str | None, kind: str | None, alt: str) -> float:
@@ -570,6 +572,7 @@ class _TextReader:
             iops=self.scaled(lineno, iops_text, "iops", _DECIMAL),
             runtime_ms=int(m.group(7)),
             fio2=True,
+            io_bytes_step=_last_digit(m.group(2), units[m.group(3) or ""]),
         )
 
     def latency_line(self, lineno: int, raw: str) -> None:
@@ -829,7 +832,15 @@ def _direction(part: _Part, block: _Block, ddir: str, i: int) -> DirectionResult
         clat=_stats(d.latency.get("clat"), n),
         lat=_stats(d.latency.get("lat"), n),
         slat=_stats(d.latency.get("slat"), n),
+        io_bytes_step=d.io_bytes_step,
     )
+
+
+def _last_digit(number: str, unit: int) -> int:
+    """The bytes one unit of a printed amount's last digit stands for: ``479`` MiB is
+    1 MiB, ``4.5`` GiB a tenth of a GiB."""
+    decimals = len(number.partition(".")[2])
+    return max(1, int(unit / 10.0**decimals + 0.5))
 
 
 def _step(printed: float) -> float:

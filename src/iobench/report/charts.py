@@ -127,14 +127,22 @@ def _ci_text(s: Summary, fmt: Callable[[float | None], str]) -> str:
     return f"95 % CI {fmt(s.ci95_low)} to {fmt(s.ci95_high)}, n={s.n}"
 
 
-def overview_figure(labels: Sequence[str], columns: Sequence[OverviewColumn]) -> Any | None:
+def overview_figure(
+    labels: Sequence[str], columns: Sequence[OverviewColumn], baseline: int | None = None
+) -> Any | None:
     """IOPS and bandwidth of every row (``labels``, top to bottom) and setup as horizontal
-    bars with their values printed at the ends, error bars the 95 % CI from 3 repetitions
-    on. An axis whose values span 10x or more is logarithmic, so a disk beside RAM is
-    still a bar."""
-    bw_top = max((s.mean or 0.0 for c in columns for s in c.bw_bytes if s is not None), default=0)
+    bars on linear axes from zero, so that a bar's length is its figure; values printed
+    at the ends, error bars the 95 % CI from 3 repetitions on.
+
+    With a ``baseline`` (the index of its column), each bar is the setup's figure as a
+    share of the baseline's in that row, on one axis shared by every row: a bar at 40 % is
+    40 % as long as the baseline's, whatever the workload; its end says both the figure and
+    the share (docs/report.md, "Overview")."""
     if not any(s is not None and s.mean for c in columns for s in (*c.iops, *c.bw_bytes)):
         return None
+    if baseline is not None:
+        return _relative_overview(labels, columns, baseline)
+    bw_top = max((s.mean or 0.0 for c in columns for s in c.bw_bytes if s is not None), default=0)
     unit, factor = _rate_unit(bw_top)
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("IOPS", f"bandwidth ({unit})"), shared_yaxes=True,
@@ -147,11 +155,124 @@ def overview_figure(labels: Sequence[str], columns: Sequence[OverviewColumn]) ->
         for c in columns:
             fig.add_trace(_overview_bars(labels, c, col, scale, fmt, what), row=1, col=col)
         means = [s.mean / scale for c in columns for s in c.of(col) if s is not None and s.mean]
-        fig.update_xaxes(row=1, col=col, **_value_axis(means, scale, fmt))
+        fig.update_xaxes(row=1, col=col, range=[0, max(means, default=1.0) * 1.35])
+        fig.update_xaxes(row=1, col=col, tickformat="~s")
+    _overview_layout(fig, labels, columns)
+    return fig
+
+
+def _overview_layout(fig: Any, labels: Sequence[str], columns: Sequence[OverviewColumn]) -> None:
     base_layout(fig, 70 + len(labels) * (8 + 16 * len(columns)))
     fig.update_layout(barmode="group", bargap=0.2, margin={"l": 10, "r": 70})
     fig.update_yaxes(autorange="reversed", automargin=True, showgrid=False)
+
+
+def _relative_overview(
+    labels: Sequence[str], columns: Sequence[OverviewColumn], baseline: int
+) -> Any:
+    """The overview's bars as shares of the baseline's figure in each row."""
+    base = columns[baseline]
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=(
+            f"IOPS, % of {plot_text(base.name)}'s",
+            f"bandwidth, % of {plot_text(base.name)}'s",
+        ),
+        shared_yaxes=True,
+        horizontal_spacing=0.06,
+    )
+    top = 1.0
+    for col, fmt, what in ((1, format_iops, "IOPS"), (2, format_rate, "bandwidth")):
+        bases = [None if s is None else s.mean for s in base.of(col)]
+        for c in columns:
+            bars = _relative_bars(labels, c, c is base, col, bases, fmt, what)
+            fig.add_trace(bars, row=1, col=col)
+            top = max([top, *(x for x in bars.x if x is not None)])
+    for col in (1, 2):
+        bases = [None if s is None else s.mean for s in base.of(col)]
+        missing = [label for label, b in zip(labels, bases, strict=True) if not b]
+        if missing:  # rows the baseline did not measure: said where their bars would be
+            fig.add_trace(
+                go.Scatter(
+                    x=[0] * len(missing),
+                    y=[plot_text(label) for label in missing],
+                    mode="text",
+                    text=["no baseline figure: not compared"] * len(missing),
+                    textposition="middle right",
+                    textfont={"size": 11, "color": "#6b7280"},
+                    hoverinfo="skip",
+                ),
+                row=1,
+                col=col,
+            )
+        fig.add_vline(x=100, line={"color": "#6b7280", "dash": "dash", "width": 1}, row=1, col=col)
+        fig.update_xaxes(row=1, col=col, range=[0, top * 1.45], ticksuffix=" %", rangemode="tozero")
+    _overview_layout(fig, labels, columns)
     return fig
+
+
+def _relative_bars(
+    labels: Sequence[str],
+    c: OverviewColumn,
+    is_base: bool,
+    col: int,
+    bases: Sequence[float | None],
+    fmt: Callable[[float | None], str],
+    what: str,
+) -> Any:
+    """One setup's bars as a share (%) of the baseline's figure in each row; none where
+    the row has no baseline figure."""
+    summaries = c.of(col)
+    shares = [
+        None if s is None or s.mean is None or not b else 100 * s.mean / b
+        for s, b in zip(summaries, bases, strict=True)
+    ]
+    texts = [
+        ""
+        if share is None or s is None
+        else fmt(s.mean) + ("" if is_base else f" \u00b7 {_percent(share)}")
+        for share, s in zip(shares, summaries, strict=True)
+    ]
+    shown = [s is not None and interval_shown(s) for s in summaries]
+    return go.Bar(
+        orientation="h",
+        y=[plot_text(label) for label in labels],
+        x=shares,
+        name=plot_text(c.name),
+        marker_color=c.colour,
+        text=texts,
+        textposition="outside",
+        cliponaxis=False,
+        textfont={"size": 11},
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": [
+                _err(s.ci95_high, s.mean, b / 100) if s is not None and ok and b else None
+                for s, ok, b in zip(summaries, shown, bases, strict=True)
+            ],
+            "arrayminus": [
+                _err(s.mean, s.ci95_low, b / 100) if s is not None and ok and b else None
+                for s, ok, b in zip(summaries, shown, bases, strict=True)
+            ],
+            "visible": any(shown),
+            "color": "#374151",
+        },
+        hovertext=[
+            ""
+            if s is None
+            else f"{plot_text(c.name)}<br>{plot_text(label)}: {what} {fmt(s.mean)}"
+            + ("" if share is None else f" ({_percent(share)} of the baseline's)")
+            + f"<br>{_ci_text(s, fmt)}"
+            for label, s, share in zip(labels, summaries, shares, strict=True)
+        ],
+        hoverinfo="text",
+    )
+
+
+def _percent(share: float) -> str:
+    return f"{share:.0f} %" if share >= 10 else f"{share:.2g} %"
 
 
 def _overview_bars(
@@ -225,22 +346,6 @@ def spans_orders(values: Sequence[float]) -> bool:
     or the smaller ones are invisible beside the larger."""
     positive = [v for v in values if v > 0]
     return bool(positive) and max(positive) / min(positive) >= LOG_SPAN
-
-
-def _value_axis(
-    values: Sequence[float], scale: float, fmt: Callable[[float | None], str]
-) -> dict[str, Any]:
-    """A value axis from zero, or logarithmic when the values (in units of ``scale``) span
-    LOG_SPAN or more, with room to the right for the values printed at the bars' ends."""
-    if not values:
-        return {}
-    low, high = min(values), max(values)
-    if not spans_orders(values):
-        return {"range": [0, high * 1.35], "tickformat": "~s"}
-    ticks = _log_ticks(low / 1.5, high * 2.5, lambda v: fmt(None if v is None else v * scale))
-    if scale != 1.0:  # the unit is in the panel's title
-        ticks["ticktext"] = [f"{v:g}" for v in ticks["tickvals"]]
-    return {"type": "log", "range": [math.log10(low / 1.5), math.log10(high * 2.5)], **ticks}
 
 
 def _err(high: float | None, low: float | None, scale: float) -> float | None:
@@ -377,6 +482,39 @@ def _log_ticks(
     vals = [v for v in vals if low / 2 <= v <= high * 2]
     # Ticks are round by construction: 2 ms, 10k, not 2.00 ms, 10.0k.
     return {"tickvals": vals, "ticktext": [plain_figure(fmt(v)) for v in vals]}
+
+
+def _padded_log_axis(
+    values: Sequence[float],
+    fmt: Callable[[float | None], str] = format_ns,
+    marks: Sequence[float] = (),
+    scale: float = 1.0,
+) -> dict[str, Any]:
+    """A log axis over ``values`` (in units of ``scale``) with room above and below, so
+    that no point sits on an edge, and a labelled tick at each of ``marks`` (a limit, a
+    plateau) besides the round ones."""
+    positive = [v for v in (*values, *marks) if v and v > 0]
+    if not positive:
+        return {"type": "log"}
+    low, high = math.log10(min(positive)), math.log10(max(positive))
+    pad = max(0.1, 0.08 * (high - low))
+    ticks = _log_ticks(
+        min(positive), max(positive), lambda v: fmt(None if v is None else v * scale)
+    )
+    vals = list(ticks["tickvals"])
+    text = list(ticks["ticktext"])
+    for m in marks:  # a round tick within 25 % gives way to the mark's own
+        keep = [i for i, v in enumerate(vals) if abs(math.log10(v / m)) > 0.1]
+        vals, text = [vals[i] for i in keep], [text[i] for i in keep]
+        vals.append(m)
+        text.append(plain_figure(fmt(m * scale)))
+    order = sorted(range(len(vals)), key=vals.__getitem__)
+    return {
+        "type": "log",
+        "range": [low - pad, high + pad],
+        "tickvals": [vals[i] for i in order],
+        "ticktext": [text[i] for i in order],
+    }
 
 
 def timeline_figure(entries: Entries) -> Any | None:
@@ -544,9 +682,10 @@ def hockey_figure(cs: Sequence[Any]) -> Any | None:
     fig.update_layout(showlegend=True, legend={"orientation": "h", "y": -0.25})
     outstanding = [p.outstanding for c in cs for p in c.points]
     fig.update_xaxes(**_log2_axis(outstanding, "outstanding IOs (iodepth x jobs)"))
-    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    top = max(p.iops_high for c in cs for p in c.points)
+    fig.update_yaxes(range=[0, top * 1.12], row=1, col=1)  # nothing on the top edge
     if lat_values:
-        fig.update_yaxes(type="log", row=1, col=2, **_log_ticks(min(lat_values), max(lat_values)))
+        fig.update_yaxes(row=1, col=2, **_padded_log_axis(lat_values))
     return fig
 
 
@@ -696,14 +835,17 @@ def _limits_axes(fig: Any, lim: Any, sizes: Sequence[int], x_title: str) -> None
         annotation.text = text
     base_layout(fig, 360)
     fig.update_xaxes(**_log2_axis(sizes, x_title, format_size_short))
-    iops = [b.iops for b in lim.table] + ([lim.iops.value] if lim.iops else [])
-    fig.update_yaxes(type="log", row=1, col=1, **_log_ticks(min(iops), max(iops), format_iops))
-    bw = [b.bw_bytes / MIB for b in lim.table] + (
-        [lim.bw_bytes.value / MIB] if lim.bw_bytes else []
-    )
-    ticks = _log_ticks(min(bw), max(bw), lambda v: format_rate(None if v is None else v * MIB))
-    ticks["tickvals"] = [v * MIB for v in ticks["tickvals"]]  # round MiB/s figures
-    fig.update_yaxes(type="log", row=1, col=2, **ticks)
+    # The limits get ticks of their own: a plateau read against its limit, not between
+    # two round ticks an octave apart; and no point on an edge.
+    iops = [b.iops for b in lim.table]
+    marks = [lim.iops.value] if lim.iops else []
+    fig.update_yaxes(row=1, col=1, **_padded_log_axis(iops, format_iops, marks))
+    bw = [b.bw_bytes / MIB for b in lim.table]
+    marks = [lim.bw_bytes.value / MIB] if lim.bw_bytes else []
+    axis = _padded_log_axis(bw, format_rate, marks, scale=MIB)
+    axis["tickvals"] = [v * MIB for v in axis["tickvals"]]  # the traces are in bytes/s
+    axis["range"] = [r + math.log10(MIB) for r in axis["range"]]
+    fig.update_yaxes(row=1, col=2, **axis)
 
 
 def scaling_figure(points_by: Mapping[tuple[str, str], Sequence[Any]]) -> Any | None:

@@ -6,20 +6,21 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from iobench.analysis.compare import Cell, Comparison, Row
+from iobench.analysis.compare import Cell, Comparison, Row, Setup
 from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, interval_shown, is_unstable
 from iobench.report.literal import markup_literal
 from iobench.report.model import (
     CLAT_NOTE,
     NOISE_MARK,
-    VERDICT_RULES,
+    LimitsView,
     cell_notes,
     differs_text,
     format_ratio,
+    headline_text,
+    limits_view,
     mark_kind,
     row_shape,
-    tally_text,
-    verdict_counts,
+    verdict_rules,
 )
 from iobench.units import format_iops, format_ns, format_rate
 
@@ -57,23 +58,29 @@ def _ratio(cell: Cell) -> str:
 def render_comparison(c: Comparison, console: Console) -> None:
     base = c.setup(c.baseline)
     console.print(
-        f"comparing {len(c.setups)} setups, baseline [bold]{markup_literal(base.name)}[/]",
+        f"comparing {len(c.setups)} setups, baseline [bold]{markup_literal(base.name)}[/]"
+        + markup_literal(f" ({_where(base)})"),
         highlight=False,
     )
-    others = [s for s in c.setups if s.key != c.baseline]
-    tallies = {s.key: counts for s, (_, counts) in zip(others, verdict_counts(c), strict=True)}
-    for s in c.setups:
-        where = f"run {s.run_id} on {s.target}"
-        text = where if s.name == s.key else f"{s.name}: {where}"
-        if s.key in tallies:  # its verdicts counted, as the reports sum them up
-            text += f" ({tally_text(tallies[s.key]) or 'nothing matched'})"
-        console.print(markup_literal(f"  {text}"), highlight=False, style="dim")
+    # The size of each difference first: what a reader takes away (docs/compare.md).
+    for h in c.headlines():
+        s = c.setup(h.setup)
+        console.print(
+            f"  [bold]{markup_literal(s.name)}[/]{markup_literal(f' ({_where(s)})')}: "
+            f"[bold]{markup_literal(headline_text(h))}[/]",
+            highlight=False,
+        )
+    view = limits_view(c)
+    if view is not None:
+        console.print(_limits_table(view, base.name))
+        for note in view.notes:
+            console.print(markup_literal(f"  {note}"), style="dim", highlight=False)
     for row in c.rows:
         console.print(_row_table(c, row))
     if not c.rows:
         console.print("[yellow]no workload could be matched[/]: see the list below")
     else:
-        console.print(markup_literal(f"verdicts: {VERDICT_RULES}"), style="dim", highlight=False)
+        console.print(markup_literal(f"verdicts: {verdict_rules(c)}"), style="dim", highlight=False)
     unstable = [(row, cell) for row in c.rows for cell in row.cells if is_unstable(cell.iops)]
     if unstable:
         console.print("[bold]warnings[/]")
@@ -95,6 +102,29 @@ def render_comparison(c: Comparison, console: Console) -> None:
             )
     if c.context:
         console.print(_context_table(c))
+
+
+def _where(s: Setup) -> str:
+    """Where a setup ran, without repeating its name when its name is its run."""
+    return f"on {s.target}" if s.name == s.key else f"run {s.run_id} on {s.target}"
+
+
+def _limits_table(view: LimitsView, baseline: str) -> Table:
+    """The limits of curve runs side by side, each with its ratio to the baseline's."""
+    table = Table(title="limits found", title_justify="left", title_style="bold")
+    table.add_column("limit")
+    for name, is_base in view.heads:
+        table.add_column(markup_literal(name), justify="right")
+        if not is_base:
+            table.add_column(markup_literal(f"vs {baseline}"), justify="right")
+    for label, cells in view.lines:
+        line = [markup_literal(label)]
+        for value, ratio, is_base in cells:
+            line.append(markup_literal(value))
+            if not is_base:
+                line.append(ratio)
+        table.add_row(*line)
+    return table
 
 
 def _row_table(c: Comparison, row: Row) -> Table:

@@ -7,7 +7,6 @@ gives the same as JSON (the ``analysis`` key of a run document).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,21 +15,20 @@ from rich.table import Table
 
 from iobench.analysis.characterize import (
     Characterization,
-    Settings,
     characterization_document,
-    characterize,
 )
 from iobench.analysis.curves import (
     Curve,
     Limits,
     curve_document,
-    curves,
     describe,
-    infer_limits,
-    points_from_results,
 )
 from iobench.analysis.orion import orion_document, orion_summary
-from iobench.analysis.throttles import with_throttles
+from iobench.analysis.runcurves import (
+    analysis_kind,
+    run_characterization,
+    run_curves,
+)
 from iobench.records import RunRecord
 from iobench.report.literal import literal, markup_literal
 from iobench.units import (
@@ -42,7 +40,6 @@ from iobench.units import (
     plain_figure,
 )
 
-ORION_SUITE = "orion-simple"
 LIMITS = (("iops", "IOPS"), ("bw_bytes", "bandwidth"), ("crossover_bs", "crossover"))
 
 
@@ -58,33 +55,11 @@ def knee_text(c: Curve) -> str:
     return f"QD{c.knee.iodepth}" if c.saturated else "not reached"
 
 
-def analysis_kind(run: RunRecord) -> str | None:
-    plan = run.suite_def.plan
-    if plan is not None and plan.kind == "characterize":
-        return "characterize"
-    if run.suite_def.sweep:
-        return "sweep"
-    if run.suite == ORION_SUITE:
-        return "orion"
-    return None
-
-
 def _p99_under(run: RunRecord, override: float | None) -> float | None:
     if override is not None:
         return override
     value = run.suite_def.p99_under_ns
     return None if value is None else float(value)
-
-
-def run_characterization(run: RunRecord) -> Characterization:
-    plan = run.suite_def.plan
-    settings = Settings.from_dict(dict(plan.settings or {}) if plan is not None else {})
-    points = points_from_results(run.results)
-    elapsed = sum(p.seconds or 0.0 for p in points)
-    c = characterize(points, settings, elapsed)
-    if c.limits is None or not run.targets:
-        return c
-    return dataclasses.replace(c, limits=with_throttles(c.limits, run.targets[0].context))
 
 
 def analysis_document(run: RunRecord, p99_under_ns: float | None = None) -> dict[str, Any] | None:
@@ -124,16 +99,6 @@ def render_analysis(run: RunRecord, console: Console, p99_under_ns: float | None
     render_curves(cs, console, p99)
     for lim in limits:
         render_limits(lim, console)
-
-
-def run_curves(run: RunRecord, kind: str) -> tuple[list[Curve], list[Limits]]:
-    """A sweep's or orion-simple's curves, and the limits inferred across block sizes (none
-    for orion-simple: one block size per access pattern)."""
-    cs = curves(points_from_results(run.results))
-    if kind == "orion":
-        return cs, []
-    contexts = {t.spec: t.context for t in run.targets}
-    return cs, [with_throttles(lim, contexts.get(lim.target)) for lim in infer_limits(cs)]
 
 
 def curve_groups(cs: Sequence[Curve]) -> dict[tuple[str, str, int], list[Curve]]:

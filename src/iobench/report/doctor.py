@@ -42,6 +42,7 @@ from iobench.report.literal import (
     literal_lines,
     markup_literal,
     markup_literal_lines,
+    print_hanging,
 )
 from iobench.report.terminal import render_warnings
 from iobench.specs import (
@@ -273,7 +274,7 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
             + (", read only" if t["readonly"] else ", written (--destructive)")
             + (f", its first {area} written first (--prefill)" if t["layout_bytes"] else "")
         )  # fmt: skip
-        console.print(literal(f"  tests: {how}"), highlight=False, markup=False)
+        print_hanging(console, "  tests: ", how)
     if doc.get("steps"):
         console.print()
         table = Table(title="steps", title_justify="left", title_style="bold")
@@ -295,7 +296,7 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
             highlight=False,
         )
         for note in around_jobs(doc):
-            console.print(literal(f"  - {note}"), highlight=False, markup=False)
+            print_hanging(console, "  - ", note)
     for job in doc.get("jobs") or []:
         what = job["workload"] or "layout"
         console.print(

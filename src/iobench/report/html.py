@@ -26,6 +26,7 @@ from markupsafe import Markup
 from iobench.analysis.compare import Comparison, shape_key
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
+from iobench.analysis.runcurves import analysis_kind, run_characterization, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import ResultRecord, RunRecord
 from iobench.report.charts import (
@@ -50,26 +51,24 @@ from iobench.report.clients import (
 )
 from iobench.report.context import host_lines, target_lines
 from iobench.report.curves import (
-    analysis_kind,
     curve_groups,
     limit_rows,
-    run_characterization,
-    run_curves,
 )
 from iobench.report.literal import literal, literal_lines
 from iobench.report.model import (
     CLAT_NOTE,
-    VERDICT_RULES,
     compare_lines,
     differs_text,
     failed_lines,
     format_summary,
+    headline_texts,
+    limits_view,
     p99_text,
     result_lines,
     run_lines,
     run_title,
     target_title,
-    verdict_counts,
+    verdict_rules,
     workload_shape,
 )
 from iobench.report.overview import (
@@ -497,7 +496,8 @@ def overview_view(
                 [None if c is None else c.bw_summary for c in cells],
             )
         )
-    fig = overview_figure(_row_labels(table.rows), columns)
+    baseline = next((i for i, s in enumerate(table.setups) if s.baseline), None)
+    fig = overview_figure(_row_labels(table.rows), columns, baseline)
     chart = None if fig is None else _chart("overview-chart", "IOPS and bandwidth", fig)
     return OverviewView(table, chart)
 
@@ -514,6 +514,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
 
     found = notices(runs, card_of)
     curves = curve_sections(runs)
+    results = [(run_title(r), result_lines(r), failed_lines(r), r.error) for r in runs]
     template = _ENV.get_template("report.html.j2")
     return template.render(
         title="iobench report: " + ", ".join(run_title(r) for r in runs),
@@ -521,12 +522,14 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         overview=overview_view(series, comparison, found, card_of),
         notice_groups=notice_groups(found),
         severity_titles=SEVERITY_TITLES,
-        results=[(run_title(r), result_lines(r), failed_lines(r), r.error) for r in runs],
+        results=results,
+        repeated=any(line.n > 1 for _, lines, _, _ in results for line in lines),
         comparison=comparison,
         setup_names=names,
         baseline=names.get(comparison.baseline) if comparison else None,
         compare_lines=compare_lines(comparison) if comparison else [],
-        verdict_counts=verdict_counts(comparison) if comparison else [],
+        headlines=headline_texts(comparison) if comparison else [],
+        limits_side=limits_view(comparison) if comparison else None,
         charts=cards,
         curve_sections=curves,
         curve_overview=[sec for sec in curves if sec.limits or sec.heat or sec.summary],
@@ -538,7 +541,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         contexts=run_contexts(runs),
         unstable_cv=UNSTABLE_CV_PCT,
         clat_note=CLAT_NOTE,
-        verdict_rules=VERDICT_RULES,
+        verdict_rules=verdict_rules(comparison) if comparison else "",
         plotly_config=Markup(json.dumps(PLOTLY_CONFIG)),  # a constant without '<'
         plotly_js=plotly_js(),
     )

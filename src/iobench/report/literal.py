@@ -25,9 +25,11 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
 from rich.segment import Segment
+from rich.text import Text
 
 # Control (C0, DEL, C1), format (bidi controls, zero-width characters, soft hyphen, BOM,
 # tags), lone surrogates (undecodable bytes of a file name), line and paragraph separators.
@@ -121,3 +123,21 @@ class LiteralConsole(Console):
                 yield Segment(literal_lines(text), style)
             else:
                 yield segment
+
+
+def print_hanging(console: Console, lead: str, text: str, style: str = "") -> None:
+    """``lead`` (iobench's own: a bullet, ``fix: ``), then ``text`` (a data string: shown
+    literally) as a paragraph: on a terminal, wrapped at word boundaries with each further
+    line indented under the first word (not folded by the terminal at the left edge, in the
+    middle of a word); elsewhere (a pipe, a file) one line, so that each finding stays one
+    line to grep."""
+    if not console.is_terminal:
+        console.print(lead + literal(text), highlight=False, markup=False, soft_wrap=True,
+                      style=style)  # fmt: skip
+        return
+    indent = cell_len(lead)
+    lines = Text(literal(text), style=style).wrap(console, max(console.width - indent, 20))
+    for i, line in enumerate(lines or [Text("")]):
+        line.rstrip()
+        prefix = Text(lead if i == 0 else " " * indent, style=style)
+        console.print(prefix + line, highlight=False, markup=False, soft_wrap=True)

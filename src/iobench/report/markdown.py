@@ -15,35 +15,34 @@ from collections.abc import Sequence
 from iobench.analysis.compare import Comparison
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import groups
+from iobench.analysis.runcurves import analysis_kind, run_characterization, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import RunRecord
 from iobench.report.clients import client_figures, clients_document, is_client_run
 from iobench.report.curves import (
-    analysis_kind,
     curve_groups,
     jobs_text,
     knee_text,
     limit_rows,
-    run_characterization,
-    run_curves,
 )
 from iobench.report.literal import literal
 from iobench.report.model import (
     CLAT_NOTE,
-    VERDICT_RULES,
     compare_lines,
     failed_lines,
     format_summary,
+    headline_texts,
     host_summary,
+    limits_view,
     p99_text,
     result_lines,
     run_lines,
     run_title,
-    tally_text,
     target_summaries,
-    verdict_counts,
+    verdict_rules,
     workload_shape,
 )
+from iobench.report.overview import notice_groups, notices
 from iobench.report.specs import EXPECT_HEADER, PROMISED_HEADER, held_to
 from iobench.units import format_bytes, format_duration, format_iops, format_ns, format_rate
 
@@ -75,6 +74,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]
 def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) -> str:
     """The report's tables as one Markdown document."""
     out = ["# iobench report: " + ", ".join(md_text(run_title(r)) for r in runs), ""]
+    if comparison is not None:  # the size of each difference is what a reader reads first
+        base = comparison.setup(comparison.baseline).name
+        for name, text, _ in headline_texts(comparison):
+            out.append(f"- **{md_text(name)}** against **{md_text(base)}**: {md_text(text)}")
+        out.append("")
 
     out += ["## Runs", ""]
     out += _runs_table(runs)
@@ -83,12 +87,19 @@ def render_markdown(runs: Sequence[RunRecord], comparison: Comparison | None) ->
     if comparison is not None:
         out += _comparison(comparison)
 
+    repeated = any(line.n > 1 for run in runs for line in result_lines(run))
     out += [
         "## Results",
         "",
-        "Means over the repetitions (n); ± is the half-width of the 95 % confidence interval "
-        "relative to the mean; p99 comes from the repetitions' merged latency histogram. "
-        f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of variation).",
+        (
+            "Means over the repetitions (n); ± is the half-width of the 95 % confidence "
+            "interval relative to the mean; p99 comes from the repetitions' merged latency "
+            "histogram. "
+            if repeated
+            else "p99 comes from the merged latency histogram. "
+        )
+        + f"⚠: the repetitions vary by more than {UNSTABLE_CV_PCT:g} % (coefficient of "
+        "variation).",
         "",
     ]
     for run in runs:
@@ -270,17 +281,47 @@ def _held_to(run: RunRecord) -> list[str]:
 
 
 def _warnings(run: RunRecord) -> list[str]:
-    """The run's warnings: id, message and fix of each."""
+    """The run's findings, a bullet per kind (its fix once, when every one shares it, and
+    the clause every one ends with) and a line under it per finding."""
     if not run.warnings:
         return []
     out = ["Warnings:", ""]
-    for w in run.warnings:
-        line = f"- {md_text(w.get('severity') or 'warning')} {md_text(w.get('id') or '-')}: "
-        line += md_text(w.get("message") or "")
-        if w.get("fix"):
-            line += f" (fix: {md_text(w['fix'])})"
-        out.append(line)
+    for _, found in notice_groups(notices([run], lambda _: None)):
+        for g in found:
+            head = f"- {md_text(g.severity)} {md_text(g.id)}"
+            if len(g.notices) > 1:
+                head += f" \u00d7 {len(g.notices)}"
+            if g.fix:
+                head += f" (fix: {md_text(g.fix)})"
+            if len(g.notices) == 1:
+                out.append(f"{head}: {md_text(g.notices[0].message)}")
+                continue
+            tail = common_tail([n.message for n in g.notices])
+            out.append(head + (f"; in each: {md_text(tail.strip())}" if tail else ""))
+            for n in g.notices:
+                fix = f" (fix: {md_text(n.fix)})" if n.fix and not g.fix else ""
+                text = n.message.removesuffix(tail).rstrip(":;, ") if tail else n.message
+                out.append(f"  - {md_text(text)}{fix}")
     return [*out, ""]
+
+
+def common_tail(messages: Sequence[str], least: int = 30) -> str:
+    """The clause every message ends with (after a ``:``, ``;`` or ``,``), when it is at
+    least ``least`` characters: said once for a group of findings, not once per workload;
+    else ""."""
+    if len(messages) < 2:
+        return ""
+    words = [m.split(" ") for m in messages]
+    n = 0
+    while all(len(w) > n + 1 for w in words) and len({w[-1 - n] for w in words}) == 1:
+        n += 1
+    first = words[0]
+    while n and not first[len(first) - n - 1].endswith((":", ";", ",")):
+        n -= 1  # the clause starts after punctuation, never inside a phrase
+    if not n:
+        return ""
+    tail = " " + " ".join(first[len(first) - n :])
+    return tail if len(tail) >= least else ""
 
 
 def _comparison(comparison: Comparison) -> list[str]:
@@ -288,14 +329,12 @@ def _comparison(comparison: Comparison) -> list[str]:
     out = [
         "## Comparison",
         "",
+        *_limits_side(comparison),
         f"Baseline: **{md_text(names.get(comparison.baseline, comparison.baseline))}**. "
         "Ratios are to the baseline's mean (a latency above 100 % is slower); a ratio marked "
-        f"≈ is within noise. Verdicts, from the IOPS: {md_text(VERDICT_RULES)}",
+        f"≈ is within noise. Verdicts, from the IOPS: {md_text(verdict_rules(comparison))}",
         "",
     ]
-    for name, counts in verdict_counts(comparison):
-        out.append(f"- **{md_text(name)}**: {md_text(tally_text(counts)) or 'nothing matched'}")
-    out.append("")
     out += _matched(comparison)
     out.append("")
     if comparison.unmatched:
@@ -374,3 +413,32 @@ def _matched(comparison: Comparison) -> list[str]:
     if any(x.lat_p99_kind == "clat" for x in lines):
         out += ["", md_text(CLAT_NOTE)]
     return out
+
+
+def _limits_side(comparison: Comparison) -> list[str]:
+    """The limits of curve runs side by side, with the notes under them."""
+    view = limits_view(comparison)
+    if view is None:
+        return []
+    header = ["limit"]
+    for name, is_base in view.heads:
+        header.append(md_text(name) + (" (baseline)" if is_base else ""))
+        if not is_base:
+            header.append("ratio")
+    rows = []
+    for label, cells in view.lines:
+        row = [md_text(label)]
+        for value, ratio, is_base in cells:
+            row.append(md_text(value))
+            if not is_base:
+                row.append(md_text(ratio))
+        rows.append(row)
+    notes = [f"- {md_text(note)}" for note in view.notes]
+    return [
+        "### Limits side by side",
+        "",
+        *_table(header, rows, set(range(1, len(header)))),
+        "",
+        *notes,
+        "",
+    ]

@@ -11,8 +11,10 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iobench.analysis.compare import Cell, Comparison, Row
+from iobench.analysis.compare import Cell, Comparison, Headline, Row, Spread
+from iobench.analysis.curves import describe
 from iobench.analysis.results import Figures, LatencyKind, run_figures
+from iobench.analysis.runcurves import LimitCell, LimitRow
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
 from iobench.fio.options import UNKNOWN_TARGET
@@ -150,7 +152,7 @@ def run_lines(runs: Sequence[RunRecord]) -> list[RunLine]:
 def host_summary(run: RunRecord) -> str:
     """One line about the host: name, OS, kernel, virtualisation, CPU, memory (what is known)."""
     parts = [
-        f"{k} {v}"
+        v if k == "host" else f"{k} {v}"  # the host's name, not "host vm"
         for k, v in host_lines(run.host)
         if v and v != "-" and not v.startswith("none detected")
     ]
@@ -271,11 +273,27 @@ def failed_lines(run: RunRecord) -> list[FailedLine]:
 VERDICT_RULES = (
     "faster/slower: Welch's t-test on the repetitions (95 %), or 2x or more in every "
     "repetition; within noise: the difference is inside the noise measured; too few repeats: "
-    "the difference may be real, run with the --repeat shown. Where a setup has a single run, "
-    "its noise is within-run noise (its per-second samples, in batches): second-to-second, "
-    "not run-to-run, so it can show that a difference is noise or back a 2x one, never "
-    "prove a small one. ± is the 95 % interval of the mean, shown from 3 repetitions."
+    "the difference may be real, run with the --repeat shown."
 )
+SINGLE_RUN_RULE = (
+    "Where a setup has a single run, its noise is within-run noise (its per-second samples, "
+    "in batches): second-to-second, not run-to-run, so it can show that a difference is noise "
+    "or back a 2x one, never prove a small one."
+)
+INTERVAL_RULE = "± is the 95 % interval of the mean, shown from 3 repetitions."
+
+
+def verdict_rules(comparison: Comparison) -> str:
+    """The rules the verdicts of ``comparison`` follow, and only what its tables show: the
+    within-run rule where a cell has a single run, the ± where a cell shows one."""
+    cells = [cell for row in comparison.rows for cell in row.cells]
+    text = VERDICT_RULES
+    if any(cell.iops.n == 1 for cell in cells):
+        text += " " + SINGLE_RUN_RULE
+    if any(interval_shown(cell.iops) for cell in cells):
+        text += " " + INTERVAL_RULE
+    return text
+
 
 # How each duration parameter is named when it differs between the setups of a row.
 _DIFFERS_NAMES = {
@@ -428,22 +446,122 @@ def compare_lines(comparison: Comparison) -> list[CompareLine]:
     ]
 
 
-def tally_text(counts: dict[str, int]) -> str:
-    """A setup's verdicts counted, the count first so it does not read as part of a
-    verdict: ``2 \u00d7 faster, 3 \u00d7 too few repeats``; empty when nothing matched."""
-    return ", ".join(f"{n} \u00d7 {v}" for v, n in sorted(counts.items()))
+_VERDICT_PHRASE = {
+    "too few repeats": "too few repeats to tell",
+    "no baseline": "no baseline figure",
+}
 
 
-def verdict_counts(comparison: Comparison) -> list[tuple[str, dict[str, int]]]:
-    """Per setup other than the baseline: how many rows got each verdict."""
+def _times(ratio: float) -> str:
+    """A ratio of 10 or more as a multiple: ``71 \u00d7``."""
+    return f"{ratio:.0f} \u00d7" if ratio >= 10 else f"{ratio:.2g} \u00d7"
+
+
+def _spread_text(spread: Spread) -> str:
+    """``40 % of the baseline (range 36\u201340 %)``, ``71 \u00d7 the baseline (range
+    24\u2013138 \u00d7)``; ``in each`` when every row reads the same."""
+    big = spread.mean >= 10
+    fmt = _times if big else format_ratio
+    text = f"{fmt(spread.mean)} {'the' if big else 'of the'} baseline"
+    low, high = fmt(spread.low), fmt(spread.high)
+    if spread.n == 1:
+        return text
+    if low == high:
+        return text + " in each"
+    unit = " \u00d7" if big else " %"
+    return text + f" (range {low.removesuffix(unit)}\u2013{high})"
+
+
+def headline_text(h: Headline) -> str:
+    """What a setup is against the baseline, the size first: ``slower in 6 of 6
+    workloads; IOPS 40 % of the baseline (range 36 to 40 %)``. The ratio is the geometric
+    mean of the rows' IOPS ratios (docs/compare.md, "Headline")."""
+    if not h.rows:
+        return "no workload matched the baseline's"
+    counted = ", ".join(f"{_VERDICT_PHRASE.get(v, v)} in {n}" for v, n in h.verdicts)
+    what = "workload" if h.workloads == h.rows else "workload direction"
+    what += "" if h.rows == 1 else "s"
+    text = f"{counted} of {h.rows} {what}"
+    if h.iops is not None:
+        text += f"; IOPS {_spread_text(h.iops)}"
+    return text
+
+
+def headline_texts(comparison: Comparison) -> list[tuple[str, str, str]]:
+    """(setup name, :func:`headline_text`, tone) of each setup other than the baseline; the
+    tone is its verdict when every row has the same, else "mixed"."""
+    names = {s.key: s.name for s in comparison.setups}
+    return [
+        (names[h.setup], headline_text(h), h.verdicts[0][0] if len(h.verdicts) == 1 else "mixed")
+        for h in comparison.headlines()
+    ]
+
+
+# -- limits side by side ------------------------------------------------------------------------
+
+_LIMIT_NAMES = {"iops": "IOPS", "bw_bytes": "bandwidth", "crossover_bs": "crossover"}
+
+
+def limit_label(row: LimitRow) -> str:
+    """``IOPS limit (randread)``, ``crossover block size (randread)``."""
+    if row.key == "crossover_bs":
+        return f"crossover block size ({row.rw})"
+    return f"{_LIMIT_NAMES.get(row.key, row.key)} limit ({row.rw})"
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitsView:
+    """The limits side by side as a table: a column per setup (a ratio column beside each
+    one but the baseline's), a line per limit, and the notes under it."""
+
+    heads: tuple[tuple[str, bool], ...]  # (setup name, is the baseline)
+    # label, and per head (value, ratio, is the baseline)
+    lines: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...]
+    notes: tuple[str, ...]
+
+
+def limits_view(c: Comparison) -> LimitsView | None:
+    if not c.limits:
+        return None
+    keys = list(dict.fromkeys(cell.setup for row in c.limits for cell in row.cells))
+    lines = []
+    for row in c.limits:
+        cells = {cell.setup: cell for cell in row.cells}
+        lines.append(
+            (
+                limit_label(row),
+                tuple(
+                    (
+                        limit_value(row.key, cells[k]) if k in cells else "",
+                        format_ratio(cells[k].ratio) if k in cells and cells[k].ratio else "",
+                        k == c.baseline,
+                    )
+                    for k in keys
+                ),
+            )
+        )
+    return LimitsView(
+        heads=tuple((c.setup(k).name, k == c.baseline) for k in keys),
+        lines=tuple(lines),
+        notes=tuple(limit_notes(c)),
+    )
+
+
+def limit_value(key: str, cell: LimitCell) -> str:
+    """``2.98k IOPS (2.95k to 3.01k)``, ``... = throttle``; ``none found``."""
+    if cell.estimate is None:
+        return "none found"
+    return describe(cell.estimate, key) + (" = throttle" if cell.throttle else "")
+
+
+def limit_notes(c: Comparison) -> list[str]:
+    """Why a setup found no limit, and which throttle a limit equals, a line each."""
+    names = {s.key: s.name for s in c.setups}
     out = []
-    for s in comparison.setups:
-        if s.key == comparison.baseline:
-            continue
-        counts: dict[str, int] = {}
-        for row in comparison.rows:
-            for c in row.cells:
-                if c.setup == s.key:
-                    counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        out.append((s.name, counts))
+    for row in c.limits:
+        for cell in row.cells:
+            if cell.estimate is None and cell.why_none:
+                out.append(f"{names[cell.setup]}, {limit_label(row)}: none found: {cell.why_none}")
+            elif cell.throttle:
+                out.append(f"{names[cell.setup]}, {limit_label(row)}: equal to {cell.throttle}")
     return out

@@ -18,7 +18,7 @@ from typing import Any
 
 from iobench.analysis.compare import Comparison, shape_key
 from iobench.analysis.results import Figures, figures, groups, params_key
-from iobench.analysis.stats import Summary
+from iobench.analysis.stats import Summary, interval_shown
 from iobench.model import DIRECTIONS
 from iobench.records import RunRecord
 from iobench.report.model import (
@@ -107,6 +107,13 @@ class Overview:
     setups: tuple[OverviewSetup, ...]
     rows: tuple[OverviewRow, ...]
     compared: bool  # ratios and verdicts are shown
+
+    @property
+    def intervals(self) -> bool:
+        """Whether a cell shows a 95 % interval (3 repetitions or more)."""
+        return any(
+            interval_shown(c.iops_summary) for r in self.rows for c in r.cells if c is not None
+        )
 
 
 # -- notices ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from iobench.model import DIRECTIONS, Suite
 from iobench.records import RunRecord
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
-from iobench.report.literal import literal, literal_lines, markup_literal
+from iobench.report.literal import literal, literal_lines, markup_literal, print_hanging
 from iobench.report.model import (
     CLAT_NOTE,
     ResultLine,
@@ -266,16 +266,14 @@ def render_warnings(warnings: list[dict[str, Any]], console: Console) -> None:
         # A sweep can have dozens of one kind: the first few, and how many more.
         shown = members if len(members) <= MAX_WARNINGS_SHOWN + 1 else members[:MAX_WARNINGS_SHOWN]
         for w in shown:
-            console.print(
-                f"    {literal(w.get('message'))}", highlight=False, markup=False, soft_wrap=True
-            )
+            print_hanging(console, "    ", str(w.get("message")))
         if len(shown) < len(members):
             console.print(
                 f"    ... and {len(members) - len(shown)} more like these (all in --json)",
                 highlight=False,
                 markup=False,
             )
-        console.print(f"    fix: {literal(fix)}", highlight=False, markup=False, style="dim")
+        print_hanging(console, "    fix: ", fix, style="dim")
 
 
 def render_run_list(runs: list[RunRecord], console: Console) -> None:

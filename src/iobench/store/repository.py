@@ -26,6 +26,7 @@ from iobench import jsontext
 from iobench.documents.run import stored_document
 from iobench.documents.schema import check_run_document
 from iobench.errors import StoreError, UserError
+from iobench.iocount import upgraded
 from iobench.probe.process import own_start, still_running
 from iobench.records import (
     RecordError,
@@ -597,14 +598,18 @@ class Store:
             " FROM results WHERE run_id = ? ORDER BY repetition, position, id",
             (run_id,),
         ):
+            params = self._json(run_id, r, "params_json", dict)
             run.results.append(
                 ResultRecord(
                     target=r["target"],
                     workload=r["workload"],
                     position=r["position"],
                     status=r["status"],
-                    params=self._json(run_id, r, "params_json", dict),
-                    metrics=self._json(run_id, r, "metrics_json", dict, nullable=True),
+                    params=params,
+                    # A result stored with fio's iops is read with iobench's (iocount).
+                    metrics=upgraded(
+                        self._json(run_id, r, "metrics_json", dict, nullable=True), params
+                    ),
                     job_file=r["job_file"],
                     fio_argv=self._json(run_id, r, "fio_argv_json", list),
                     fio_rc=r["fio_rc"],

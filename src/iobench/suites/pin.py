@@ -23,6 +23,11 @@ from iobench.errors import UserError
 from iobench.model import Suite, Workload
 
 HINT = "leave out --pin-to-device"
+# What the note of a pinned run offers: pinning is what was asked for, not a fault.
+PINNED_FIX = (
+    "nothing to do: compare with runs pinned alike; to let the kernel place fio's jobs "
+    "instead, leave out --pin-to-device"
+)
 EXPLICIT = ("cpus_allowed", "cpumask")  # a workload with one of these is placed already
 
 
@@ -138,7 +143,7 @@ def pin_findings(suite: Suite, pin: Pinning) -> list[Finding]:
         f"{'; '.join(parts)}"
     )
     data = {"devices": ",".join(pin.devices), "cpus": format_cpu_list(pin.cpus)}
-    return [Finding("pinned-to-device", "info", message, HINT, target=pin.target, data=data)]
+    return [Finding("pinned-to-device", "info", message, PINNED_FIX, target=pin.target, data=data)]
 
 
 def rq_affinity_findings(spec: str, context: dict[str, Any]) -> list[Finding]:
