@@ -346,14 +346,14 @@ MISTYPED: list[tuple[str, Callable[[Doc], None], str]] = [
     ),
     (
         "warnings.data",
-        lambda d: d["warnings"].append(
-            {"id": "x", "severity": "info", "message": "m", "data": {"a": [1]}}
+        lambda d: d["warnings"].insert(
+            0, {"id": "x", "severity": "info", "message": "m", "data": {"a": [1]}}
         ),
         "warnings[0].data.a: must be a number or text",
     ),
     (
         "warnings.id",
-        lambda d: d["warnings"].append({"id": "", "severity": "info", "message": "m"}),
+        lambda d: d["warnings"].insert(0, {"id": "", "severity": "info", "message": "m"}),
         "warnings[0].id: must not be empty",
     ),
     (

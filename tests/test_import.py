@@ -281,17 +281,21 @@ def test_imported_run_is_marked_and_keeps_the_evidence(store: Store) -> None:
         "rw": "randread",
         "bs": 4096,
         "iodepth": 8,
-        "numjobs": None,
+        "numjobs": 1,  # not echoed: fio's default, said so (below)
         "ioengine": "libaio",
         "direct": True,
         "runtime_s": 1.0,
-        "ramp_s": None,
+        "ramp_s": 0.0,  # not echoed: fio's default
         "size": 16 << 20,
         "rwmixread": None,
         # Every echoed option is a param, says where fio ran (filename) or how it reported
         # (lat_percentiles), or is time_based=1 (iobench's default, so not stored).
         "options": {},
     }
+    assert run.suite_def.workloads is not None
+    assert run.suite_def.workloads[0]["fio_defaults"] == {"numjobs": "1", "ramp_time": "0"}
+    (note,) = [w for w in run.warnings if w["id"] == "fio-defaults"]
+    assert "numjobs=1 (randread); ramp_time=0 (randread)" in note["message"]
     assert run.host["fio_version"] == "3.33" and "note" in run.host
     assert run.suite_def.source == str(path.resolve())
     assert run.suite_def.workloads is not None and run.suite_def.global_options is not None

@@ -48,6 +48,9 @@ WITH_JSON = [
     "text-psync-randrw-fsync-lat.out",
     "text-status-interval.out",  # the last of fio's cumulative reports
     "text-unified-both.out",  # read and write kept, their 'mixed' sum not
+    "text-cmdline-randread-numjobs4-gr.out",
+    "text-cmdline-write-numjobs2-defaults.out",
+    "text-disable-clat-lat-only.out",
 ]
 
 

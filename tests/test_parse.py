@@ -312,7 +312,9 @@ def test_recorded_fixtures_come_with_their_evidence() -> None:
         for run in m.get("runs", [m]):  # a concatenation: each run's evidence
             assert run["fio_version"] == "fio-3.33"
             assert run["argv"][0].endswith("fio")
-            assert run["job_files"] and isinstance(run["exit_code"], int) and run["date"]
+            # the job: its job files, or fio's command line alone (text-cmdline-*)
+            assert run["job_files"] or any(a.startswith("--name=") for a in run["argv"])
+            assert isinstance(run["exit_code"], int) and run["date"]
         if "runs" in m:
             continue
         formats = next(a for a in m["argv"] if a.startswith("--output-format="))

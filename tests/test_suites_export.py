@@ -20,7 +20,7 @@ from iobench import __version__
 from iobench.errors import UserError
 from iobench.fio.suitefile import Export, check_plain, suite_jobfile
 from iobench.model import Suite, Workload
-from iobench.suites import builtin_names, load_builtin, load_suite
+from iobench.suites import builtin_names, fit_to_cpus, load_builtin, load_suite
 from scratch import MiB, Scratch, sha256_of
 
 
@@ -71,8 +71,9 @@ def parse_only(fio: str, job: Path, **env: str) -> str:
 def test_every_builtin_suite_exports_to_a_file_plain_fio_parses(
     cli: Cli, real_fio: str, tmp_path: Path, one_cpu: int, name: str
 ) -> None:
-    """The suite's steps in its order, each a section with stonewall, the suite's own
-    numjobs (iobench fits them to this host's one CPU; the header says how)."""
+    """The suite's steps in its order, each a section with stonewall, fitted to this
+    host's one CPU as `run` runs them (the header and each section say how); with
+    --unfitted the suite's own numjobs, and the header says what `run` runs instead."""
     out = tmp_path / f"{name}.fio"
     code, stdout, err = export(cli, name, "-o", str(out))
     assert (code, stdout) == (0, ""), err
@@ -86,15 +87,38 @@ def test_every_builtin_suite_exports_to_a_file_plain_fio_parses(
     assert f"\n# run it: fio {out}\n" in text
     assert options(text, "global")["filename"] == f"iobench-{name}.dat"
     assert "directory" not in options(text, "global")
+    fitted = [w for w in suite.workloads if w.numjobs > 1 and w.ioengine == "libaio"]
     for w in suite.workloads:
         job = options(text, w.name)
-        assert (job["rw"], job["bs"], job["iodepth"]) == (w.rw, str(w.bs), str(w.iodepth))
-        assert job["numjobs"] == str(w.numjobs)
+        depth, jobs = (w.iodepth * w.numjobs, 1) if w in fitted else (w.iodepth, w.numjobs)
+        assert (job["rw"], job["bs"]) == (w.rw, str(w.bs))
+        assert (job["iodepth"], job["numjobs"]) == (str(depth), str(jobs))
+        # fio's text output prints a description: the section's options, for `import`
+        assert job["description"] == "iobench workload: " + " ".join(
+            f"{k}={v}" for k, v in job.items() if k != "description"
+        )
     assert text.count("\nstonewall\n") == len(steps)
-    fitted = [w for w in suite.workloads if w.numjobs > 1 and w.ioengine == "libaio"]
+    for w in fitted:
+        assert (
+            f"{w.name} as 1 job x iodepth {w.iodepth * w.numjobs} (the suite: "
+            f"{w.numjobs} jobs x iodepth {w.iodepth})"
+        ) in said(text)
+        assert f"1 job x iodepth {w.iodepth * w.numjobs} (fitted to 1 CPU" in said(text)
+    fitted_to = "fitted to the host that exported it (1 CPU) as `iobench run` runs it there"
+    assert (fitted_to in said(text)) == bool(fitted)
+    assert ("as `iobench run` runs it on the host that exported it (1 CPU): as defined" in
+            said(text)) == (not fitted)  # fmt: skip
+    shown = parse_only(real_fio, out)
+    assert shown.count("--name=") == len(steps) and "--stonewall" in shown
+    code, _, err = export(cli, name, "--unfitted", "-o", str(out), "--force")
+    assert code == 0, err
+    text = out.read_text()
+    for w in suite.workloads:
+        job = options(text, w.name)
+        assert (job["iodepth"], job["numjobs"]) == (str(w.iodepth), str(w.numjobs))
+    assert ("--unfitted" in said(text)) and (fitted_to not in said(text))
     for w in fitted:
         assert f"{w.name} as 1 job x iodepth {w.iodepth * w.numjobs}" in said(text)
-    assert ("on the host that exported it (1 CPU) it runs" in said(text)) == bool(fitted)
     shown = parse_only(real_fio, out)
     assert shown.count("--name=") == len(steps) and "--stonewall" in shown
 
@@ -124,7 +148,7 @@ def test_plain_fio_runs_an_exported_suite(cli: Cli, real_fio: str, tmp_path: Pat
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     jobs = json.loads((work / "out.json").read_text())["jobs"]
-    suite = load_builtin("quick")
+    suite = fit_to_cpus(load_builtin("quick"), len(os.sched_getaffinity(0)))  # as `run` here
     assert [j["jobname"] for j in jobs] == ["iobench:layout", *(w.name for w in suite.workloads)]
     assert [j["groupid"] for j in jobs] == list(range(len(jobs)))  # one after another
     assert jobs[0]["write"]["io_bytes"] == 2 * MiB
@@ -459,16 +483,21 @@ def _defined(suite: Suite) -> list[dict[str, object]]:
 def test_an_exported_suite_reads_back_as_the_same_suite(
     cli: Cli, tmp_path: Path, name: str
 ) -> None:
-    """`suites export` then `--suite FILE.fio`: the same workloads, and only notes (the
+    """`suites export` then `--suite FILE.fio`: the workloads `run` runs on this host (a
+    built-in suite fitted to its CPUs); with --unfitted, the suite's own. Only notes (the
     target and iobench's own layout and reporting options are left to iobench)."""
     job = tmp_path / f"{name}.fio"
     code, _, err = export(cli, name, "-o", str(job))
     assert code == 0, err
     back = load_suite(str(job))
     assert back.name == name
-    assert _defined(back) == _defined(load_builtin(name))
+    here = fit_to_cpus(load_builtin(name), len(os.sched_getaffinity(0)))
+    assert _defined(back) == _defined(here)
     said_notes = " ".join(n.message for n in back.notes)
     assert "[iobench:layout]" in said_notes and "filename=" in said_notes
+    code, _, err = export(cli, name, "--unfitted", "-o", str(job), "--force")
+    assert code == 0, err
+    assert _defined(load_suite(str(job))) == _defined(load_builtin(name))
 
 
 def test_a_user_suite_with_placement_and_mixes_reads_back_the_same(

@@ -40,11 +40,18 @@ from iobench.analysis.iocounts import count_findings
 from iobench.documents.run import is_run_document, read_run_document
 from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
 from iobench.errors import FioOutputError, NoFioReport, UserError, error_text
-from iobench.fio.options import options_target, workload_params
+from iobench.fio import impossible
+from iobench.fio.jobfile import LAYOUT_SECTION
+from iobench.fio.options import fio3_defaults, options_target, workload_params
 from iobench.fio.parse import ALL_CLIENTS, EPOCH_MAX_S, NEVER_WRITTEN, fio_reports
 from iobench.fio.reports import Report, Run, split_runs
 from iobench.fio.terse import looks_like_terse, terse_reports
-from iobench.fio.text import OPTIONS_FROM_KEY, looks_like_normal, normal_reports
+from iobench.fio.text import (
+    OPTIONS_COMPLETE_KEY,
+    OPTIONS_FROM_KEY,
+    looks_like_normal,
+    normal_reports,
+)
 from iobench.fio.textparams import options_shown
 from iobench.invoker import invoker_rights
 from iobench.metrics import job_metrics
@@ -59,6 +66,7 @@ from iobench.records import (
     now_iso,
 )
 from iobench.store.repository import Store
+from iobench.units import listed
 
 _UNKNOWABLE = (
     "the fio job file (only the options fio echoes in its JSON, as typed, and not those "
@@ -104,6 +112,7 @@ def _terse_options(report: dict[str, Any], shown: Callable[[str], Any]) -> None:
             continue
         entry["job options"] = found.effective
         entry[OPTIONS_FROM_KEY] = found.where
+        entry[OPTIONS_COMPLETE_KEY] = found.complete
 
 
 TEXT_FORMATS: tuple[tuple[str, Callable[[str], bool], TextParser], ...] = (
@@ -662,6 +671,8 @@ class _FioInterpreter:
         self.report = report
         self.mtime = mtime
         self.warnings: list[dict[str, Any]] = []
+        self.ambiguous: frozenset[str] = frozenset()  # options left out of the echo
+        self.defaulted: dict[str, dict[str, str]] = {}  # workload -> {option: default}
 
     def warn(
         self,
@@ -865,6 +876,17 @@ class _FioInterpreter:
             )
         if not jobs:
             jobs = list(out.jobs)  # only an aggregate: keep it rather than nothing
+        workloads = [j for j in jobs if j.jobname != LAYOUT_SECTION]
+        if workloads and len(workloads) < len(jobs):
+            jobs = workloads
+            self.warn(
+                "layout-not-imported",
+                "info",
+                f"the job {LAYOUT_SECTION} is the layout of the test file that `iobench suites "
+                "export` writes before the workloads (iobench lays out its test files too, "
+                "and stores no result for it): left out",
+                "none needed; the raw output keeps it",
+            )
         if not jobs:
             where = "client_stats" if client else "jobs"
             raise UserError(
@@ -894,6 +916,7 @@ class _FioInterpreter:
         """(shared options, per-client options by "host:port"), with a warning for the
         options that cannot be attributed to a server."""
         shared, per_client, ambiguous = self.global_options()
+        self.ambiguous = frozenset(ambiguous)
         if ambiguous:
             self.warn(
                 "ambiguous-global-options",
@@ -934,7 +957,11 @@ class _FioInterpreter:
                 found.targets.append(target)
             n = counts[(target, job.jobname)] = counts.get((target, job.jobname), 0) + 1
             workload = job.jobname if n == 1 else f"{job.jobname}#{n}"
-            params = workload_params(options)
+            defaults = self._defaults(raw, options)
+            if defaults:
+                self.defaulted[workload] = defaults
+            params = workload_params({**defaults, **options})
+            job = self._possible(job, params, workload, target)
             error = self._job_error(job, workload, target)
             if error is not None:
                 found.errors.append(f"{workload} on {target}: {error}")
@@ -970,9 +997,69 @@ class _FioInterpreter:
                     target=target,
                     job_options=job_options,
                     description=desc if isinstance(desc, str) else None,
+                    fio_defaults=defaults,
                 )
             )
+        self._warn_about_defaults()
         return found
+
+    def _defaults(self, raw: dict[str, Any], options: dict[str, str]) -> dict[str, str]:
+        """The options the job was left at fio's defaults: when the output is fio 3.x's and
+        holds every option the job was given (fio's JSON echo; a text's command line, job
+        file or iobench's description of the job), not what fio printed of it alone."""
+        major = re.match(r"(\d{1,4})\.", self.output.fio_version or "")
+        # A text without fio's version line: fio 3.x's layout (IOPS=, nsec) says 3.x.
+        fio3 = self.output.output_format != "json" and self.output.latency_unit == "ns"
+        if not (int(major.group(1)) >= 3 if major else fio3):
+            return {}
+        if self.output.output_format != "json" and not raw.get(OPTIONS_COMPLETE_KEY):
+            return {}
+        return fio3_defaults(options, self.ambiguous)
+
+    def _warn_about_defaults(self) -> None:
+        by_option: dict[tuple[str, str], list[str]] = {}
+        for workload, defaults in self.defaulted.items():
+            for option, value in defaults.items():
+                by_option.setdefault((option, value), []).append(workload)
+        if not by_option:
+            return
+        said = "; ".join(
+            f"{option}={value} ({listed(workloads, 3)})"
+            for (option, value), workloads in by_option.items()
+        )
+        self.warn(
+            "fio-defaults",
+            "info",
+            f"fio's output does not state these options, so the jobs ran with fio 3.x's "
+            f"defaults, which are stored as their parameters: {said}",
+            "none needed; suite_def's workloads say which parameters are defaults (fio_defaults)",
+        )
+
+    def _possible(
+        self, job: JobResult, params: dict[str, Any], workload: str, target: str
+    ) -> JobResult:
+        """``job`` without the figures no run could produce, each said in a warning."""
+        depth, numjobs, ramp = params.get("iodepth"), params.get("numjobs"), params.get("ramp_s")
+        job, found = impossible.checked(
+            job,
+            ramp_s=ramp if isinstance(ramp, int | float) else None,
+            iodepth=depth if isinstance(depth, int) else None,
+            # 'All clients' sums every client's jobs
+            numjobs=numjobs if isinstance(numjobs, int) and job.jobname != ALL_CLIENTS else None,
+        )
+        for f in found:
+            done = "left out" if f.left_out else "kept, but do not trust them"
+            self.warn(
+                "impossible-figure",
+                "warning",
+                f"{workload} on {target}: fio's {f.direction} {f.figure} figures cannot be "
+                f"right: {f.why}; {done}",
+                "compare with the raw output (iobench show RUN --raw); measure again with "
+                "a current fio and --output-format=json+",
+                workload=workload,
+                target=target,
+            )
+        return job
 
     def _job_error(self, job: JobResult, workload: str, target: str) -> str | None:
         """The error fio reported for the job; a warning when it reports no IO either."""
@@ -1041,7 +1128,9 @@ class _FioInterpreter:
                 "text-parameters",
                 "info",
                 f"the jobs' parameters were read from {'; '.join(sources)}",
-                "check them with `iobench show RUN`; what the text did not state is null",
+                "check them with `iobench show RUN`; what the text did not state is null, "
+                "or fio's default where the text shows every option the job was given "
+                "(note fio-defaults)",
             )
 
     def _host(self, jobs: list[JobResult]) -> dict[str, Any]:

@@ -118,16 +118,25 @@ def _print_suites(env: Environment, loaded: list[Suite], as_json: bool) -> None:
     "on this host, as `iobench run --pin-to-device` does (cpus_allowed, "
     "cpus_allowed_policy=split).",
 )
+@click.option(
+    "--unfitted",
+    is_flag=True,
+    help="Keep a built-in suite's own numjobs and iodepth. By default the file holds what "
+    "`iobench run` runs on this host: a built-in suite fitted to its CPUs.",
+)
 @pass_env
 def export(env: Environment, /, name: str, output: str, force: bool, **options: Any) -> None:
     """Write SUITE (a built-in suite or a suite file) as a job file that plain fio runs
     as it is: `fio FILE.fio`, on a host with fio and nothing else.
 
-    The file holds the steps `iobench run PATH --suite SUITE` runs, in its order (each
-    section waits for the one before it: stonewall), and says in its comments what iobench
-    does that plain fio does not (its checks, its own test file, the jobs fitted to the
-    CPUs). With --target the target is checked as `run` checks it: a block device or an
-    existing file that the suite writes needs --destructive, and the file warns of it.
+    The file holds the steps `iobench run PATH --suite SUITE` runs on this host, in its
+    order (each section waits for the one before it: stonewall): a built-in suite fitted to
+    this host's CPUs as `run` fits it (the file says which workloads; --unfitted keeps the
+    suite's own numjobs), so that `iobench import` of plain fio's output compares
+    workload for workload with a run. Its comments say what iobench does that plain fio
+    does not (its checks, its own test file). With --target the target is checked as `run`
+    checks it: a block device or an existing file that the suite writes needs
+    --destructive, and the file warns of it.
     Writes nothing but FILE, and an existing FILE only with --force.
 
     \b
@@ -136,6 +145,7 @@ def export(env: Environment, /, name: str, output: str, force: bool, **options: 
       iobench suites export my-suite.toml --target /mnt/vol --runtime 30s --size 4G -o my.fio
       iobench suites export volume --target /dev/sdb --destructive -o volume.fio
       iobench suites export quick --target /mnt/vol --pin-to-device -o pinned.fio
+      iobench suites export quick --unfitted -o quick-as-defined.fio
     """
     from iobench.fio.suitefile import suite_jobfile
     from iobench.output import write_new, write_output
@@ -168,6 +178,7 @@ def _export(
     overwrite_signatures: bool,
     prefill: bool,
     pin_to_device: bool,
+    unfitted: bool,
     file_name: str | None,
 ) -> Export:
     """What `suites export` was asked, checked as `run` checks it: the Export."""
@@ -187,6 +198,11 @@ def _export(
     )
     if prefill and target is None:
         raise click.UsageError("--prefill needs --target: a device or an existing file")
+    if unfitted and pin_to_device:
+        raise click.UsageError(
+            "--unfitted and --pin-to-device exclude each other: pinning runs no more jobs "
+            "than the CPUs of the device's queues"
+        )
     if pin_to_device and target is None:
         raise click.UsageError(
             "--pin-to-device needs --target: the device whose queues the jobs are pinned to"
@@ -201,14 +217,17 @@ def _export(
         )  # fmt: skip
         limit = prepare_target(resolved, suite, request, protected_paths(env.db_path())).size_limit
     pin = None
+    cpus = len(os.sched_getaffinity(0))
     if pin_to_device and target is not None and resolved is not None:
         suite, pin = _pinned(suite, target, resolved.path)
-    cpus = len(os.sched_getaffinity(0))
+        fitted = suite
+    else:
+        fitted = fit_to_cpus(suite, cpus)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Export(
-        suite=suite, target=resolved, size_limit=limit, prefill=prefill,
-        fitted=fit_to_cpus(suite, cpus).fitted, cpus=cpus, created=now, file_name=file_name,
-        pin=pin,
+        suite=suite if unfitted else fitted, target=resolved, size_limit=limit,
+        prefill=prefill, fitted=fitted.fitted, cpus=len(pin.cpus) if pin else cpus,
+        created=now, file_name=file_name, pin=pin, unfitted=unfitted,
     )  # fmt: skip
 
 

@@ -259,3 +259,46 @@ def workload_params(options: Mapping[str, str]) -> dict[str, Any]:
         "rwmixread": rwmixread,
         "options": measurement_options(options, kb_base),
     }
+
+
+# fio 3.x's defaults (fio --cmdhelp) of the options that are iobench's params: the
+# option's names (the first is the one set), its default. Each of these options takes a
+# value (fio 3.33 refuses `direct` or `numjobs` alone: "requires an argument"), so fio's
+# JSON echo, a command line or a job file that names none of them left the job at it.
+# ioengine's default is psync except on Windows (windowsaio): not assumed for a job whose
+# path is a Windows one.
+FIO3_DEFAULTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("rw", "readwrite"), "read"),
+    (("bs", "blocksize", "bsrange", "blocksize_range", "bssplit"), "4096"),
+    (("iodepth",), "1"),
+    (("numjobs",), "1"),
+    (("ioengine",), "psync"),
+    (("direct", "buffered"), "0"),
+    (("ramp_time",), "0"),
+)
+_MIXED = frozenset({"rw", "readwrite", "randrw"})
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:|\\\\)")
+
+
+def fio3_defaults(
+    options: Mapping[str, str], unknown: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """The options ``options`` leaves at fio 3.x's defaults, as ``{option: default}``
+    (``rwmixread`` 50 for a mixed ``rw``); ``unknown``: option names whose value is not
+    known (left out of an echo), never defaulted."""
+    absent = [
+        (names[0], value)
+        for names, value in FIO3_DEFAULTS
+        if not any(n in options or n in unknown for n in names)
+    ]
+    path = options.get("filename") or options.get("directory") or ""
+    found = {
+        name: value
+        for name, value in absent
+        if not (name == "ioengine" and ("\\" in path or _WINDOWS_PATH.match(path)))
+    }
+    rw = (_first({**found, **options}, "rw", "readwrite") or "").split(":")[0].strip()
+    mix = ("rwmixread", "rwmixwrite")
+    if rw in _MIXED and not any(n in options or n in unknown for n in mix):
+        found["rwmixread"] = "50"
+    return found

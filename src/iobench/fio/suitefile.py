@@ -36,6 +36,7 @@ from iobench.fio.jobfile import (
     shape_options,
     why_not_plain,
 )
+from iobench.fio.textparams import DESCRIPTION_PREFIX
 from iobench.model import Fitted, Suite, Target, Workload
 from iobench.suites.fit import fitted_iodepth
 from iobench.suites.options import NAME_RE, OPTION_KEYS, show_value
@@ -49,8 +50,10 @@ WIDTH = 96  # the header's comments are wrapped at this many characters
 class Export:
     """What a suite's job file is made from.
 
-    ``suite``: as `iobench run` takes it (--runtime, --size, --ramp applied), not fitted
-    to this host; ``fitted``: what iobench would fit on this host, with ``cpus`` CPUs.
+    ``suite``: what the file runs: as `iobench run` runs it on this host (--runtime,
+    --size, --ramp applied, a built-in suite fitted to ``cpus`` CPUs), or with
+    ``unfitted`` as the suite defines it; ``fitted``: what iobench fits on this host (in
+    ``suite`` unless ``unfitted``).
     ``target``: None for fio's working directory. ``size_limit``: an existing file's or
     device's size. ``prefill``: its test area is written before the workloads.
     """
@@ -64,6 +67,7 @@ class Export:
     created: str  # when, as the header says it
     file_name: str | None  # the file written, for "run it: fio NAME"; None: stdout
     pin: Pinning | None = None  # --pin-to-device: the suite's workloads are pinned to it
+    unfitted: bool = False  # --unfitted: the built-in suite's own numjobs, not ``fitted``
 
     @property
     def own_file(self) -> bool:
@@ -163,15 +167,19 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
         taken.add(section.lower())
         title = f"workload {quoted(w.name)}" if section != w.name else f"workload {w.name}"
         renamed = section != w.name and NAME_RE.fullmatch(w.name)
+        options = [*shape_options(w), *run_options(w, export.size_of(w))]
+        if dict(w.options).get("time_based") == "0":
+            # fio's default, said: fio's JSON echoes it, so an import knows it was not
+            options.append("time_based=0")
         out.append(
             (
                 section,
                 [
-                    *_comment(f"{title}: {_shape_text(w)}"),
+                    *_comment(f"{title}: {_shape_text(w, _fit_of(export, w))}"),
                     f"[{section}]",
                     *([f"name={w.name}"] if renamed else []),
-                    *shape_options(w),
-                    *run_options(w, export.size_of(w)),
+                    *_description(options),
+                    *options,
                     "stonewall",
                 ],
             )
@@ -179,15 +187,40 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
     return out
 
 
+def _fit_of(export: Export, w: Workload) -> Fitted | None:
+    """How the file's workload ``w`` was fitted to this host's CPUs (None: as defined)."""
+    if export.unfitted:
+        return None
+    return next((f for f in export.fitted if f.workload == w.name), None)
+
+
+# fio's normal text output prints a job's description (``Description  : [...]``) but none
+# of its options beyond rw, bs, ioengine and iodepth: the options said once more there are
+# how `iobench import` knows the workload from that text (fio/textparams.py reads them).
+MAX_DESCRIPTION = 3000  # within the longest line the text reader takes (4096)
+
+
+def _description(options: Sequence[str]) -> list[str]:
+    """``description=`` holding the section's options, or nothing when too long."""
+    text = f"{DESCRIPTION_PREFIX} {' '.join(options)}"
+    return [f"description={text}"] if len(text) <= MAX_DESCRIPTION else []
+
+
 def _jobs(n: int) -> str:
     return "1 job" if n == 1 else f"{n} jobs"
 
 
-def _shape_text(w: Workload) -> str:
+def _shape_text(w: Workload, fit: Fitted | None = None) -> str:
     mix = f" ({w.rwmixread}% reads)" if w.rwmixread is not None else ""
+    fitted = (
+        f" (fitted to {_cpus(fit.cpus)} as `iobench run` runs it here; the suite defines "
+        f"{_jobs(fit.numjobs)} x iodepth {fit.iodepth})"
+        if fit is not None
+        else ""
+    )
     return (
         f"{w.rw}{mix}, {format_bytes(w.bs)} blocks, {_jobs(w.numjobs)} x iodepth "
-        f"{w.iodepth}, {w.ioengine}, {'direct' if w.direct else 'buffered'}"
+        f"{w.iodepth}{fitted}, {w.ioengine}, {'direct' if w.direct else 'buffered'}"
     )
 
 
@@ -240,6 +273,8 @@ def _header(export: Export, sections: Sequence[str]) -> list[str]:
     overridden = sorted(suite.overridden)
     if overridden:
         lines += _comment(f"as `iobench run` runs it with --{', --'.join(overridden)} given")
+    fitted = _fitted_line(export)
+    lines += _comment(fitted) if fitted else []
     lines += ["#", *_run_it(export, sections), *_where(export)]
     lines += ["#", *_comment("what `iobench run` does that plain fio does not:")]
     for note in _around(export):
@@ -317,6 +352,34 @@ def _around(export: Export) -> list[str]:
     return notes
 
 
+def _fits(export: Export) -> str:
+    return ", ".join(
+        f"{f.workload} as {_jobs(f.cpus)} x iodepth "
+        f"{fitted_iodepth(f.iodepth, f.numjobs, f.cpus)} (the suite: "
+        f"{_jobs(f.numjobs)} x iodepth {f.iodepth})"
+        for f in export.fitted
+    )
+
+
+def _fitted_line(export: Export) -> str | None:
+    """What the header says at once of a built-in suite fitted to this host's CPUs."""
+    if not export.suite.builtin or export.pin is not None or export.cpus is None:
+        return None
+    cpus = _cpus(export.cpus)
+    if export.unfitted:
+        return (
+            f"as the suite defines it (--unfitted), not as `iobench run` runs it on the host "
+            f"that exported it ({cpus})" + (f", {_fits(export)}" if export.fitted else "")
+        )
+    if not export.fitted:
+        return f"as `iobench run` runs it on the host that exported it ({cpus}): as defined"
+    return (
+        f"fitted to the host that exported it ({cpus}) as `iobench run` runs it there: "
+        f"{_fits(export)}; on a host with other CPUs export it there, or with --unfitted "
+        "for the suite's own numjobs"
+    )
+
+
 def _fitted_note(export: Export) -> str:
     if not export.suite.builtin:
         return (
@@ -325,18 +388,11 @@ def _fitted_note(export: Export) -> str:
         )
     rule = (
         "it fits a built-in suite to the CPUs of the host it runs on: a workload with more "
-        "jobs than CPUs runs one job per CPU at a deeper queue, the same IOs in flight; "
-        "this file keeps the suite's own numjobs"
+        "jobs than CPUs runs one job per CPU at a deeper queue, the same IOs in flight"
     )
-    if export.cpus is None:
-        return rule
-    if not export.fitted:
-        return f"{rule} (on the host that exported it, {_cpus(export.cpus)}, none is)"
-    fits = [
-        f"{f.workload} as {_jobs(f.cpus)} x iodepth {fitted_iodepth(f.iodepth, f.numjobs, f.cpus)}"
-        for f in export.fitted
-    ]
-    return f"{rule}; on the host that exported it ({_cpus(export.cpus)}) it runs {', '.join(fits)}"
+    if export.unfitted:
+        return f"{rule}; this file keeps the suite's own numjobs (--unfitted)"
+    return f"{rule}; this file holds what it runs on the host that exported it"
 
 
 def _pinned_note(pin: Pinning) -> str:
@@ -366,7 +422,7 @@ _PATH_KEYS = frozenset({"filename", "directory"})
 _KEYS = frozenset(
     {"rw", "bs", "iodepth", "numjobs", "rwmixread", "size", "ioengine", "direct", "runtime"}
     | {"time_based", "ramp_time", "group_reporting", "clat_percentiles", "lat_percentiles"}
-    | {"percentile_list", "randrepeat", "refill_buffers", "end_fsync", "name"}
+    | {"percentile_list", "randrepeat", "refill_buffers", "end_fsync", "name", "description"}
     | _PATH_KEYS
     | set(OPTION_KEYS)
 )
@@ -406,10 +462,22 @@ def _option_problem(line: str) -> str | None:
         return "is not a plain option"
     if key not in _KEYS:
         return "sets an option iobench does not export"
+    if key == "description":
+        return _description_problem(value)
     if key in _PATH_KEYS:
         if plain_filename(value.replace("\\:", ":")) is None or value != value.strip():
             return "names a path fio would not take as it is"
         return None
     if not _VALUE_RE.fullmatch(value):
         return "has a value fio would expand or cut"
+    return None
+
+
+def _description_problem(value: str) -> str | None:
+    """A description is iobench's own: the prefix, then the section's plain options."""
+    words = value.removeprefix(DESCRIPTION_PREFIX + " ").split(" ")
+    if not value.startswith(DESCRIPTION_PREFIX + " ") or any(
+        _option_problem(w) or w.startswith("description=") for w in words
+    ):
+        return "has a description that is not iobench's list of the section's options"
     return None

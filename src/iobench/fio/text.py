@@ -53,6 +53,8 @@ MAX_LINE_CHARS = 4096
 MAX_JOBS = 100_000
 MAX_COMMANDS = 1000
 OPTIONS_FROM_KEY = "(iobench) options from"  # where the job's options were read
+# True when the job's options are all it was given (textparams.Options.complete)
+OPTIONS_COMPLETE_KEY = "(iobench) options complete"
 
 _HINT_BROKEN = (
     "the text looks like fio's normal output but this line is not as fio writes it; "
@@ -86,6 +88,17 @@ _PCT_ENTRY = re.compile(r"([0-9]{1,3}\.[0-9]{1,6})th=\[\s*([0-9]{1,20})\]")
 _CPU = re.compile(r"^\s*cpu\s*: usr=([0-9.]{1,24})%, sys=([0-9.]{1,24})%")
 _ISSUED_3 = re.compile(r"^\s*issued rwts?: total=(\d{1,20}),(\d{1,20}),(\d{1,20})")
 _ISSUED_2 = re.compile(r"^\s*issued\s*: total=r=(\d{1,20})/w=(\d{1,20})/d=(\d{1,20})")
+_DESCRIPTION = re.compile(r"^\s*Description\s*: \[(.{0,4000})\]\s*$")
+# fio 2.2+ prints it under every job: depth= is the job's iodepth (its latency_depth).
+_LATENCY_DEPTH = re.compile(r"^\s*latency\s*: target=\d{1,20}, .{0,80}depth=(\d{1,9})\s*$")
+# What may stand between a fio command line and the output it made in a paste: a code
+# fence (```, ~~~, with a language), a shell prompt alone, an HTML <pre>, a label of at
+# most three words such as "Output:" (not prose, which may quote a command for another
+# output).
+_BETWEEN = re.compile(
+    r"^\s*(?:`{3,}[\w+-]{0,20}|~{3,}[\w+-]{0,20}|\S{0,64}[$#%>]|\[[^\[\]]{1,64}\][$#]|</?pre>|</?code>"
+    r"|(?:[*_]{0,2}[^\W\d][\w-]{0,20}(?: [\w-]{1,20}){0,2}:[*_]{0,2}))\s*$"
+)
 _RUN_STATUS = re.compile(r"^\s*Run status group (\d{1,9}) \(all jobs\):")
 _DISK = re.compile(
     r"^\s*([^\s:]{1,255}): ios=(\d{1,20})/(\d{1,20}), (?:sectors=\d{1,20}/\d{1,20}, )?"
@@ -158,6 +171,8 @@ class _Block:
     issued: tuple[int, int, int] | None = None
     usr: float | None = None
     sys: float | None = None
+    description: str | None = None  # its Description line
+    depth: int | None = None  # the depth= of its latency line: its iodepth
 
 
 @dataclass
@@ -233,6 +248,7 @@ class _TextReader:
         self.current = ""  # the line being read, for messages
         self.line_command: textparams.CommandLine | None = None  # the fio command on it
         self.commands = 0
+        self.continued: str | None = None  # a fio command line continued with " \\"
 
     @property
     def session(self) -> _Session:
@@ -301,8 +317,12 @@ class _TextReader:
         if m and (self.session.client_mode or _starts_output(raw[m.end() :])):
             host, raw = m.group(1), raw[m.end() :]
             self.session.client_mode = True
+        if self.continues(raw):
+            return
+        if self.continued is not None:
+            raw, self.continued = f"{self.continued} {raw.strip()}", None
         self.line_command = self.command(raw)
-        if self.command_line is not None and raw.strip():
+        if self.command_line is not None and raw.strip() and not _BETWEEN.match(raw):
             if not (_starts_output(raw) or self.line_command is not None):
                 self.session.command = None
             self.command_line = None
@@ -323,6 +343,21 @@ class _TextReader:
                 return
             self.in_disks = False
         self.statement(lineno, raw, host)
+
+    def continues(self, raw: str) -> bool:
+        """A fio command line that goes on with `` \\`` at its end (as READMEs show long
+        ones): kept, to be read with the lines that continue it."""
+        if not raw.endswith("\\"):
+            return False
+        if self.continued is not None:
+            self.continued = f"{self.continued} {raw[:-1].strip()}"
+        elif textparams.fio_command(raw[:-1]) is not None:
+            self.continued = raw[:-1].rstrip()
+        else:
+            return False
+        if len(self.continued) > textparams.MAX_COMMAND_CHARS:
+            self.continued = None  # not a command line anyone typed
+        return True
 
     def statement(self, lineno: int, raw: str, host: str | None) -> None:
         """A line outside a table: what starts a session, a block or a part of one."""
@@ -442,6 +477,14 @@ class _TextReader:
         if cpu:
             self.block.usr = self.number(lineno, cpu.group(1), "usr")
             self.block.sys = self.number(lineno, cpu.group(2), "sys")
+            return
+        described = _DESCRIPTION.match(raw)
+        if described and not self.block.directions:
+            self.block.description = described.group(1)
+            return
+        depth = _LATENCY_DEPTH.match(raw)
+        if depth:
+            self.block.depth = int(depth.group(1))
             return
         issued = _ISSUED_3.match(raw) or _ISSUED_2.match(raw)
         if issued:
@@ -841,15 +884,17 @@ def _shown(session: _Session, name: str) -> textparams.Options | None:
 
 
 def _options(session: _Session, part: _Part, block: _Block) -> textparams.Options:
-    found = _shown(session, block.name)
+    """The job's options: as shown with the output (command line, job file), else as its
+    description states them (iobench's export), filled in with what fio printed of the job
+    (its header line, its result lines)."""
     header = session.headers.get((block.name, block.groupid))
+    printed = dict(header[0]) if header is not None else {}
+    if block.depth is not None:
+        printed.setdefault("iodepth", str(block.depth))
+    found = _shown(session, block.name) or _described(block, printed)
     if found is None:
-        found = textparams.Options({}, {}, "fio's job header line")
-        if header is None:
-            found.where = "nowhere (no command line, job file or header line for it)"
-    if header is None:
-        return found
-    printed, clones = header
+        what = "fio's job header line" if header is not None else "fio's result lines"
+        found = textparams.Options({}, {}, what, complete=False)
     effective = found.effective
     filled = []
     for key, names in _HEADER_KEYS.items():
@@ -857,22 +902,44 @@ def _options(session: _Session, part: _Part, block: _Block) -> textparams.Option
             found.own[key] = printed[key]
             filled.append(key)
     if "numjobs" not in effective:
-        numjobs = _numjobs(session, part, block, clones)
+        numjobs = _numjobs(session, part, block, header[1] if header is not None else None)
         if numjobs is not None:
             found.own["numjobs"] = numjobs
             filled.append("numjobs")
-    if filled and not found.where.startswith("fio's job header"):
-        found.where += f" ({', '.join(filled)} from fio's job header line)"
+    if filled and found.complete:
+        where = "fio's job header line" if header is not None else "fio's result lines"
+        found.where += f" ({', '.join(filled)} from {where})"
+    elif filled and header is None:
+        found.where = f"fio's result lines ({', '.join(filled)})"
     return found
 
 
-def _numjobs(session: _Session, part: _Part, block: _Block, clones: bool) -> str | None:
+def _described(block: _Block, printed: dict[str, str]) -> textparams.Options | None:
+    """The options iobench's description of the job states, unless what fio printed of
+    the job says otherwise (the file was changed after the export)."""
+    found = textparams.described(block.description)
+    if found is None:
+        return None
+    for key, value in printed.items():
+        if found.own.get(key, value) != value:
+            return None
+    return found
+
+
+def _numjobs(session: _Session, part: _Part, block: _Block, clones: bool | None) -> str | None:
     """numjobs as the text shows it: 1 for a header line without ``...`` under it; the
     number of result blocks of the job (or its ``jobs=N`` when it is the group's only
-    job and fio reported the group as one) when fio printed ``...``."""
+    job and fio reported the group as one) when fio printed ``...``. Without a header line
+    (``clones`` None), the same from the result lines: a job section's numjobs clones
+    are its blocks, or one block of ``jobs=N`` with group_reporting, which a group of one
+    job section (all the text shows of it) prints."""
+    same = part.blocks_of[(block.name, block.groupid, block.client)]
+    if clones is None:
+        if block.members == 1:
+            return str(same)
+        return str(block.members) if same == 1 else None
     if not clones:
         return "1"
-    same = part.blocks_of[(block.name, block.groupid, block.client)]
     if same > 1:
         return str(same)
     if session.sections_of[block.groupid] == 1 and block.members > 1:
@@ -887,6 +954,8 @@ def _entry(session: _Session, part: _Part, block: _Block) -> dict[str, Any]:
         "groupid": block.groupid,
         "options": options,
         OPTIONS_FROM_KEY: options.where,
+        OPTIONS_COMPLETE_KEY: options.complete,
+        **({"desc": block.description} if block.description is not None else {}),
     }
 
 

@@ -46,11 +46,15 @@ MAX_COMMAND_CHARS = 4096
 @dataclass
 class Options:
     """The options of one job: those shared by its file or command line (``shared``) and
-    its own; ``where`` says where they were read (for the import's warning)."""
+    its own; ``where`` says where they were read (for the import's warning).
+    ``complete``: every option the job was given is here (a command line without job
+    files, a job file, iobench's description), so an option that is not here is at fio's
+    default; not so for what fio printed of a job (its header line, its result lines)."""
 
     shared: dict[str, str]
     own: dict[str, str]
     where: str
+    complete: bool = True
 
     @property
     def effective(self) -> dict[str, str]:
@@ -69,7 +73,10 @@ class CommandLine:
     def job(self, name: str) -> Options | None:
         for job_name, own in self.jobs:
             if job_name == name:
-                return Options(dict(self.shared), dict(own), "the fio command line")
+                # A job file it names may set more (fio reads it before the options).
+                return Options(
+                    dict(self.shared), dict(own), "the fio command line", not self.job_files
+                )
         return None
 
 
@@ -196,6 +203,25 @@ def job_file(lines: list[str]) -> dict[str, Options]:
             # fio cuts a value at ';' or '#' (parse.c strip_blank_end)
             current[kv.group(1)] = "1" if value is None else _COMMENT.split(value)[0].strip()
     return jobs
+
+
+# A job's description as `iobench suites export` writes it: the section's options once
+# more, for fio's normal output, which prints a description but not the options.
+DESCRIPTION_PREFIX = "iobench workload:"
+_DESCRIBED = re.compile(r"([a-z][a-z0-9_]{0,63})=([A-Za-z0-9._:/,%+-]{1,200})")
+
+
+def described(description: str | None) -> Options | None:
+    """The options an iobench description states (``iobench workload: rw=read bs=4096
+    ...``), or None when the description is not one."""
+    if description is None or not description.startswith(DESCRIPTION_PREFIX + " "):
+        return None
+    words = description[len(DESCRIPTION_PREFIX) + 1 : 4096].split(" ")
+    found = [_DESCRIBED.fullmatch(w) for w in words]
+    if not words or any(m is None for m in found):
+        return None
+    own = {m.group(1): m.group(2) for m in found if m is not None}
+    return Options({}, own, "the job's description, where iobench's suites export states them")
 
 
 # fio's job header line. 2.x: ``bs=4K-4K/4K-4K/4K-4K``; 3.x: ``bs=(R) 4096B-4096B, (W) ...``

@@ -17,6 +17,7 @@ from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.runcurves import LimitCell, LimitRow
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
+from iobench.fio.options import UNKNOWN_TARGET
 from iobench.records import RunRecord, TargetRecord
 from iobench.report.context import host_lines
 from iobench.suites.options import PLACEMENT_KEYS
@@ -168,6 +169,16 @@ def target_title(t: TargetRecord) -> str:
     if not t.path or t.path == t.spec:
         return t.spec
     return f"{t.spec} \u2192 {t.path}"
+
+
+def target_heading(t: TargetRecord, detail: str = "") -> str:
+    """A target as the heading of its results: its name and what it is (``detail``: more
+    of its context). An imported target says only what fio's output said of it."""
+    if t.kind != "unknown":
+        return f"{target_title(t)} ({t.kind}{detail})"
+    if t.spec == UNKNOWN_TARGET:
+        return f"a target fio's output does not name (imported{detail})"
+    return f"{target_title(t)} (imported: what it is, fio's output does not say{detail})"
 
 
 def target_summaries(run: RunRecord) -> list[tuple[str, str]]:

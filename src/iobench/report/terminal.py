@@ -21,7 +21,7 @@ from iobench.report.model import (
     mark_kind,
     result_lines,
     shape_cells,
-    target_title,
+    target_heading,
 )
 from iobench.units import (
     format_bytes,
@@ -104,7 +104,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
         used_clat = False
         if not rows:
             console.print(
-                markup_literal(f"{target_title(t)} ({t.kind}{_target_detail(t.context)})")
+                markup_literal(target_heading(t, _target_detail(t.context)))
                 + ": no workload finished",
                 highlight=False,
             )
@@ -113,7 +113,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
             _render_repeated(t, rows, [x for x in lines if x.target == t.spec], console)
             continue
         table = Table(
-            title=markup_literal(f"{target_title(t)} ({t.kind}{_target_detail(t.context)})"),
+            title=markup_literal(target_heading(t, _target_detail(t.context))),
             title_justify="left",
             title_style="bold",
         )
@@ -181,7 +181,7 @@ def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: 
     """One row per workload and direction: the mean over the repetitions with the 95 % CI
     relative to it, and the CV (the figures of the HTML and Markdown reports)."""
     table = Table(
-        title=markup_literal(f"{target_title(t)} ({t.kind}{_target_detail(t.context)})"),
+        title=markup_literal(target_heading(t, _target_detail(t.context))),
         title_justify="left",
         title_style="bold",
         caption="mean ±half-width of its 95 % confidence interval over n repetitions "
