@@ -8,6 +8,7 @@ from rich.table import Table
 
 from iobench.analysis.compare import Cell, Comparison, Row, Setup
 from iobench.analysis.stats import UNSTABLE_CV_PCT, Summary, interval_shown, is_unstable
+from iobench.fio.options import UNKNOWN_TARGET
 from iobench.report.literal import markup_literal
 from iobench.report.model import (
     CLAT_NOTE,
@@ -106,7 +107,8 @@ def render_comparison(c: Comparison, console: Console) -> None:
 
 def _where(s: Setup) -> str:
     """Where a setup ran, without repeating its name when its name is its run."""
-    return f"on {s.target}" if s.name == s.key else f"run {s.run_id} on {s.target}"
+    on = "a target fio's output does not name" if s.target == UNKNOWN_TARGET else s.target
+    return f"on {on}" if s.name == s.key else f"run {s.run_id} on {on}"
 
 
 def _limits_table(view: LimitsView, baseline: str) -> Table:
