@@ -19,7 +19,7 @@ most ``point_s``; the whole stays within ``budget_s``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from iobench.analysis.curves import (
     infer_limits,
     points_from_results,
 )
+from iobench.analysis.throttles import curves_at_throttles
 from iobench.model import Workload
 from iobench.records import ResultRecord
 from iobench.units import fio_duration, format_size_short
@@ -245,9 +246,16 @@ def characterization_document(c: Characterization, p99_under_ns: float | None) -
     }
 
 
-def characterize(points: Sequence[Point], s: Settings, elapsed_s: float) -> Characterization:
+def characterize(
+    points: Sequence[Point],
+    s: Settings,
+    elapsed_s: float,
+    contexts: Mapping[str, dict[str, Any] | None] | None = None,
+) -> Characterization:
+    """The answer from the points measured; ``contexts`` (target -> stored context) tell
+    which plateaus are at a cgroup throttle, and so not the host's."""
     mine = [p for p in points if p.rw == s.rw and p.numjobs == s.numjobs]
-    cs = curves(mine)
+    cs = curves_at_throttles(curves(mine), contexts or {})
     (limits,) = infer_limits(cs) or (None,)
     checks: list[Check] = []
     if limits and limits.iops and limits.bw_bytes:
