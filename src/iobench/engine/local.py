@@ -232,7 +232,8 @@ class LocalRun:
     def _run_chosen(self, run_id: int, p: PreparedTarget, chooser: Chooser) -> None:
         """Ask the chooser for workloads until it has none; each result goes back to it."""
         done: list[ResultRecord] = []
-        while (w := chooser.next_workload(tuple(done))) is not None:
+        ctx = self.preflight.context_of(p.target.spec)
+        while (w := chooser.next_workload(tuple(done), ctx)) is not None:
             # The safety checks and the test file were made for the suite's workloads.
             if (p.created and w.size > p.layout_bytes) or (w.writes and p.readonly):
                 raise ValueError(f"the chooser chose {w.name}, which the checks did not allow")
