@@ -99,6 +99,12 @@ def test_a_host_busy_with_other_work_is_not_fio_cpu_bound() -> None:
             '(pid 77) 10 %; 6 % by smaller processes') in f.message  # fmt: skip
     assert "fio used 1 %: its figures may be lower than the storage allows" in f.message
     assert f.data["fio_pct"] == 1.0 and f.data["processes"][0]["comm"] == "hog"
+    # Beyond the three named, the rest of the processes seen are counted, so the parts add
+    # up to what the host did.
+    five = [(n, f"p{n}", 15.0, False) for n in range(1, 6)]
+    f = _cpu_finding(_host(97.0, 1.0, *five))
+    assert ('"p3" (pid 3) 15 %, 2 more 30 %; 20 % by smaller processes, ones that ended '
+            "meanwhile and interrupts); fio used 1 %") in f.message  # fmt: skip
     # fio and the loop device's kernel threads doing its IO used most of it: fio's.
     f = _cpu_finding(_host(97.0, 40.0, (12, "kworker/u8:1-loop3", 35.0, True),
                            (77, "x", 10.0, False), io=35.0))  # fmt: skip
@@ -187,10 +193,13 @@ def test_a_real_run_beside_busy_processes_names_them(
     assert host["busy_pct"] >= 95, host  # two busy loops on two CPUs
     named = {p["pid"]: p for p in host["processes"]}
     assert set(hogs) <= set(named), host
-    assert sum(named[p]["pct"] for p in hogs) > host["fio_pct"], host
     (f,) = [w for w in doc["warnings"] if w["id"] in ("host-busy", "fio-cpu-bound")]
     assert f["id"] == "host-busy", f
-    assert f'"iobench-hog-1" (pid {hogs[0]})' in f["message"], f["message"]
+    # The message names the three other processes that used the most, as data has them
+    # (with more load on the host, those may be others than the test's two).
+    top = [p for p in f["data"]["processes"] if not p["io"]][:3]
+    for p in top:
+        assert f'"{p["comm"]}" (pid {p["pid"]})' in f["message"], f["message"]
     assert "its figures may be lower than the storage allows" in f["message"]
     assert f["data"]["processes"] == host["processes"]
     # show --json carries what run stored.

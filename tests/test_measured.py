@@ -309,7 +309,10 @@ def test_a_real_run_from_the_page_cache_is_caught(cli: Cli, tmp_path: Path, real
         found[direct] = {w["id"] for w in json.loads(out)["warnings"]}
     if "ram-backed" in found["true"]:
         pytest.skip("tmp_path is in RAM here: every read is a memory read")
-    assert {"cache-suspected", "fio-cpu-bound"} <= found["false"]
+    # fio busy on its CPU: fio-cpu-bound; on a host others kept busy too, fio got less than
+    # its CPU and the finding names their work instead (host-busy, issue 23).
+    assert "cache-suspected" in found["false"], found["false"]
+    assert {"fio-cpu-bound", "host-busy"} & found["false"], found["false"]
     assert not {"cache-suspected", "fio-cpu-bound"} & found["true"], found["true"]
 
 

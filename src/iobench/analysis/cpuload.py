@@ -152,16 +152,19 @@ def fio_text(load: Load) -> str:
 
 
 def others_text(load: Load) -> str:
-    """``"i23-hog" (pid 4242) 48 %, "chromium" (pid 77) 20 %; 25 % by processes iobench
-    did not see (ended meanwhile) and interrupts`` (of all CPUs)."""
-    named = load.others()[:NAMED]
-    parts = [f"{c.shown()} {_pct(c.pct)}" for c in named]
-    rest = load.unseen_pct
-    if rest >= 1:
-        parts_text = ", ".join(parts)
-        unseen = f"{_pct(rest)} by smaller processes, ones that ended meanwhile and interrupts"
-        return f"{parts_text}; {unseen}" if parts else unseen
-    return ", ".join(parts)
+    """``"i23-hog" (pid 4242) 48 %, "chromium" (pid 77) 20 %, "x" (pid 9) 5 %, 2 more 6 %;
+    4 % by smaller processes, ones that ended meanwhile and interrupts`` (of all CPUs): the
+    parts add up to the other work."""
+    others = load.others()
+    parts = [f"{c.shown()} {_pct(c.pct)}" for c in others[:NAMED]]
+    if more := others[NAMED:]:
+        parts.append(f"{len(more)} more {_pct(sum(c.pct for c in more))}")
+    text = ", ".join(parts)
+    if load.unseen_pct >= 1:
+        unseen = f"{_pct(load.unseen_pct)} by smaller processes, ones that ended meanwhile "
+        unseen += "and interrupts"
+        return f"{text}; {unseen}" if text else unseen
+    return text
 
 
 def busy_data(load: Load, per_job: float | None) -> dict[str, Any]:
