@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -63,6 +67,28 @@ def isolated_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     monkeypatch.setenv("IOBENCH_DB", str(path))
     monkeypatch.setenv("XDG_DATA_HOME", str(path.parent / "xdg"))
     return path
+
+
+HOG = "import sys\nopen('/proc/self/comm', 'w').write(sys.argv[1])\nwhile True:\n    pass\n"
+
+
+@pytest.fixture
+def hogs() -> Iterator[list[int]]:
+    """Two busy loops (one per CPU of the 2-CPU test hosts), named iobench-hog-1 and -2: a
+    host busy with other work than fio's. Killed after the test."""
+    procs = [subprocess.Popen([sys.executable, "-c", HOG, f"iobench-hog-{n}"]) for n in (1, 2)]
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(
+            Path(f"/proc/{p.pid}/comm").read_text().strip() != f"iobench-hog-{n}"
+            for n, p in enumerate(procs, 1)
+        ):
+            time.sleep(0.05)
+        yield [p.pid for p in procs]
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
 
 
 @pytest.fixture

@@ -108,10 +108,41 @@ def test_characterize_says_when_no_cap_is_in_reach(
     assert doc["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
         doc["limits"], doc["reasons"]
     )  # fmt: skip
+    # The host set it: fio's work (host-bound) or, on a machine others use too, their work
+    # (host-busy, issue 23); or it was still rising.
     codes = doc["reason_codes"]
-    assert codes["iops"] in ("host-bound", "still-rising"), doc["reasons"]
-    assert codes["bw_bytes"] in ("host-bound", "still-rising"), doc["reasons"]
+    assert codes["iops"] in ("host-bound", "host-busy", "still-rising"), doc["reasons"]
+    assert codes["bw_bytes"] in ("host-bound", "host-busy", "still-rising"), doc["reasons"]
     assert doc["reasons"]["crossover_bs"] == "it needs both limits"
+
+
+def test_a_host_busy_with_other_work_does_not_hide_the_caps(
+    scratch: Scratch, tmp_path: Path, real_fio: str, hogs: list[int]
+) -> None:
+    """Issue 23: two busy loops keep both CPUs busy while characterize runs. Its plateaus
+    are the throttles' (never "host-bound" beside "equal to the throttle"), and the
+    findings say whose work kept the host busy: the loops', named, not fio's."""
+    dev, group = capped_volume(scratch, 64 * MiB, 1200, 40 * MiB)
+    db = tmp_path / "r.db"
+    doc, _ = characterize(group, db, dev)
+    assert doc["reason_codes"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
+        doc["reasons"]
+    )  # fmt: skip
+    assert doc["limits"]["iops"]["value"] == pytest.approx(1200, rel=0.10), doc["table"]
+    assert doc["limits"]["bw_bytes"]["value"] == pytest.approx(40 * MiB, rel=0.10), doc["table"]
+    assert doc["throttles"]["iops"] and doc["throttles"]["bw_bytes"], doc["throttles"]
+    for c in doc["curves"]:
+        if c["bs"] in (4096, MiB):  # the climbs: their plateaus at the caps
+            assert c["host_bound"] is None and c["throttle"], c
+    code, text, _ = iobench_in(group, db, "show", "latest")
+    assert code == 0 and "host-bound" not in text and "equal to the read" in text
+    run = json.loads(iobench_in(group, db, "show", "latest", "--json")[1])
+    busy = [w for w in run["warnings"] if w["id"] in ("host-busy", "fio-cpu-bound")]
+    assert busy and {w["id"] for w in busy} == {"host-busy"}, busy
+    for w in busy:  # at the caps all the same: information, not a warning
+        assert w["severity"] == "info" and "reached the throttle all the same" in w["message"]
+    named = {p["comm"] for w in busy for p in w["data"]["processes"]}
+    assert {"iobench-hog-1", "iobench-hog-2"} <= named, named
 
 
 def test_sweep_measures_the_matrix_and_finds_the_same_caps(

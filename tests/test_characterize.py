@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -32,11 +34,13 @@ def capped_device(iops_cap: float, bw_cap: float, floor_us: float = 200.0) -> De
     return measure
 
 
-def run_planner(device: Device, s: Settings, seconds: float = 5.0) -> tuple[list[Probe], str]:
+def run_planner(
+    device: Device, s: Settings, seconds: float = 5.0, contexts: Any = None
+) -> tuple[list[Probe], str]:
     points: list[Point] = []
     probes: list[Probe] = []
     while True:
-        decision = next_probe(points, s, elapsed_s=seconds * len(points))
+        decision = next_probe(points, s, elapsed_s=seconds * len(points), contexts=contexts)
         if decision.probe is None:
             assert decision.stop is not None
             return probes, decision.stop
@@ -117,3 +121,33 @@ def test_a_probe_is_a_steady_state_workload() -> None:
     assert dict(w.options) == {"ss": "iops:5%", "ss_dur": "3s", "ss_ramp": "1s"}
     short = probe_workload(Probe(4096, 1, "climb"), Settings(point_s=4))
     assert dict(short.options) == {"ss": "iops:5%", "ss_dur": "2s", "ss_ramp": "0s"}
+
+
+def test_a_busy_host_does_not_hide_a_throttled_volumes_limits() -> None:
+    """Issue 23: other processes keep the host's CPUs 97 % busy while a volume throttled to
+    5,000 IOPS and 200 MiB/s is characterized. Knowing the throttles (the target's stored
+    context), the planner checks the crossover and finds both limits, the throttles'; not
+    knowing them, the plateaus may be the busy host's, and it says so (host-busy)."""
+    capped = capped_device(5000, 200 * 2**20)
+
+    def busy(bs: int, qd: int) -> Point:
+        return replace(capped(bs, qd), host_busy_pct=97.0, host_max_cpu_pct=98.0,
+                       fio_host_pct=5.0, others_host_pct=88.0, unseen_host_pct=3.0)  # fmt: skip
+
+    throttles = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 5000,
+                  "read_bps": 200 * 2**20}]  # fmt: skip
+    contexts = {"/dev/vol": {"throttles": {"limits": throttles}}}
+    s = Settings(point_s=4)
+    probes, stop = run_planner(busy, s, contexts=contexts)
+    assert any(p.why == "crossover check" for p in probes) and stop.startswith("done")
+    c = characterize([busy(p.bs, p.iodepth) for p in probes], s, 0.0, contexts)
+    assert c.limits is not None and c.limits.codes == {}
+    assert c.limits.iops is not None and c.limits.iops.value == pytest.approx(5000, rel=0.01)
+    assert all(cv.throttle and cv.host_bound() is None for cv in c.curves if cv.bs in (4096, 2**20))
+    out = io.StringIO()
+    render_characterization(c, Console(file=out, width=200), None)
+    assert "host-bound" not in out.getvalue() and "busy with other work" not in out.getvalue()
+    probes, _ = run_planner(busy, s)
+    assert not any(p.why == "crossover check" for p in probes)
+    c = characterize([busy(p.bs, p.iodepth) for p in probes], s, 0.0)
+    assert c.limits is not None and c.limits.codes["iops"] == "host-busy"

@@ -3,6 +3,7 @@ points with known answers, and a recorded block-size sweep from another project.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,73 @@ def test_a_block_size_at_the_crossover_does_not_hide_a_limit() -> None:
     assert lim.iops.value == pytest.approx(cap_iops, rel=0.01)
     assert lim.bw_bytes.value == pytest.approx(cap_bw, rel=0.01)
     assert {b.bs: b.binds for b in lim.table}[16384] == "both"
+
+
+def _busy(p: Point, busy: float, fio: float, others: float, unseen: float = 0.0) -> Point:
+    """``p`` on a host ``busy`` % busy: fio's work ``fio`` %, other processes named
+    ``others`` %, the rest unseen (issue 23's attribution)."""
+    return replace(p, host_busy_pct=busy, host_max_cpu_pct=busy, fio_host_pct=fio,
+                   others_host_pct=others, unseen_host_pct=unseen)  # fmt: skip
+
+
+def test_a_host_busy_with_other_work_does_not_make_a_plateau_host_bound() -> None:
+    """Issue 23: the host's CPUs were 97 % busy, but not with fio's work: the plateau is
+    not fio's limit (host-bound) but may be lower than the storage allows (host-busy)."""
+    small = [_busy(capped(4096, qd), 97.0, 2.0, 90.0, 5.0) for qd in (4, 8, 16)]
+    large = [capped(1 << 20, qd) for qd in (1, 2, 4)]
+    (c, _) = curves(small + large)
+    assert c.host_bound() is None
+    assert c.busy_elsewhere() == (
+        "the host's CPUs were 97 % busy with other work (fio and the kernel threads doing "
+        "its IO 2 %)"
+    )
+    (lim,) = infer_limits(curves(small + large))
+    assert lim.iops is None and lim.codes["iops"] == "host-busy"
+    assert "may be lower than the storage allows" in lim.reasons["iops"]
+    # The same load from fio and the kernel threads doing its IO: host-bound.
+    fio = [_busy(capped(4096, qd), 97.0, 80.0, 10.0, 7.0) for qd in (4, 8, 16)]
+    (lim,) = infer_limits(curves(fio + large))
+    assert lim.codes["iops"] == "host-bound"
+    assert (
+        "more for fio than for other work (fio and the kernel threads doing its IO 80 %"
+        in (lim.reasons["iops"])
+    )
+    # Half the host busy (one whole CPU of two): with fio's work host-bound, with others'
+    # busy elsewhere; at 30 % it had room to spare: neither.
+    assert _busy(capped(4096, 8), 60.0, 45.0, 10.0).host_bound() is not None
+    assert _busy(capped(4096, 8), 60.0, 5.0, 50.0).host_bound() is None
+    assert _busy(capped(4096, 8), 60.0, 5.0, 50.0).busy_elsewhere() is not None
+    assert _busy(capped(4096, 8), 30.0, 5.0, 25.0).busy_elsewhere() is None
+    # One plateau point with room to spare makes it the storage's plateau.
+    room = [_busy(capped(4096, qd), 97.0, 2.0, 90.0) for qd in (4, 8)]
+    room.append(_busy(capped(4096, 16), 30.0, 2.0, 25.0))
+    (c,) = curves(room)
+    assert c.busy_elsewhere() is None and c.host_bound() is None
+    # One kernel thread doing its IO at 90 % of one CPU: host-bound.
+    one = replace(_busy(capped(4096, 8), 55.0, 20.0, 30.0), io_thread_max_pct=90.0)
+    assert one.host_bound() == (
+        "a kernel thread doing its IO kept one CPU 90 % busy (a loop or network block device "
+        "worker)"
+    )
+
+
+def test_a_plateau_at_a_throttle_is_the_throttles_not_the_hosts() -> None:
+    """Issue 23: characterize printed "host-bound at its plateau" beside "equal to the
+    throttle". A plateau at a throttle is the throttle's, whatever the host did."""
+    from iobench.analysis.throttles import curves_at_throttles, with_throttles
+
+    limits = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 5000,
+               "read_bps": 200_000_000}]  # fmt: skip
+    ctx = {"throttles": {"limits": limits}}
+    pts = [point(4096, qd, v, fio_cpu=97.0) for qd, v in ((8, 5000.0), (16, 5010.0), (32, 4990.0))]
+    pts += [capped(1 << 20, qd) for qd in (1, 2, 4)]
+    cs = curves_at_throttles(curves(pts), {"/dev/vol": ctx})
+    assert cs[0].throttle == "the read 5.00k IOPS throttle on loop3 (cgroup v1 /vol)"
+    assert cs[0].host_bound() is None and cs[0].busy_elsewhere() is None
+    assert curve_document(cs[0])["throttle"] == cs[0].throttle
+    (lim,) = infer_limits(cs)
+    lim = with_throttles(lim, ctx)
+    assert lim.iops is not None and lim.throttles["iops"] == cs[0].throttle
+    # Without the throttle, the same figures are fio's CPU's.
+    (lim,) = infer_limits(curves(pts))
+    assert lim.codes["iops"] == "host-bound"

@@ -282,6 +282,59 @@ def test_unwritten_reads_and_prefill(cli: Cli, scratch: Scratch, tmp_path: Path)
     assert "holes of a sparse file" in f["message"]
 
 
+READS_AND_WRITES = """\
+[[workload]]
+name = "w-rand"
+rw = "randwrite"
+[[workload]]
+name = "rr2"
+rw = "randread"
+[[workload]]
+name = "w-seq"
+rw = "write"
+bs = "1M"
+[[workload]]
+name = "seq-read"
+rw = "read"
+"""
+
+
+def _unwritten_named(doc: dict[str, Any]) -> list[str]:
+    found = [w for w in doc["warnings"] if w["id"] == "unwritten-read"]
+    return list(found[0]["data"]["workloads"]) if found else []
+
+
+@pytest.mark.root
+def test_every_read_of_never_written_blocks_is_named_on_a_device_and_a_file(
+    cli: Cli, scratch: Scratch, tmp_path: Path
+) -> None:
+    """Issue 23: rr (first), then a time-based random write, rr2 (still reads blocks it left
+    unwritten), a sequential write of the whole area, seq-read (reads what it wrote)."""
+    mixed = suite(tmp_path, extra=READS_AND_WRITES, name="mixed.toml")
+    reads = suite(
+        tmp_path, extra='[[workload]]\nname = "rr2"\nrw = "randread"\n', name="reads.toml"
+    )
+    holes = tmp_path / "sparse.dat"
+    holes.write_bytes(b"")
+    os.truncate(holes, 8 * MiB)
+    for target in (scratch.loop(), str(holes)):  # zeros on a sparse device; a file's holes
+        code, doc = doctor(cli, target, "-s", mixed, "--destructive")
+        assert code == 0 and _unwritten_named(doc) == ["rr", "rr2"], doc["warnings"]
+        (f,) = [w for w in doc["warnings"] if w["id"] == "unwritten-read"]
+        assert "2 reading workloads read blocks no workload before them wrote" in f["message"]
+        assert (
+            "rr2 (after w-rand, whose random writes leave part of the area unwritten)"
+            in (f["message"])
+        )
+        assert _unwritten_named(doctor(cli, target, "-s", reads)[1]) == ["rr", "rr2"]
+    # A suite that writes first is looked at too: its later reads may read unwritten blocks.
+    writes_first = suite(tmp_path, extra=READS_AND_WRITES, name="w.toml")
+    first = Path(writes_first)
+    first.write_text(first.read_text().replace('rw = "randread"', 'rw = "randwrite"', 1))
+    code, doc = doctor(cli, scratch.loop(), "-s", writes_first, "--destructive")
+    assert code == 0 and _unwritten_named(doc) == ["rr2"], doc["warnings"]
+
+
 @pytest.mark.root
 def test_random_io_on_a_spinning_disk_with_high_expectations(
     cli: Cli, scratch: Scratch, tmp_path: Path

@@ -304,7 +304,74 @@ def test_reads_of_an_area_never_written() -> None:
     assert "holes of a sparse file" in method_findings(_suite(_w()), holes, 8)[0].message
     assert _ids(_suite(_w()), replace(sparse, unwritten_share=0.2)) == []
     assert _ids(_suite(_w()), replace(sparse, prefill=True)) == []
-    # Reads after a workload that writes the area read what it wrote.
-    writes_first = _suite(_w("w1", rw="randwrite"), _w("r1"))
+    # Reads after a sequential write of the whole area read what it wrote.
+    writes_first = _suite(_w("w1", rw="write"), _w("r1"))
     assert _ids(writes_first, sparse) == []
     assert _ids(_suite(_w("r0"), _w("w1", rw="randwrite")), sparse) == ["unwritten-read"]
+
+
+def _unwritten(*workloads: Workload, share: float = 1.0, prefill: bool = False) -> Finding | None:
+    """The unwritten-read finding of a suite on a device whose area is ``share`` unwritten."""
+    facts = replace(
+        _facts(), kind="block", unwritten_share=share, unwritten_how="zeros", prefill=prefill
+    )
+    found = [f for f in method_findings(_suite(*workloads), facts, 8) if f.id == "unwritten-read"]
+    return found[0] if found else None
+
+
+def _named(f: Finding | None) -> list[str]:
+    return list((f.data or {})["workloads"]) if f else []
+
+
+def test_every_read_of_never_written_blocks_is_named() -> None:
+    """Issue 23: not only the first reading workload. A time-based random write leaves
+    part of the area unwritten, so the reads after it still read never-written blocks; a
+    sequential write of the whole area does not."""
+    quick = load_builtin("quick").workloads  # rr, rw, rr x4, rw x4, read, write
+    f = _unwritten(*quick)
+    assert _named(f) == ["randread-4k-qd1", "randread-4k-qd32x4", "read-256k-qd32x4"]
+    assert f is not None and "3 reading workloads read blocks no workload before them" in f.message
+    assert "randread-4k-qd1 (before any write)" in f.message
+    assert (
+        "randread-4k-qd32x4 (after randwrite-4k-qd1, whose random writes leave part of the "
+        "area unwritten)"
+    ) in f.message
+    # Reads before, between and after writes of each kind.
+    r1, r2, r3 = _w("r1"), _w("r2", rw="read"), _w("r3", rw="randrw")
+    seq, rand = _w("seq", rw="write"), _w("rand", rw="randwrite")
+    assert _named(_unwritten(r1, seq, r2, r3)) == ["r1"]
+    assert _named(_unwritten(seq, r1, rand, r2)) == []
+    assert _named(_unwritten(rand, r1, r2, seq, r3)) == ["r1", "r2"]
+    assert _named(_unwritten(r1, r2, r3)) == ["r1", "r2", "r3"]
+    assert _named(_unwritten(seq, r1, rand, r2, share=0.2)) == []  # written before
+    assert _named(_unwritten(r1, rand, r2, prefill=True)) == []
+    # A mixed workload reads as it writes: its own reads count, and it writes only part.
+    assert _named(_unwritten(_w("mix", rw="randrw"), r1)) == ["mix", "r1"]
+    assert _named(_unwritten(_w("mix", rw="randrw", rwmixread=0), r1)) == ["r1"]
+    # A smaller sequential write covers only its own area: a larger read goes beyond it.
+    small = _w("small", rw="write", size=64 << 20)
+    f = _unwritten(small, _w("big", size=1 << 30))
+    assert _named(f) == ["big"] and "which writes only the first 64 MiB" in (f.message if f else "")
+    assert _named(_unwritten(small, _w("inside", size=32 << 20))) == []
+
+
+def test_random_writes_that_cover_the_area_and_trims_that_unwrite_it() -> None:
+    r = _w("r")
+    # Not time-based, with fio's random map: every block once (it ends when all are done).
+    whole = _w("rand", rw="randwrite", options=(("time_based", "0"),))
+    assert _named(_unwritten(whole, r)) == []
+    nomap = _w("rand", rw="randwrite", options=(("time_based", "0"), ("norandommap", "1")))
+    assert _named(_unwritten(nomap, r)) == ["r"]
+    zipf = _w(
+        "rand", rw="randwrite", options=(("time_based", "0"), ("random_distribution", "zipf:1.2"))
+    )
+    assert _named(_unwritten(zipf, r)) == ["r"]
+    mixed_seq = _w("seq", rw="write", options=(("percentage_random", "50"),))
+    assert _named(_unwritten(mixed_seq, r)) == ["r"]
+    # A trim unwrites what was written, also on an area that was written before the run.
+    trim = _w("trim", rw="randtrim")
+    f = _unwritten(_w("seq", rw="write"), trim, r, share=0.0)
+    assert _named(f) == ["r"] and f is not None
+    assert "a trim discards blocks of the test area" in f.message
+    assert "r (after trim, which discards blocks of the area)" in f.message
+    assert _named(_unwritten(trim, _w("seq", rw="trimwrite"), r, share=0.0)) == []

@@ -250,8 +250,9 @@ def test_fio_or_the_host_busy_near_a_full_cpu() -> None:
     disk = _target(transport="nvme")
     (f,) = measured_findings(_run(disk, _result(cpu={"usr_pct": 40.0, "sys_pct": 55.0})))
     assert f.id == "fio-cpu-bound" and "95 % of a CPU" in f.message
+    # Stored before iobench said whose work it was: busy, but not said to be fio's.
     (f,) = measured_findings(_run(disk, _result(host_cpu={"busy_pct": 98.0})))
-    assert "host's CPUs were 98 % busy" in f.message
+    assert f.id == "host-busy" and "host's CPUs were 98 % busy" in f.message
     assert _ids(_run(disk, _result(cpu={"usr_pct": 30.0, "sys_pct": 40.0}))) == []
 
 
@@ -308,7 +309,10 @@ def test_a_real_run_from_the_page_cache_is_caught(cli: Cli, tmp_path: Path, real
         found[direct] = {w["id"] for w in json.loads(out)["warnings"]}
     if "ram-backed" in found["true"]:
         pytest.skip("tmp_path is in RAM here: every read is a memory read")
-    assert {"cache-suspected", "fio-cpu-bound"} <= found["false"]
+    # fio busy on its CPU: fio-cpu-bound; on a host others kept busy too, fio got less than
+    # its CPU and the finding names their work instead (host-busy, issue 23).
+    assert "cache-suspected" in found["false"], found["false"]
+    assert {"fio-cpu-bound", "host-busy"} & found["false"], found["false"]
     assert not {"cache-suspected", "fio-cpu-bound"} & found["true"], found["true"]
 
 

@@ -19,7 +19,7 @@ most ``point_s``; the whole stays within ``budget_s``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from iobench.analysis.curves import (
     infer_limits,
     points_from_results,
 )
+from iobench.analysis.throttles import curves_at_throttles
 from iobench.model import Workload
 from iobench.records import ResultRecord
 from iobench.units import fio_duration, format_size_short
@@ -112,10 +113,16 @@ def _plateau_qd(cs: Sequence[Curve], s: Settings) -> int:
     return min(s.max_qd, 2 * max(knees, default=1))
 
 
-def next_probe(points: Sequence[Point], s: Settings, elapsed_s: float) -> Decision:
-    """What to measure next, given every point so far and the seconds spent."""
+def next_probe(
+    points: Sequence[Point],
+    s: Settings,
+    elapsed_s: float,
+    contexts: Mapping[str, dict[str, Any] | None] | None = None,
+) -> Decision:
+    """What to measure next, given every point so far and the seconds spent (and the
+    targets' contexts: a plateau at a throttle is the throttle's, whatever the host did)."""
     mine = [p for p in points if p.rw == s.rw and p.numjobs == s.numjobs]
-    by_bs = {c.bs: c for c in curves(mine)}
+    by_bs = {c.bs: c for c in curves_at_throttles(curves(mine), contexts or {})}
     probe = _climb(by_bs.get(s.small_bs), s.small_bs, s) or _climb(
         by_bs.get(s.large_bs), s.large_bs, s
     )
@@ -245,9 +252,16 @@ def characterization_document(c: Characterization, p99_under_ns: float | None) -
     }
 
 
-def characterize(points: Sequence[Point], s: Settings, elapsed_s: float) -> Characterization:
+def characterize(
+    points: Sequence[Point],
+    s: Settings,
+    elapsed_s: float,
+    contexts: Mapping[str, dict[str, Any] | None] | None = None,
+) -> Characterization:
+    """The answer from the points measured; ``contexts`` (target -> stored context) tell
+    which plateaus are at a cgroup throttle, and so not the host's."""
     mine = [p for p in points if p.rw == s.rw and p.numjobs == s.numjobs]
-    cs = curves(mine)
+    cs = curves_at_throttles(curves(mine), contexts or {})
     (limits,) = infer_limits(cs) or (None,)
     checks: list[Check] = []
     if limits and limits.iops and limits.bw_bytes:
@@ -256,7 +270,7 @@ def characterize(points: Sequence[Point], s: Settings, elapsed_s: float) -> Char
                 continue
             model = min(limits.iops.value, limits.bw_bytes.value / c.bs)
             checks.append(Check(c.bs, c.best.iops, model))
-    decision = next_probe(points, s, elapsed_s)
+    decision = next_probe(points, s, elapsed_s, contexts)
     return Characterization(
         settings=s,
         limits=limits,
@@ -284,8 +298,11 @@ class CharacterizeChooser:
     def definition(self) -> dict[str, Any]:
         return {"kind": "characterize", "settings": self.settings.as_dict()}
 
-    def next_workload(self, done: Sequence[ResultRecord]) -> Workload | None:
-        decision = next_probe(points_from_results(done), self.settings, self.elapsed_s)
+    def next_workload(
+        self, done: Sequence[ResultRecord], context: dict[str, Any] | None = None
+    ) -> Workload | None:
+        contexts = {r.target: context for r in done}
+        decision = next_probe(points_from_results(done), self.settings, self.elapsed_s, contexts)
         self.stop = decision.stop
         return None if decision.probe is None else probe_workload(decision.probe, self.settings)
 

@@ -9,7 +9,9 @@ bs)``: the IOPS limit binds for small blocks, the bandwidth limit for large ones
 **crossover** block size is ``bw_limit / iops_limit`` (the block-volume guide's table).
 
 Only a limit that was reached is reported. A plateau is not the storage's when the host was
-the bottleneck (fio's CPU, the host's CPUs, or one CPU pegged by a kernel thread); a curve
+the bottleneck (fio's CPU, the host's CPUs busy with fio's work, or one CPU pegged by a
+kernel thread doing its IO), unless it is at a cgroup throttle (then it is the
+throttle's: analysis.throttles.curves_at_throttles); a curve
 still rising at its last point has not shown its limit; and a block-size range where one
 limit binds everywhere cannot show the other. Each such case gives a reason instead of a
 number.
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from iobench.analysis.cpuload import busiest_io_thread, fio_leads, load_of
 from iobench.analysis.histogram import merge_bins, percentiles_from_bins
 from iobench.analysis.results import is_ok, latency_value, section
 from iobench.analysis.stats import summarize
@@ -36,8 +39,10 @@ BINDING_FRACTION = 0.9
 # Little's law: IOPS x mean latency should be the outstanding IOs within this factor.
 LITTLE_TOLERANCE = 0.25
 # The host, not the storage, may be the bottleneck at a point when fio's job used this
-# much of a CPU, the host's CPUs were this busy on average (half of all CPUs: on a 2-CPU
-# host, one whole CPU), or its busiest CPU this busy.
+# much of a CPU, fio and the kernel threads doing its IO kept the host's CPUs this busy
+# (half of all CPUs: on a 2-CPU host, one whole CPU), or one such thread kept one CPU this
+# busy. Results stored before iobench said whose work it was: the host's CPUs this busy,
+# or its busiest CPU, whoever used them.
 FIO_CPU_BOUND_PCT = 85.0
 HOST_BUSY_PCT = 50.0
 ONE_CPU_BUSY_PCT = 80.0
@@ -65,6 +70,13 @@ class Point:
     fio_cpu_pct: float | None = None  # usr + sys of fio's job, % of one CPU
     host_busy_pct: float | None = None  # all the host's CPUs
     host_max_cpu_pct: float | None = None  # the busiest CPU
+    # fio's processes and the kernel threads doing its IO, % of all CPUs (None: not
+    # recorded); the other processes named, likewise; the busiest kernel thread doing its
+    # IO, % of one CPU (None: not sampled). analysis.cpuload.
+    fio_host_pct: float | None = None
+    others_host_pct: float | None = None
+    unseen_host_pct: float | None = None  # busy, but no process was seen to use it
+    io_thread_max_pct: float | None = None
     seconds: float | None = None  # how long it ran
     # The per-second IOPS its interval comes from (fio's steady window, else its log).
     samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
@@ -82,18 +94,59 @@ class Point:
     def bw_high(self) -> float:
         return self.bw_bytes * self.iops_high / self.iops if self.iops else 0.0
 
-    def host_bound(self) -> str | None:
-        """Why the host, not the storage, may have set this point's figures; None if not."""
-        if self.fio_cpu_pct is not None and self.fio_cpu_pct >= FIO_CPU_BOUND_PCT:
-            return f"fio used {self.fio_cpu_pct:.0f} % of a CPU per job"
+    def host_load(self) -> str | None:
+        """How busy the host was, when that may have held this point down: ``the host's
+        CPUs were 60 % busy`` (half of them: one whole CPU on a 2-CPU host), ``one CPU was
+        85 % busy``; None when it had room to spare."""
         if self.host_busy_pct is not None and self.host_busy_pct >= HOST_BUSY_PCT:
             return f"the host's CPUs were {self.host_busy_pct:.0f} % busy"
         if self.host_max_cpu_pct is not None and self.host_max_cpu_pct >= ONE_CPU_BUSY_PCT:
+            return f"one CPU was {self.host_max_cpu_pct:.0f} % busy"
+        return None
+
+    def _fios(self) -> bool:
+        """The host's load was fio's work more than any other (analysis.cpuload)."""
+        return fio_leads(
+            self.fio_host_pct or 0.0, self.others_host_pct or 0.0, self.unseen_host_pct or 0.0
+        )
+
+    def host_bound(self) -> str | None:
+        """Why fio (its jobs, or the kernel threads doing its IO), on this host, may have
+        set this point's figures; None if not. A host busy with other work does not make
+        it (:meth:`busy_elsewhere`)."""
+        if self.fio_cpu_pct is not None and self.fio_cpu_pct >= FIO_CPU_BOUND_PCT:
+            return f"fio used {self.fio_cpu_pct:.0f} % of a CPU per job"
+        io_thread = self.io_thread_max_pct
+        if io_thread is not None and io_thread >= ONE_CPU_BUSY_PCT:
             return (
-                f"one CPU was {self.host_max_cpu_pct:.0f} % busy (a kernel thread such as a "
-                "loop or network block device worker)"
+                f"a kernel thread doing its IO kept one CPU {io_thread:.0f} % busy (a loop or "
+                "network block device worker)"
+            )
+        load = self.host_load()
+        if load is None or self.fio_host_pct is None:  # whose work: not recorded
+            return load and (
+                f"{load} (a kernel thread such as a loop or network block device worker)"
+                if load.startswith("one CPU")
+                else load
+            )
+        if self._fios():
+            others = (self.others_host_pct or 0.0) + (self.unseen_host_pct or 0.0)
+            return (
+                f"{load}, more for fio than for other work (fio and the kernel threads doing "
+                f"its IO {self.fio_host_pct:.0f} %, other work {others:.0f} %)"
             )
         return None
+
+    def busy_elsewhere(self) -> str | None:
+        """Why this point's figures may be lower than the storage allows: the host was busy
+        (:meth:`host_load`) with work that was not fio's; None if not (or not recorded)."""
+        load = self.host_load()
+        if load is None or self.fio_host_pct is None or self.host_bound():
+            return None
+        return (
+            f"{load} with other work (fio and the kernel threads doing its IO "
+            f"{self.fio_host_pct:.0f} %)"
+        )
 
 
 # -- points from stored results ---------------------------------------------------------------
@@ -170,10 +223,27 @@ def _one_point(r: ResultRecord) -> Point | None:
         fio_cpu_pct=None if usr is None or sys_ is None else usr + sys_,
         host_busy_pct=_number(host.get("busy_pct")),
         host_max_cpu_pct=_number(host.get("max_cpu_busy_pct")),
+        **_fio_side(metrics),
         seconds=_seconds(r),
         samples=tuple(per_second),
         bins={int(k): int(v) for k, v in (bins_raw or {}).items()},
     )
+
+
+def _fio_side(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """A point's ``fio_host_pct`` and ``io_thread_max_pct`` (analysis.cpuload)."""
+    load = load_of(metrics)
+    if load is None or not load.attributed:
+        return dict.fromkeys(
+            ("fio_host_pct", "others_host_pct", "unseen_host_pct", "io_thread_max_pct")
+        )
+    busiest = busiest_io_thread(load)
+    return {
+        "fio_host_pct": load.fio_side_pct,
+        "others_host_pct": load.others_pct,
+        "unseen_host_pct": load.unseen_pct,
+        "io_thread_max_pct": None if busiest is None else load.one_cpu_pct(busiest),
+    }
 
 
 def _mean_point(points: Sequence[Point]) -> Point:
@@ -208,6 +278,10 @@ def _mean_point(points: Sequence[Point]) -> Point:
         fio_cpu_pct=avg(p.fio_cpu_pct for p in points),
         host_busy_pct=avg(p.host_busy_pct for p in points),
         host_max_cpu_pct=avg(p.host_max_cpu_pct for p in points),
+        fio_host_pct=avg(p.fio_host_pct for p in points),
+        others_host_pct=avg(p.others_host_pct for p in points),
+        unseen_host_pct=avg(p.unseen_host_pct for p in points),
+        io_thread_max_pct=avg(p.io_thread_max_pct for p in points),
         seconds=sum(p.seconds or 0.0 for p in points),
         samples=tuple(v for p in points for v in p.samples),
         bins=bins,
@@ -267,6 +341,9 @@ class Curve:
     bs: int
     numjobs: int
     points: tuple[Point, ...]  # by outstanding IO
+    # The cgroup throttle its plateau is at (analysis.throttles.curves_at_throttles): the
+    # plateau is the throttle's, whatever the host did.
+    throttle: str | None = None
 
     @property
     def best(self) -> Point:
@@ -309,9 +386,23 @@ class Curve:
     def host_bound(self) -> str | None:
         """Why the host may have set the plateau; None if it did not. Only when every
         plateau point was host-bound: one where the host had room to spare and throughput
-        still did not rise shows the storage's limit."""
+        still did not rise shows the storage's limit. Never at a throttle: the throttle set
+        the plateau."""
+        if self.throttle:
+            return None
         whys = [p.host_bound() for p in self.plateau]
         return whys[0] if all(whys) else None
+
+    def busy_elsewhere(self) -> str | None:
+        """Why the plateau may be lower than the storage allows: at every plateau point the
+        host was busy, and at some with other work than fio's (:meth:`Point.busy_elsewhere`);
+        None otherwise, and at a throttle (which set the plateau)."""
+        if self.throttle:
+            return None
+        whys = [p.busy_elsewhere() for p in self.plateau]
+        if not all(w or p.host_bound() for w, p in zip(whys, self.plateau, strict=True)):
+            return None  # a point with room to spare: the storage's plateau
+        return next((w for w in whys if w), None)
 
     def little(self) -> list[LittleCheck]:
         out = []
@@ -343,6 +434,10 @@ def point_document(p: Point) -> dict[str, Any]:
         "fio_cpu_pct": p.fio_cpu_pct,
         "host_busy_pct": p.host_busy_pct,
         "host_max_cpu_pct": p.host_max_cpu_pct,
+        "fio_host_pct": p.fio_host_pct,
+        "others_host_pct": p.others_host_pct,
+        "unseen_host_pct": p.unseen_host_pct,
+        "io_thread_max_pct": p.io_thread_max_pct,
         "seconds": p.seconds,
     }
 
@@ -366,6 +461,7 @@ def curve_document(c: Curve, p99_under_ns: float | None = None) -> dict[str, Any
         },
         "latency_floor_ns": c.latency_floor_ns,
         "host_bound": c.host_bound(),
+        "throttle": c.throttle,
         "p99_under_ns": p99_under_ns,
         "best_under_p99": None if under is None else point_document(under),
         "little": [
@@ -494,7 +590,7 @@ class Limits:
     reasons: dict[str, str]  # "iops" / "bw_bytes" / "crossover_bs" -> why it is null
     table: tuple[Binding, ...]
     # The same as codes: "one-block-size", "other-limit-binds" (test smaller / larger
-    # blocks), "host-bound", "still-rising", "needs-both".
+    # blocks), "host-bound", "host-busy", "still-rising", "needs-both".
     codes: dict[str, str] = field(default_factory=dict)
     # "iops" / "bw_bytes" -> the cgroup throttle the limit equals (analysis.throttles)
     throttles: dict[str, str] = field(default_factory=dict)
@@ -532,6 +628,12 @@ def _not_reached(b: BlockSize, what: str) -> tuple[str, str] | None:
         return "host-bound", (
             f"the host, not the storage, set the {what} at {format_size_short(b.bs)}: {why}; "
             "the storage's limit, if it has one, is beyond what this host can drive"
+        )
+    why = b.curve.busy_elsewhere()
+    if why:
+        return "host-busy", (
+            f"the {what} at {format_size_short(b.bs)} may be lower than the storage allows: "
+            f"{why}; run it when the host is idle (the host-busy warnings name the processes)"
         )
     if b.curve.saturated is False:
         gain = b.curve.last_gain

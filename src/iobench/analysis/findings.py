@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from iobench.analysis.coverage import unwritten_reads
 from iobench.expect import directions_of
 from iobench.model import Expectation, Suite, Workload
 from iobench.units import (
@@ -442,30 +443,49 @@ def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
                         target=t.spec,
                     )
                 )
-    # Reads after a workload that writes the area read what it wrote.
-    readers: list[str] = []
-    for w in suite.workloads:
-        if "read" in directions_of(w):
-            readers.append(w.name)
-        if w.writes:
-            break
+    found.extend(_unwritten_read(suite, t))
+    return found
+
+
+def _unwritten_read(suite: Suite, t: TargetFacts) -> list[Finding]:
+    """``unwritten-read``: every reading workload that reads blocks no workload before it
+    wrote (analysis.coverage): on an area the probe found unwritten, or after a trim."""
     share = t.unwritten_share
-    if share is not None and share >= UNWRITTEN_SHARE and readers and not t.prefill:
+    unwritten = share is not None and share >= UNWRITTEN_SHARE and not t.prefill
+    found = unwritten_reads(suite.workloads, t.test_bytes, written=not unwritten)
+    if not found:
+        return []
+    listed_ = ", ".join(f"{u.workload} ({u.why})" for u in found)
+    if unwritten:
         how = (
             "holes of a sparse file"
             if t.unwritten_how == "holes"
             else "sampled blocks that read as zeros: never written, thin-provisioned or zeroed"
         )
-        found.append(
-            Finding(
-                "unwritten-read",
-                "warning",
-                f"{share:.0%} of the test area of {t.spec} was never written ({how}): "
-                f"reads of it ({', '.join(readers)}) can be answered without touching the "
-                "disk, so they look far faster than real data",
-                "pass --prefill to write the test area first (with --destructive: it "
-                "overwrites the area)",
-                target=t.spec,
-            )
+        what = f"{share:.0%} of the test area of {t.spec} was never written ({how})"
+        fix = (
+            "pass --prefill to write the test area first (with --destructive: it "
+            "overwrites the area), or put a sequential write of the whole area before the "
+            "reads"
         )
-    return found
+    else:
+        what = f"a trim discards blocks of the test area of {t.spec} before reads of them"
+        fix = "put the trims after the reads, or a sequential write between them"
+    return [
+        Finding(
+            "unwritten-read",
+            "warning",
+            f"{what}. {_read_unwritten(len(found))}: {listed_}. Reads of unwritten blocks "
+            "can be answered without touching the disk, so they look far faster than real "
+            "data",
+            fix,
+            target=t.spec,
+            data={"share": share, "workloads": [u.workload for u in found]},
+        )
+    ]
+
+
+def _read_unwritten(n: int) -> str:
+    if n == 1:
+        return "1 reading workload reads blocks no workload before it wrote"
+    return f"{n} reading workloads read blocks no workload before them wrote"

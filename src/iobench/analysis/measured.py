@@ -11,8 +11,11 @@
   other steps and when it came back (iobench.analysis.drops finds it).
 - ``unstable-samples``: per-second IOPS that vary a lot (coefficient of variation), when
   no drop explains it.
-- ``fio-cpu-bound``: fio's jobs, or the whole host, busy near a full CPU: the CPU, not the
-  storage, set the number.
+- ``fio-cpu-bound``: fio's jobs busy near a full CPU, or a host busy near all its CPUs
+  mostly with fio's work (and the kernel threads doing its IO): the CPU, not the storage,
+  set the number.
+- ``host-busy``: a host busy near all its CPUs with other work, named: the figures may be
+  lower than the storage allows.
 - ``io-merging``: the block layer merged many IOs of a sequential workload: the device
   saw fewer, larger IOs than the block size says.
 - ``fio-counts-differ``, ``bytes-per-io``: fio's counts of IOs (iobench.analysis.iocounts).
@@ -29,6 +32,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iobench.analysis.cpuload import (
+    HOST_BOUND_PCT,
+    Load,
+    busy_data,
+    fio_share_text,
+    load_of,
+    other_work_text,
+)
 from iobench.analysis.drops import Drop, detect_drop
 from iobench.analysis.findings import Finding
 from iobench.analysis.iocounts import bytes_per_io, counts_differ
@@ -47,7 +58,6 @@ HDD_BYTES_PER_S = 350e6  # the fastest spinning disks' media rate is below this
 UNSTABLE_CV = 0.20  # per-second IOPS varying more than this are unstable
 MIN_SAMPLES = 6
 CPU_BOUND_PCT = 90.0  # fio's usr+sys per job, % of one CPU
-HOST_BOUND_PCT = 95.0  # the host's CPUs, busy % while the workload ran
 MERGE_SHARE = 0.30  # merged IOs as a share of all the IOs the workload issued
 VIRTUAL_TRANSPORTS = frozenset({"virtio", "xen", "vmbus", "hyperv"})
 
@@ -356,22 +366,54 @@ def burst_model_text(run: RunRecord, drop: Drop, bs: int) -> str:
 
 
 def _cpu(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
+    """``fio-cpu-bound`` when fio used the CPU (each job near a full CPU, or most of a
+    host that was busy); ``host-busy`` when other work did (iobench.analysis.cpuload)."""
     m = r.metrics or {}
     cpu = m.get("cpu") or {}
-    used = float(cpu.get("usr_pct") or 0) + float(cpu.get("sys_pct") or 0)
-    host = float((m.get("host_cpu") or {}).get("busy_pct") or 0)
-    if used >= CPU_BOUND_PCT:
-        what = f"fio's jobs each kept {used:.0f} % of a CPU busy"
-    elif host >= HOST_BOUND_PCT:
-        what = f"the host's CPUs were {host:.0f} % busy"
-    else:
+    per_job = float(cpu.get("usr_pct") or 0) + float(cpu.get("sys_pct") or 0)
+    load = load_of(m)
+    if per_job >= CPU_BOUND_PCT:
+        what = f"fio's jobs each kept {per_job:.0f} % of a CPU busy"
+    elif load is None or load.busy_pct < HOST_BOUND_PCT:
         return None
+    elif load.fios:
+        what = fio_share_text(load)
+    else:
+        return _host_busy(t, r, run, load, per_job)
+    at = throttled_figure(t, r)
     return Finding(
         "fio-cpu-bound",
-        "warning",
-        f"{r.workload} on {r.target}: {what}, so the CPU, not the storage, may have set the number",
+        "info" if at else "warning",
+        f"{r.workload} on {r.target}: {what}"
+        + (f"; {_despite(at)}" if at else ", so the CPU, not the storage, may have set the number"),
         "use libaio or io_uring with a deeper queue and fewer jobs, larger blocks, or a "
-        "host with more CPUs; check that nothing else ran",
+        "host with more CPUs",
+        data=busy_data(load, per_job) if load else None,
+    )
+
+
+def _host_busy(
+    t: TargetRecord | None, r: ResultRecord, run: RunRecord, load: Load, per_job: float
+) -> Finding:
+    """The host's CPUs busy, mostly with work that was not fio's."""
+    at = throttled_figure(t, r)
+    return Finding(
+        "host-busy",
+        "info" if at else "warning",
+        f"{r.workload} on {r.target}: {other_work_text(load)}"
+        + (f"; {_despite(at)}" if at else ": its figures may be lower than the storage allows"),
+        "run it when the host is idle, or stop the other work first (show --json names "
+        "whose it was: host_cpu.processes)",
+        data=busy_data(load, per_job),
+    )
+
+
+def _despite(at: tuple[str, str, float, str]) -> str:
+    """A CPU finding's end when the figure reached a throttle all the same."""
+    d, metric, value, _ = at
+    return (
+        f"its {d} {_figure(metric, value)} reached the throttle all the same (at-throttle), "
+        "so the load did not lower it"
     )
 
 
@@ -410,21 +452,34 @@ def first_device(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _throttle(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
     """A figure at a cgroup throttle iobench ran under: the throttle's, not the storage's."""
+    found = throttled_figure(t, r)
+    if found is None:
+        return None
+    d, metric, value, which = found
+    return Finding(
+        "at-throttle",
+        "info",
+        f"{r.workload} on {r.target}: {d} {_figure(metric, value)} is {which}: the throttle, "
+        "not the storage, set this figure",
+        "to measure the storage itself, run outside that cgroup",
+        data={"direction": d, "metric": metric, "value": value},
+    )
+
+
+def _figure(metric: str, value: float) -> str:
+    return f"{format_iops(value)} IOPS" if metric == "iops" else format_rate(value)
+
+
+def throttled_figure(t: TargetRecord | None, r: ResultRecord) -> tuple[str, str, float, str] | None:
+    """(direction, metric, value, which throttle) of the first figure of ``r`` at a
+    cgroup throttle on its target's devices (analysis.throttles.at_throttle)."""
     if t is None:
         return None
     for d in DIRECTIONS:
         section = (r.metrics or {}).get(d) or {}
-        for metric, shown in (("iops", format_iops), ("bw_bytes", format_rate)):
+        for metric in ("iops", "bw_bytes"):
             value = section.get(metric)
             which = at_throttle(t.context, d, metric, value)
-            if which:
-                figure = f"{shown(value)} IOPS" if metric == "iops" else shown(value)
-                return Finding(
-                    "at-throttle",
-                    "info",
-                    f"{r.workload} on {r.target}: {d} {figure} is {which}: the throttle, "
-                    "not the storage, set this figure",
-                    "to measure the storage itself, run outside that cgroup",
-                    data={"direction": d, "metric": metric, "value": value},
-                )
+            if which and value is not None:
+                return d, metric, float(value), which
     return None

@@ -16,7 +16,7 @@ from iobench.analysis.curves import (
     infer_limits,
     points_from_results,
 )
-from iobench.analysis.throttles import with_throttles
+from iobench.analysis.throttles import curves_at_throttles, with_throttles
 from iobench.records import RunRecord
 
 ORION_SUITE = "orion-simple"
@@ -39,7 +39,8 @@ def run_characterization(run: RunRecord) -> Characterization:
     settings = Settings.from_dict(dict(plan.settings or {}) if plan is not None else {})
     points = points_from_results(run.results)
     elapsed = sum(p.seconds or 0.0 for p in points)
-    c = characterize(points, settings, elapsed)
+    contexts = {t.spec: t.context for t in run.targets}
+    c = characterize(points, settings, elapsed, contexts)
     if c.limits is None or not run.targets:
         return c
     return dataclasses.replace(c, limits=with_throttles(c.limits, run.targets[0].context))
@@ -48,10 +49,10 @@ def run_characterization(run: RunRecord) -> Characterization:
 def run_curves(run: RunRecord, kind: str) -> tuple[list[Curve], list[Limits]]:
     """A sweep's or orion-simple's curves, and the limits inferred across block sizes (none
     for orion-simple: one block size per access pattern)."""
-    cs = curves(points_from_results(run.results))
+    contexts = {t.spec: t.context for t in run.targets}
+    cs = curves_at_throttles(curves(points_from_results(run.results)), contexts)
     if kind == "orion":
         return cs, []
-    contexts = {t.spec: t.context for t in run.targets}
     return cs, [with_throttles(lim, contexts.get(lim.target)) for lim in infer_limits(cs)]
 
 

@@ -8,9 +8,11 @@ the throttle's, not the storage's: findings and limits say so.
 from __future__ import annotations
 
 import dataclasses
+import statistics
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from iobench.analysis.curves import Limits
+from iobench.analysis.curves import Curve, Limits
 from iobench.probe.throttle import effective, limit_text, throttle_text
 
 # A figure within this band of a throttle's value was set by it: throttles let a few per
@@ -68,6 +70,26 @@ def with_throttles(lim: Limits, ctx: dict[str, Any] | None) -> Limits:
             if which:
                 found[key] = which
     return dataclasses.replace(lim, throttles=found) if found else lim
+
+
+def curve_throttle(c: Curve, ctx: dict[str, Any] | None) -> str | None:
+    """The throttle ``c``'s plateau (the mean IOPS or bandwidth of its points) is at, if
+    any."""
+    iops = statistics.fmean(p.iops for p in c.plateau)
+    bw = statistics.fmean(p.bw_bytes for p in c.plateau)
+    for d in mode_directions(c.rw):
+        which = at_throttle(ctx, d, "iops", iops) or at_throttle(ctx, d, "bw_bytes", bw)
+        if which:
+            return which
+    return None
+
+
+def curves_at_throttles(
+    cs: Sequence[Curve], contexts: Mapping[str, dict[str, Any] | None]
+) -> list[Curve]:
+    """``cs`` with the throttle each plateau is at (``Curve.throttle``), from each target's
+    context: such a plateau is the throttle's, never the host's."""
+    return [dataclasses.replace(c, throttle=curve_throttle(c, contexts.get(c.target))) for c in cs]
 
 
 def throttle_summary(ctx: dict[str, Any] | None) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,10 +37,10 @@ from iobench.engine.steps import (
 from iobench.errors import FioFailed, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import FioInfo, FioRun, run_fio
+from iobench.fio.runner import FioInfo, FioRun, LiveStats, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Workload
-from iobench.probe.cpu import busy, cpu_times
+from iobench.probe.cpu import StepLoad
 from iobench.probe.diskstats import disk_util
 from iobench.probe.diskstats import snapshot as disk_snapshot
 from iobench.probe.host import read_text
@@ -232,7 +232,8 @@ class LocalRun:
     def _run_chosen(self, run_id: int, p: PreparedTarget, chooser: Chooser) -> None:
         """Ask the chooser for workloads until it has none; each result goes back to it."""
         done: list[ResultRecord] = []
-        while (w := chooser.next_workload(tuple(done))) is not None:
+        ctx = self.preflight.context_of(p.target.spec)
+        while (w := chooser.next_workload(tuple(done), ctx)) is not None:
             # The safety checks and the test file were made for the suite's workloads.
             if (p.created and w.size > p.layout_bytes) or (w.writes and p.readonly):
                 raise ValueError(f"the chooser chose {w.name}, which the checks did not allow")
@@ -249,19 +250,21 @@ class LocalRun:
         ctx = self.preflight.context_of(p.target.spec)
         devices = list(ctx.get("io_devices") or [])  # the block devices that serve its IO
         disks_before = disk_snapshot(devices)
-        before = cpu_times()
+        load = StepLoad.start([str(d.get("kname") or "") for d in devices])  # who used the CPU
         timeout_s = step.expected_s * 1.5 + self.timeout_margin_s
         # Stored inside the step, so the observer is told the stored figures.
         with observed(self.obs, step) as told:
             try:
-                run = self._fio(step, job, p, readonly=p.readonly, timeout_s=timeout_s)
+                run = self._fio(
+                    step, job, p, readonly=p.readonly, timeout_s=timeout_s, glance=load.glance
+                )
             except FioFailed as e:
                 self.store.add_result(run_id, result_record(p, w, position, job, step, failure=e))
                 raise
             assert run.output is not None
             self.fio_version = self.fio_version or run.output.fio_version
             record = result_record(p, w, position, job, step, run=run)
-            host_cpu = busy(before, cpu_times())
+            host_cpu = load.end()
             if record.metrics is not None:
                 if host_cpu is not None:
                     record.metrics["host_cpu"] = host_cpu
@@ -281,19 +284,25 @@ class LocalRun:
         timeout_s: float | None,
         stall_s: float | None = None,
         readonly: bool = False,
+        glance: Callable[[], None] = lambda: None,
     ) -> FioRun:
         """fio for ``step`` on the target ``p`` (still the one held, or TargetUnsafe), its
-        live figures told to the observer."""
+        live figures told to the observer; ``glance`` called as they come."""
         assert self.workdir is not None
         held = self.held[p.target.spec]
         held.check()
+
+        def progress(stats: LiveStats) -> None:
+            glance()
+            self.obs.progress(step, stats)
+
         return run_fio(
             self.fio,
             job,
             self.workdir,
             timeout_s=timeout_s,
             stall_s=stall_s,
-            on_progress=lambda stats: self.obs.progress(step, stats),
+            on_progress=progress,
             name=f"step{step.index}",
             readonly=readonly,
             held=held.held,

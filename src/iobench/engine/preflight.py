@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iobench.analysis.coverage import unwritten_reads
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.analysis.measured import spinning_disk
 from iobench.analysis.throttles import context_throttles, throttled_directions
@@ -19,7 +20,6 @@ from iobench.cpus import online_cpus
 from iobench.engine.request import RunRequest
 from iobench.engine.steps import Step, local_schedule
 from iobench.errors import TargetUnsafe, UserError
-from iobench.expect import directions_of
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
 from iobench.probe.throttle import throttle_text
@@ -318,8 +318,8 @@ def target_facts(
     dev_bytes, dev_name = device_under(p.target, ctx)
     area = max(p.size_of(w) for w in suite.workloads)
     unwritten = None
-    if not p.created and not prefill and "read" in directions_of(suite.workloads[0]):
-        unwritten = unwritten_area(p.filename, p.target.kind, area)
+    if not p.created and not prefill and unwritten_reads(suite.workloads, area, written=False):
+        unwritten = unwritten_area(p.filename, p.target.kind, area)  # some read may hit it
     return TargetFacts(
         spec=p.target.spec,
         path=p.target.path,

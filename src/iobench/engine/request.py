@@ -24,7 +24,12 @@ class Chooser(Protocol):
 
     budget_s: float  # the most the chosen workloads may take, for the progress display
 
-    def next_workload(self, done: Sequence[ResultRecord]) -> Workload | None: ...
+    def next_workload(
+        self, done: Sequence[ResultRecord], context: dict[str, Any] | None = None
+    ) -> Workload | None:
+        """The next workload after ``done``, on the target whose stored ``context`` is
+        given (its cgroup throttles, ...); None when there is none."""
+        ...
 
     def definition(self) -> dict[str, Any]:
         """What the chooser was asked, stored with the run (``suite_def["plan"]``)."""

@@ -174,9 +174,20 @@ def render_curves(cs: Sequence[Curve], console: Console, p99_under_ns: float | N
             console.print("[bold]Little's law[/] (IOPS x latency = IOs in flight)")
             for x in mismatches:
                 _plain(console, f"  {x.message()}", "yellow")
-        bound = [(c, c.host_bound()) for c in group if c.host_bound()]
-        for c, why in bound:
-            _plain(console, f"  {format_bytes(c.bs)}: host-bound at its plateau: {why}", "yellow")
+        _plateau_notes(group, console)
+
+
+def _plateau_notes(group: Sequence[Curve], console: Console) -> None:
+    """Per curve, what held its plateau down when it was not the storage: the host (fio
+    and the IO it caused), or other work on the host. Never at a throttle (its plateau is
+    the throttle's: the limits say so)."""
+    for c in group:
+        size = format_bytes(c.bs)
+        if why := c.host_bound():
+            _plain(console, f"  {size}: host-bound at its plateau: {why}", "yellow")
+        elif why := c.busy_elsewhere():
+            text = f"  {size}: at its plateau {why}: it may be lower than the storage allows"
+            _plain(console, text, "yellow")
 
 
 def render_limits(lim: Limits, console: Console) -> None:
