@@ -83,7 +83,7 @@ def test_a_relative_target_is_stored_and_shown_by_its_absolute_path(
     code, out, _ = cli("compare", "1", "2", "--json")
     assert {s["target"] for s in json.loads(out)["setups"]} == {vol}
     code, out, _ = cli("compare", "1", "2")
-    assert f"a: run 1 on {vol}" in out and f"b: run 2 on {vol}" in out
+    assert f"baseline a (run 1 on {vol})" in out and f"b (run 2 on {vol}):" in out
     code, out, _ = cli("export", "2", "--format", "csv")
     assert {line.split(",")[2] for line in out.splitlines()[1:]} == {vol}
     code, out, _ = cli("export", "2", "--format", "json")
