@@ -497,7 +497,7 @@ def _padded_log_axis(
     if not positive:
         return {"type": "log"}
     low, high = math.log10(min(positive)), math.log10(max(positive))
-    pad = max(0.1, 0.08 * (high - low))
+    pad = max(0.15, 0.1 * (high - low))
     ticks = _log_ticks(
         min(positive), max(positive), lambda v: fmt(None if v is None else v * scale)
     )
