@@ -400,19 +400,28 @@ def _take_logs(workdir: Path) -> dict[str, str]:
 
 
 def _check_target_link(workdir: Path, argv: list[str], ended: _Ended) -> None:
-    """Raise FioFailed when fio replaced the link to the target with a file of its own."""
+    """Raise FioFailed when fio removed the link to the target, or replaced it with a file
+    of its own: it does that to a file it finds smaller than the test area (jobfile.NO_CREATE
+    keeps it from creating one), which happens only when the target shrank since iobench
+    checked its size before the step."""
     link = workdir / TARGET_LINK
-    if link.exists() and not link.is_symlink():
-        # fio re-creates a file it finds too small; it would have measured the work dir.
+    if link.is_symlink():
+        return
+    made = link.exists()
+    if made:  # fio was allowed to create it: it would have measured the private directory
         link.unlink()
-        raise FioFailed(
-            "fio replaced the link to the target with a file of its own, so it did not "
-            "test the target (the test area was larger than the file)",
-            "this is a bug in iobench's sizing; please report it",
-            argv=argv,
-            returncode=ended.returncode,
-            stderr=ended.stderr,
-        )
+        did = "replaced the link to it with a file of its own"
+    else:
+        did = "removed the link to it, then was not allowed to make a file of its own "
+        did += "(nothing was written)"
+    raise FioFailed(
+        f"fio found the target smaller than the test area and {did}, so it did not test the "
+        "target: the target shrank while fio started (someone truncated it)",
+        "make sure nobody else changes the target while iobench runs",
+        argv=argv,
+        returncode=ended.returncode,
+        stderr=ended.stderr,
+    )
 
 
 def _stopped_hint(client: str | None) -> str:
