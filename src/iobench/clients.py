@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import stat
 import time
@@ -33,7 +34,7 @@ from iobench.errors import FioFailed, IobenchError, UserError
 from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory
 from iobench.fio.jobfile import PATH_VALUE_BYTES
 from iobench.fio.logs import LOG_PREFIX
-from iobench.fio.runner import FioInfo, FioRun, run_fio, text_outside_json
+from iobench.fio.runner import FioInfo, FioRun, clipped, run_fio, text_outside_json
 from iobench.invoker import invoker_rights
 
 FIO_PORT = 8765
@@ -295,9 +296,15 @@ def _checked(
     if run.returncode != 0 or read is None or read.io_bytes != 4096:
         # fio's last lines, as it wrote them (a line ends at a newline only).
         shown = text_outside_json(run.raw_output) + "\n" + run.stdout + "\n" + run.stderr
-        lines = [line.strip() for line in shown.split("\n") if line.strip()]
+        lines = [clipped(line.strip()) for line in shown.split("\n") if line.strip()]
         said = "; ".join(lines[-3:]) or "nothing"
-        if version and version != fio.version:
+        if run.returncode < 0 and -run.returncode != signal.SIGPIPE:
+            # fio's client died of what it was sent (SIGPIPE: the server hung up on it)
+            why = (
+                f"fio's client died of signal {-run.returncode} on what the server sent (a "
+                "broken or hostile server, or more than the client may hold)"
+            )
+        elif version and version != fio.version:
             why = (
                 f"its fio {version} cannot run jobs for this fio {fio.version} (fio's "
                 "client/server protocol must match exactly)"
