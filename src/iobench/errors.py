@@ -48,6 +48,7 @@ class SuiteProblem:
     message: str
     line: int | None = None
     hint: str | None = None
+    file: str | None = None  # an included file's, when it is not the suite file itself
 
 
 class SuiteError(UserError):
@@ -67,16 +68,19 @@ class SuiteError(UserError):
         hint: str | None = None,
         *,
         also: Sequence[SuiteProblem] = (),
+        file: str | None = None,
     ) -> None:
-        problems = (SuiteProblem(message, line, hint), *also)
+        problems = (SuiteProblem(message, line, hint, file), *also)
         if len(problems) > 1:
-            items = [f"  - {_where(path, p.line)}: {p.message}" for p in problems[: self.SHOWN]]
+            items = [
+                f"  - {_where(p.file or path, p.line)}: {p.message}" for p in problems[: self.SHOWN]
+            ]
             if len(problems) > self.SHOWN:
                 items.append(f"  - and {len(problems) - self.SHOWN} more")
             message = f"{path} has {len(problems)} problems:\n" + "\n".join(items)
             hint = "\n".join(dict.fromkeys(p.hint for p in problems if p.hint)) or None
         else:
-            message = f"{_where(path, line)}: {message}"
+            message = f"{_where(file or path, line)}: {message}"
         super().__init__(message, hint)
         self.path = str(path)
         self.line = line
@@ -86,7 +90,7 @@ class SuiteError(UserError):
     def of(cls, path: str | Path, problems: Sequence[SuiteProblem]) -> SuiteError:
         """One error for one or more problems (at least one)."""
         first, *rest = problems
-        return cls(path, first.message, first.line, first.hint, also=rest)
+        return cls(path, first.message, first.line, first.hint, also=rest, file=first.file)
 
 
 def _where(path: str | Path, line: int | None) -> str:

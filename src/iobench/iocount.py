@@ -131,6 +131,15 @@ def io_size(params: Mapping[str, Any] | None, direction: str) -> IoSize | None:
         found = _bsrange(ranged, direction)
         if found is not None and found.fixed is None:
             return found
+    per = options.get("bs")  # one a direction, as fio's bs=READ,WRITE[,TRIM]
+    if isinstance(per, str) and "," in per:
+        sizes = per.split(",")
+        index = {"read": 0, "write": 1, "trim": 2}.get(direction, 0)
+        text = sizes[min(index, len(sizes) - 1)]
+        if text.isdigit() and int(text) > 0:
+            size = int(text)
+            return IoSize(f"bs {size} ({direction})", size, size, float(size))
+        return None
     bs = params.get("bs")
     if isinstance(bs, int) and not isinstance(bs, bool) and bs > 0:
         return IoSize(f"bs {bs}", bs, bs, float(bs))

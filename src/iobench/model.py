@@ -44,8 +44,19 @@ class Workload:
     ramp_s: float = 0.0
     size: int = 1 << 30  # bytes of the test area
     rwmixread: int | None = None
-    # Further fio options from the allow-list, already validated, as (name, value) in file order.
+    # Further fio options, already validated (suites.loader), as (name, value) in file order.
     options: tuple[tuple[str, str], ...] = ()
+    # fio's size=N%: the test area is this share of the file or device (of iobench's own
+    # test file, of ``size`` bytes, in a directory); None: ``size`` bytes.
+    size_share: float | None = None
+
+    def area(self, limit: int | None) -> int:
+        """The bytes this workload's I/O covers on a target of ``limit`` bytes (a file or
+        device; None: a test file iobench makes, of ``size`` bytes)."""
+        if self.size_share is not None:
+            base = self.size if limit is None else limit
+            return max(1, int(base * self.size_share))
+        return self.size if limit is None else min(self.size, limit)
 
     @property
     def writes(self) -> bool:
@@ -67,6 +78,7 @@ class Workload:
             "size": self.size,
             "rwmixread": self.rwmixread,
             "options": dict(self.options),
+            **({"size_share": self.size_share} if self.size_share is not None else {}),
         }
 
 
@@ -126,6 +138,10 @@ class Suite:
     overridden: frozenset[Override] = frozenset()
     fitted: tuple[Fitted, ...] = ()  # built-in workloads fitted to the host's CPUs
     notes: tuple[SuiteNote, ...] = ()  # how a fio job file was read (suites.jobfile)
+    # What a fio job file's variables became (fio.language): (as written, value, where from:
+    # "environment", "host", "arithmetic"); and the files it included.
+    variables: tuple[tuple[str, str, str], ...] = ()
+    includes: tuple[str, ...] = ()
 
     @property
     def builtin(self) -> bool:

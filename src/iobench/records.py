@@ -260,6 +260,10 @@ class SuiteDefinition(JsonObject):
     spec: Mapping[str, Any] | None = _key(_object)  # --spec: the promise (iobench.specs)
     plan: PlanDefinition | None = field(default=None, metadata=_reads(PlanDefinition))
     imported_from: ImportedFrom | None = field(default=None, metadata=_reads(ImportedFrom))
+    # A fio job file's variables as they were replaced for the run ({written, value,
+    # source}: iobench.fio.language), and the files it included: what ran, said.
+    variables: tuple[Mapping[str, Any], ...] | None = _key(_objects)
+    includes: tuple[str, ...] | None = _key(_texts)
 
     @classmethod
     def of_suite(cls, suite: Suite) -> SuiteDefinition:
@@ -271,6 +275,11 @@ class SuiteDefinition(JsonObject):
             indicative=suite.indicative,
             workloads=tuple(dict(w.params, name=w.name) for w in suite.workloads),
             expectations=tuple(dataclasses.asdict(e) for e in suite.expectations),
+            variables=tuple(
+                {"written": w, "value": v, "source": src} for w, v, src in suite.variables
+            )
+            or None,
+            includes=suite.includes or None,
         )
 
 

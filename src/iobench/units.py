@@ -20,6 +20,7 @@ float) raises :class:`OutOfRange`, so callers can say their own bound.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -65,6 +66,20 @@ def shown(value: object, limit: int = 40) -> str:
     except ValueError:  # an int of more digits than Python writes
         return "a number of thousands of digits"
     return text if len(text) <= limit else f"{text[: limit - 8]}... ({len(text)} characters)"
+
+
+def quoted(value: str) -> str:
+    """Text for a message as JSON writes it, cut short when long, its control characters
+    escaped: ``"4 k"``, ``"rrrrrr..." (5000 characters)``."""
+    if len(value) <= 40:
+        return printable(json.dumps(value, ensure_ascii=False))
+    cut = printable(json.dumps(value[:32], ensure_ascii=False))
+    return f'{cut[:-1]}..." ({len(value)} characters)'
+
+
+def printable(text: str) -> str:
+    """``text`` with what does not print written as ``\\uXXXX``."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
 
 
 def _ascii_digits(text: str, examples: str) -> None:

@@ -63,7 +63,7 @@ class PreparedTarget:
 
     def size_of(self, w: Workload) -> int:
         """The test area of a workload on this target."""
-        return w.size if self.size_limit is None else min(w.size, self.size_limit)
+        return w.area(self.size_limit)
 
     def placed(self, w: Workload) -> Workload:
         """The workload as it runs on this target: pinned with --pin-to-device."""
@@ -128,13 +128,17 @@ def _checked(
             "give a directory, a file with data in it, or a device",
         )
     # --prefill writes the whole test area once, like a test file's layout.
-    layout = min(max(w.size for w in suite.workloads), limit) if request.prefill else 0
+    layout = max(w.area(limit) for w in suite.workloads) if request.prefill else 0
     return PreparedTarget(target, target.path, False, layout, limit, not writes)
 
 
 def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:
     """``size-capped``: the workloads whose test area the file's or device's size caps."""
-    capped = [w.name for w in suite.workloads if limit is not None and w.size > limit]
+    capped = [
+        w.name
+        for w in suite.workloads
+        if limit is not None and w.size_share is None and w.size > limit
+    ]
     if not capped or limit is None:
         return []
     return [

@@ -133,6 +133,14 @@ def check_clients_request(request: RunRequest) -> None:
             "leave out --destructive",
         )
     _check_placement(request)
+    host = [w for w, _, source in request.suite.variables if source == "host"]
+    if host:
+        raise UserError(
+            f"the job file's {', '.join(dict.fromkeys(host))} are figures of the host that runs "
+            "each job; with --clients that is each fio server, which iobench cannot ask, and "
+            "this host's would be wrong there",
+            "write the values in the job file (or run it on each host without --clients)",
+        )
 
 
 def _check_placement(request: RunRequest) -> None:
@@ -369,7 +377,7 @@ class ClientsRun:
         assert w is not None
         live = [c for c in clients if c.name not in self.dead]
         jobs = {
-            c.name: build_jobfile(w, self.files[c.name], w.size, client=self.tags[c.name])
+            c.name: build_jobfile(w, self.files[c.name], w.area(None), client=self.tags[c.name])
             for c in live
         }
         timeout = step.expected_s * 1.5 + self.timeout_margin_s

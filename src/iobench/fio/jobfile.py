@@ -98,15 +98,15 @@ def report_options(*, logs: bool, client: str | None = None) -> list[str]:
 
 def shape_options(workload: Workload) -> list[str]:
     """The workload's own shape and the suite's fio options (its job section)."""
+    opts = dict(workload.options)
     lines = [
-        f"rw={workload.rw}",
-        f"bs={workload.bs}",
+        f"rw={opts.pop('rw', workload.rw)}",  # the mode, or as written with fio's modifier
+        f"bs={opts.pop('bs', workload.bs)}",  # or one a direction: 4096,65536
         f"iodepth={workload.iodepth}",
         f"numjobs={workload.numjobs}",
     ]
     if workload.rwmixread is not None:
         lines.append(f"rwmixread={workload.rwmixread}")
-    opts = dict(workload.options)
     opts.pop("time_based", None)  # iobench's own: see run_options
     return lines + [f"{key}={value}" for key, value in opts.items()]
 

@@ -20,6 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from iobench.fio.language import fio_bytes, fio_microseconds
+
 UNKNOWN_TARGET = "(unknown)"
 
 
@@ -37,37 +39,35 @@ def options_target(options: Mapping[str, str]) -> str:
     return UNKNOWN_TARGET
 
 
-_NUMBER = re.compile(r"^\s*(0[xX][0-9a-fA-F]+|\d+)\s*([A-Za-z%]*)\s*$")
+_LENIENT = re.compile(r"^\s*(0[xX][0-9a-fA-F]{1,30}|[0-9]{1,30})([A-Za-z]{0,8})\s*$")
 _IEC_INVERTED = ("pib", "tib", "gib", "mib", "kib")
 _POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
 def fio_size(value: str | None, kb_base: int = 1024) -> int | None:
-    """A size as fio reads it, in bytes; None when it is missing or not a plain size.
-
-    fio's rules (parse.c ``__get_mult_bytes``): ``k``/``kb``/``m``/``mb``... are powers of
-    ``kb_base`` (1024 by default), and ``kib``/``mib``... are powers of the *other* base,
-    so with the default kb_base ``4KiB`` is 4000 bytes. Only the first letter counts
-    otherwise (``50000Mi`` is 50000 MiB). Percentages, ranges, lists and arithmetic give
-    None.
-    """
+    """A size as fio read it, in bytes, for what fio's output echoes (imports): the strict
+    reading of job files (iobench.fio.language.fio_bytes) where it applies, else fio's own
+    rule for the suffixes fio takes but a job file should not write (parse.c
+    ``__get_mult_bytes``: past an IEC unit, only the first letter counts: ``50000Mi`` is
+    50000 MiB); None for anything else (a blank between number and unit, which fio reads
+    as bytes, percentages, ranges, lists, arithmetic): missing, never a guess."""
     if value is None:
         return None
-    m = _NUMBER.match(value)
-    if not m:
+    try:
+        return fio_bytes(value.strip(), kb_base)
+    except ValueError:
+        pass
+    m = _LENIENT.match(value)
+    if not m or not m.group(2):
         return None
     digits, suffix = m.group(1), m.group(2).lower()
     number = int(digits, 16) if digits.lower().startswith("0x") else int(digits)
-    if suffix in ("", "b"):
-        return number
     other = 1000 if kb_base == 1024 else 1024
     for i, unit in enumerate(_IEC_INVERTED):
         if suffix.startswith(unit):
             return number * int(other ** (5 - i))
     power = _POWERS.get(suffix[0])
-    if power is None:
-        return None
-    return number * int(kb_base**power)
+    return None if power is None else number * int(kb_base**power)
 
 
 def fio_block_size(value: str | None, kb_base: int = 1024) -> int | None:
@@ -80,27 +80,15 @@ def fio_block_size(value: str | None, kb_base: int = 1024) -> int | None:
     return sizes.pop()
 
 
-_TIME = re.compile(r"^\s*(\d+)\s*(us|usec|ms|msec|s|m|h|d)?\s*$", re.IGNORECASE)
-_TIME_UNITS = {
-    "us": 1e-6,
-    "usec": 1e-6,
-    "ms": 1e-3,
-    "msec": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-    "d": 86400.0,
-}
-
-
 def fio_seconds(value: str | None) -> float | None:
-    """A fio time option that defaults to seconds (``runtime``, ``ramp_time``)."""
+    """A fio time option that defaults to seconds (``runtime``, ``ramp_time``), as the
+    strict reading of job files takes it; None otherwise."""
     if value is None:
         return None
-    m = _TIME.match(value)
-    if not m:
+    try:
+        return fio_microseconds(value.strip(), 10**6) / 1e6
+    except ValueError:
         return None
-    return int(m.group(1)) * _TIME_UNITS[(m.group(2) or "s").lower()]
 
 
 def _fio_bool(value: str | None) -> bool | None:
@@ -169,11 +157,10 @@ def _bool_string(value: str) -> str | None:
 
 def _thinktime_us(value: str) -> int | None:
     """fio reads a bare thinktime as microseconds; iobench writes it as ``<N>us``."""
-    m = _TIME.match(value)
-    if not m:
+    try:
+        return fio_microseconds(value.strip(), 1)
+    except ValueError:
         return None
-    unit = (m.group(2) or "us").lower()
-    return round(int(m.group(1)) * _TIME_UNITS[unit] * 1e6)
 
 
 def _bssplit(value: str, kb_base: int) -> str | None:

@@ -108,6 +108,45 @@ def find_fio() -> FioInfo:
     return FioInfo(path=path, version=text.removeprefix("fio-").split()[0])
 
 
+HELP_TIMEOUT_S = 15
+MAX_HELP_BYTES = 1 << 20  # fio 3.33's whole --cmdhelp=all is 13 KB
+
+
+def fio_help(path: str, args: list[str]) -> str:
+    """What ``fio ARGS`` (``--cmdhelp=...``, ``--enghelp=...``: fio's own description of its
+    options, iobench.fio.catalogue) prints, stdout then stderr, bounded; "" when it does not
+    answer."""
+    try:
+        done = subprocess.run(
+            [path, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=HELP_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    out = done.stdout[:MAX_HELP_BYTES] + b"\n" + done.stderr[:MAX_HELP_BYTES]
+    return out.decode("utf-8", "replace")
+
+
+def fio_parse_only(path: str, job_text: str) -> tuple[int, str]:
+    """``fio --parse-only`` on ``job_text`` (given on fio's standard input): fio's own
+    checks of every option, nothing run; (its exit status, what it printed)."""
+    try:
+        done = subprocess.run(
+            [path, "--parse-only", "-"],
+            input=job_text.encode("utf-8"),
+            capture_output=True,
+            timeout=HELP_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        return -1, str(e)
+    out = done.stdout[:MAX_HELP_BYTES] + b"\n" + done.stderr[:MAX_HELP_BYTES]
+    return done.returncode, out.decode("utf-8", "replace")
+
+
 @dataclass(frozen=True)
 class Held:
     """The target as fio reaches it: a descriptor iobench holds open (``/proc/self/fd/N``,

@@ -39,7 +39,7 @@ from iobench.fio.jobfile import (
 from iobench.fio.textparams import DESCRIPTION_PREFIX
 from iobench.model import Fitted, Suite, Target, Workload
 from iobench.suites.fit import fitted_iodepth
-from iobench.suites.options import NAME_RE, OPTION_KEYS, show_value
+from iobench.suites.options import OPTION_KEYS, show_value, valid_name
 from iobench.suites.pin import Pinning
 from iobench.units import format_bytes
 
@@ -96,7 +96,7 @@ class Export:
         return f"iobench-{section_name(self.suite.name)[:64]}.dat"
 
     def size_of(self, w: Workload) -> int:
-        return w.size if self.size_limit is None else min(w.size, self.size_limit)
+        return w.area(self.size_limit)
 
 
 def quoted(text: str) -> str:
@@ -166,7 +166,7 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
             section = f"{base}.{n}"
         taken.add(section.lower())
         title = f"workload {quoted(w.name)}" if section != w.name else f"workload {w.name}"
-        renamed = section != w.name and NAME_RE.fullmatch(w.name)
+        renamed = section != w.name and valid_name(w.name)
         options = [*shape_options(w), *run_options(w, export.size_of(w))]
         if dict(w.options).get("time_based") == "0":
             # fio's default, said: fio's JSON echoes it, so an import knows it was not

@@ -326,7 +326,9 @@ def render_suites(suites: list[Suite], console: Console) -> None:
                 "yes" if w.direct else "no",
                 format_duration(w.runtime_s),
                 format_duration(w.ramp_s),
-                format_size_short(w.size),
+                format_size_short(w.size)
+                if w.size_share is None
+                else f"{w.size_share * 100:g}% of the target",
                 *([markup_literal(options)] if with_options else []),
             )
         console.print(table)

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 from iobench.errors import SuiteProblem
 from iobench.fio.jobfile import LAYOUT_SECTION, LINE_BYTES, report_options
+from iobench.fio.language import Section as JobSection
+from iobench.fio.language import fio_bytes, fio_microseconds, read_sections
 from iobench.model import SuiteNote
 from iobench.suites.options import (
     ALIASES,
@@ -76,7 +78,18 @@ LOG_OPTIONS = frozenset(
     {"write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "per_job_logs"}
     | {"log_avg_msec", "log_hist_msec", "log_hist_coarseness", "log_max_value", "log_offset"}
     | {"log_unix_epoch", "log_compression", "log_store_compressed", "log_entries", "log_prio"}
+    | {"write_iolog", "log_compression_cpus", "log_alternate_epoch"}
+    | {"log_alternate_epoch_clock_id"}
 )
+# What fio reports and how: iobench has fio report percentiles and bins for every job itself,
+# per direction; a job file's own values are left to it (said in a note), whatever they are.
+REPORTING = frozenset(
+    {"clat_percentiles", "lat_percentiles", "slat_percentiles", "percentile_list"}
+    | {"unified_rw_reporting", "significant_figures", "block_error_percentiles"}
+)
+# Deleting the file fio did its I/O in: iobench removes its own test file itself, and never
+# deletes a file or device named on its command line.
+DELETING = frozenset({"unlink", "unlink_each_loop"})
 # fio's defaults where iobench's differ (fio --cmdhelp=OPTION), so a job runs as fio runs it.
 FIO_DEFAULTS: dict[str, object] = {
     "rw": "read",
@@ -114,105 +127,11 @@ _FLAGS = frozenset(
 )
 
 _NUMBER = r"([0-9]{1,30})"
-_SIZE_RE = re.compile(r"0[xX]([0-9a-fA-F]{1,30})|" + _NUMBER + r"([A-Za-z]{0,3})")
-_TIME_RE = re.compile(_NUMBER + r"([A-Za-z]{0,4})")
 _INT_RE = re.compile(r"[0-9]{1,30}|0[xX][0-9a-fA-F]{1,30}")
-_TIME_UNITS_US = {"": 0, "us": 1, "usec": 1, "ms": 10**3, "msec": 10**3, "s": 10**6}
-_TIME_UNITS_US |= {"m": 60 * 10**6, "h": 3600 * 10**6, "d": 86400 * 10**6}
-_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _KEYWORD_RE = re.compile(r"\$[A-Za-z_]*")
 
 
 # --- the text: lines, sections and options ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Option:
-    key: str  # as written, blanks around it removed
-    value: str | None  # after the first "=", as written; None when there is no "="
-    line: int
-
-
-@dataclass
-class _Section:
-    name: str
-    line: int
-    options: list[Option] = field(default_factory=list)
-
-    @property
-    def is_global(self) -> bool:
-        return self.name.startswith("global")  # as fio: strncmp(name, "global", 6)
-
-
-def _control(line: str) -> str | None:
-    """The first control character of a line (a tab is a blank), described."""
-    for char in line:
-        if char != "\t" and (char < " " or char == "\x7f"):
-            return f"U+{ord(char):04X}" + (" (a NUL byte)" if char == "\0" else "")
-    return None
-
-
-def _sections(text: str) -> tuple[list[_Section], list[SuiteProblem]]:
-    """The file's sections with their options, and what cannot be read (each line's)."""
-    sections: list[_Section] = []
-    problems: list[SuiteProblem] = []
-    current: _Section | None = None
-    skipping = False  # after a bad header: its options belong to no section
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        line = raw.removesuffix("\r")
-        size = len(line.encode("utf-8", "replace")) if len(line) * 4 > MAX_LINE else len(line)
-        if size > MAX_LINE:
-            problems.append(
-                SuiteProblem(f"a line of {size} bytes is too long (at most {MAX_LINE})", lineno)
-            )
-            continue
-        bad = _control(line)
-        if bad is not None:
-            problems.append(
-                SuiteProblem(
-                    f"the line holds the control character {bad}; a job file is text", lineno
-                )
-            )
-            continue
-        content = line.strip(" \t")
-        if not content or content[0] in ";#":
-            continue
-        content = re.split(r"[;#]", content, maxsplit=1)[0].rstrip(" \t")
-        if content.startswith("["):
-            name = content[1:-1]
-            if not content.endswith("]") or not name.strip():
-                problems.append(
-                    SuiteProblem(
-                        f"a section header is [NAME] alone on its line, not {show_value(content)}",
-                        lineno,
-                    )
-                )
-                current, skipping = None, True
-                continue
-            current, skipping = _Section(name, lineno), False
-            sections.append(current)
-        elif current is None:
-            if not skipping:
-                problems.append(
-                    SuiteProblem(
-                        f"{show_value(content)} comes before any section: fio reads options only "
-                        "in [global] or in a job's [NAME] section",
-                        lineno,
-                    )
-                )
-        elif content.startswith("include"):  # as fio: strncmp(p, "include", 7)
-            problems.append(
-                SuiteProblem(
-                    f"[{show_key(current.name)}]: {show_value(content)} is refused: include reads "
-                    "another job file, which iobench cannot check; copy its options into this "
-                    "file",
-                    lineno,
-                )
-            )
-        else:
-            key, equals, value = content.partition("=")
-            current.options.append(Option(key.rstrip(" \t"), value if equals else None, lineno))
-    return sections, problems
 
 
 # --- values, as fio reads them ---------------------------------------------------------------
@@ -230,34 +149,6 @@ class Reported:
 
 
 REPORTED = Reported()
-
-
-def fio_bytes(text: str, kb_base: int = 1024) -> int:
-    """A size as fio reads it: ``4k`` = 4096, ``4KiB`` = 4000 (IEC units are the opposite
-    base, fio's "compatibility mode"; kb_base=1000 swaps both), ``0x1000``; ValueError
-    otherwise (fio itself reads ``1.5g`` as 1 byte and ``4 k`` as 4)."""
-    m = _SIZE_RE.fullmatch(text)
-    if m is None:
-        raise ValueError(text)
-    if m.group(1) is not None:
-        return int(m.group(1), 16)
-    unit = m.group(3).lower()
-    if unit in ("", "b"):
-        return int(m.group(2))
-    iec = unit.endswith("ib") and len(unit) == 3
-    if unit[0] not in _POWERS or not (iec or unit in (unit[0], unit[0] + "b")):
-        raise ValueError(text)
-    base = (1000 if kb_base == 1024 else 1024) if iec else kb_base
-    return int(m.group(2)) * int(base ** _POWERS[unit[0]])
-
-
-def fio_microseconds(text: str, default_us: int) -> int:
-    """A time as fio reads it: a whole number with us, ms, s, m, h or d, else
-    ``default_us`` a unit (runtime: seconds; thinktime: microseconds)."""
-    m = _TIME_RE.fullmatch(text)
-    if m is None or m.group(2).lower() not in _TIME_UNITS_US:
-        raise ValueError(text)
-    return int(m.group(1)) * (_TIME_UNITS_US[m.group(2).lower()] or default_us)
 
 
 def _why_not(key: str, value: str, what: str, cut: str) -> _Refused:
@@ -298,6 +189,13 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
             raise _Refused(f"{spelled} must be 1 or 0{alone}, not {show_value(value)}")
         return value == "1"
     # A converted value carries the text: a limit's message shows what the file wrote.
+    if key == "size" and value.endswith("%"):
+        return value  # a share of the file or device: the loader reads it
+    if key == "bs" and "," in value:  # one a direction: each as fio reads it
+        try:
+            return ",".join(str(fio_bytes(v, kb_base)) for v in value.split(","))
+        except ValueError:
+            raise _why_not(spelled, value, _SIZE_WHAT, "1.5k is 1k") from None
     if key in _SIZES:
         try:
             return as_written(fio_bytes(value, kb_base), value)
@@ -406,10 +304,11 @@ class _Read:
     renamed: list[str] = field(default_factory=list)  # jobs named after their sections
     renamed_from: str = ""  # the name [global] gave them all
     layout: list[int] = field(default_factory=list)  # lines of [iobench-layout] sections
+    deleting: list[str] = field(default_factory=list)  # DELETING options, left out
 
 
 def _table(
-    section: _Section, where: Section, kb_base: int, read: _Read
+    section: JobSection, where: Section, kb_base: int, read: _Read
 ) -> tuple[dict[str, object], dict[str, Setting]]:
     """A section's options as the loader's table (allow-list keys, typed values) and its
     settings about the file (STRUCTURE); what is refused goes to ``read.problems``."""
@@ -428,8 +327,12 @@ def _table(
         if key in LOG_OPTIONS:
             read.logs.append(f"{show_key(key)} (line {line})")
             continue
-        if key in IOBENCH_SETS and value == IOBENCH_SETS[key]:
-            read.same.append(f"{key}={value}" if len(value) < 8 else key)
+        if (key in IOBENCH_SETS and value == IOBENCH_SETS[key]) or key in REPORTING:
+            read.same.append(f"{key}={value}" if value is not None and len(value) < 8 else key)
+            continue
+        if key in DELETING:
+            if value not in ("0", "false"):
+                read.deleting.append(f"{show_key(key)} (line {line})")
             continue
         if value is not None and not _plain(show_key(key), value, refuse):
             continue
@@ -468,27 +371,19 @@ def _table(
 
 def _plain(key: str, value: str, refuse: Callable[[str], None]) -> bool:
     """False (and the reason given to ``refuse``) for what fio would replace or compute in a
-    value: ${VAR}, $keywords, (arithmetic); and for a blank after '=', which fio misreads."""
-    if "${" in value:
-        refuse(
-            f"{key}: ${{VAR}} is refused: fio replaces it with an environment variable, which "
-            "can leak secrets into stored results; write the value"
-        )
-    elif "$" in value:
+    value that is still there after fio.language replaced what it could (an unset ${VAR}
+    and arithmetic it could not compute are reported there); and for a blank after '=',
+    which fio misreads."""
+    if "${" in value or (value.startswith("(") and value.rstrip().endswith(")")):
+        return False  # reported by iobench.fio.language
+    if "$" in value:
         found = _KEYWORD_RE.search(value)
         word = found.group() if found else "$"
-        if word in ("$ncpus", "$mb_memory", "$pagesize"):
-            refuse(
-                f"{key}: {show_value(word)} is refused: fio replaces $ncpus, $mb_memory and "
-                "$pagesize with figures of the host that runs the job, so the suite would "
-                "mean something else on each host; write the value"
-            )
-        else:
-            refuse(
-                f"{key}: {show_value(word)} is refused: fio expands only ${{VAR}} and its own "
-                "keywords, so a $VAR a shell would expand reaches fio as it is written; "
-                "write the value"
-            )
+        refuse(
+            f"{key}: {show_value(word)} is refused: fio expands only ${{VAR}} and its "
+            "keywords $ncpus, $mb_memory and $pagesize, so a $VAR a shell would expand reaches "
+            "fio as it is written; write the value"
+        )
     elif value.startswith("("):
         refuse(f"{key}={show_value(value)}: fio computes (...) as arithmetic; write the value")
     elif value[:1] in (" ", "\t") and value.strip():
@@ -545,7 +440,7 @@ class JobFile:
 
 def read_job_file(text: str) -> JobFile:
     """The suite parts of a fio job file's ``text`` (see the module's docstring)."""
-    sections, problems = _sections(text)
+    sections, problems = read_sections(text)
     read = _Read(problems=problems)
     defaults: list[dict[str, object]] = []
     workloads: list[dict[str, object]] = []
@@ -555,7 +450,7 @@ def read_job_file(text: str) -> JobFile:
     inherited: dict[str, Setting] = {}  # the [global] sections' settings so far
     global_keys: set[str] = set()  # the keys they set
     unbounded: dict[str, list[str]] = {"runtime": [], "size": []}
-    from_global: list[tuple[int, _Section]] = []  # jobs named by a [global] name=
+    from_global: list[tuple[int, JobSection]] = []  # jobs named by a [global] name=
     for section in sections:
         own_kb = next((o.value for o in section.options if o.key == "kb_base"), None)
         kb_base = own_kb or inherited.get("kb_base", Setting("1024", 0)).value
@@ -606,7 +501,7 @@ def read_job_file(text: str) -> JobFile:
 
 
 def _name_after_sections(
-    workloads: list[dict[str, object]], from_global: Sequence[tuple[int, _Section]], read: _Read
+    workloads: list[dict[str, object]], from_global: Sequence[tuple[int, JobSection]], read: _Read
 ) -> None:
     """A ``name=`` in [global] names every job after it alike (fio allows that; iobench's
     workloads need names of their own): those jobs are named after their sections."""
@@ -620,7 +515,7 @@ def _name_after_sections(
         read.renamed_from = str(names[shared[0][0]])
 
 
-def _descriptions(sections: Iterable[_Section]) -> Iterable[str]:
+def _descriptions(sections: Iterable[JobSection]) -> Iterable[str]:
     """The [global] sections' descriptions (a job's own describes only it: not kept)."""
     for section in sections:
         if section.is_global:
@@ -681,6 +576,30 @@ def _together(run: Sequence[_Job]) -> SuiteProblem:
     )
 
 
+def _left_out_notes(read: _Read) -> list[SuiteNote]:
+    """What a job file asks of fio that iobench leaves out: deleting files, fio's logs."""
+    notes = []
+    if read.deleting:
+        notes.append(
+            SuiteNote(
+                f"the job file has fio delete the file it used ({_listed(read.deleting)}); left "
+                "out: iobench removes its own test file after the run, and never deletes a "
+                "file or device named on its command line",
+                "nothing to do",
+            )
+        )
+    if read.logs:
+        notes.append(
+            SuiteNote(
+                f"the job file has fio write logs of its own ({_listed(read.logs)}); they are "
+                "left out: they would be written where the file says, and iobench keeps "
+                "per-second logs of each workload itself (the report's timelines)",
+                "nothing to do: `iobench show RUN` and the report hold the per-second figures",
+            )
+        )
+    return notes
+
+
 def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...]:
     notes = []
     if read.targets:
@@ -700,7 +619,8 @@ def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...
             else ""
         )
         same = (
-            f"{_listed(read.same)} are what iobench has fio report for every job anyway"
+            f"{_listed(read.same)}: how fio reports, which iobench sets for every job itself "
+            "(percentiles and histogram bins of each direction)"
             if read.same
             else ""
         )
@@ -719,15 +639,7 @@ def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...
                 "nothing to do; or give each job its own name=",
             )
         )
-    if read.logs:
-        notes.append(
-            SuiteNote(
-                f"the job file has fio write logs of its own ({_listed(read.logs)}); they are "
-                "left out: they would be written where the file says, and iobench keeps "
-                "per-second logs of each workload itself (the report's timelines)",
-                "nothing to do: `iobench show RUN` and the report hold the per-second figures",
-            )
-        )
+    notes += _left_out_notes(read)
     if read.units:
         notes.append(
             SuiteNote(

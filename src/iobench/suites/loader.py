@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,13 @@ from typing import Protocol
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
-from iobench.model import Expectation, Override, Suite, Workload
+from iobench.fio.catalogue import Catalogue
+from iobench.fio.catalogue import current as current_catalogue
+from iobench.fio.jobfile import run_options, shape_options
+from iobench.fio.language import Expanded, Files, HostFigures, expand
+from iobench.fio.runner import fio_parse_only
+from iobench.model import Expectation, Override, Suite, SuiteNote, Workload
+from iobench.suites.hazards import option_hazard
 from iobench.suites.jobfile import FIO_SPELLINGS, REPORTED, read_job_file
 from iobench.suites.jobfile import SUFFIXES as JOB_FILE_SUFFIXES
 from iobench.suites.options import (
@@ -35,8 +42,8 @@ from iobench.suites.options import (
     MAX_SIZE,
     MAX_STRING,
     MIXED_MODES,
-    NAME_RE,
     NAME_RULE,
+    NO_OPS,
     OPTION_KEYS,
     REQUIRED,
     TOP_KEYS,
@@ -45,12 +52,16 @@ from iobench.suites.options import (
     WHY_SIZE,
     WORKLOAD_KEYS,
     InvalidValue,
+    PerDirection,
+    SizeShare,
     bssplit_largest,
+    fio_text,
     refusal,
     say_seconds,
     show_key,
     show_value,
     unwritten,
+    valid_name,
     zoned_abs_bytes,
 )
 from iobench.suites.userfile import MAX_FILE_BYTES, TOO_BIG, exists, read_suite_file
@@ -185,6 +196,20 @@ _ParsedValue = tuple[object, int | None, str]
 _Parsed = dict[str, _ParsedValue | None]  # None: the key is there but wrong (and reported)
 
 
+def _largest(bs: object) -> int:
+    """A block size, or the largest of one a direction."""
+    if isinstance(bs, PerDirection):
+        return max(int(part) for part in bs.split(","))
+    assert isinstance(bs, int)
+    return bs
+
+
+def _default_size() -> int:
+    size = BUILTIN_DEFAULTS["size"]
+    assert isinstance(size, int)
+    return size
+
+
 def _value(good: Mapping[str, _ParsedValue], key: str) -> object:
     """A workload's value: its own or [defaults]' (``good``), else iobench's default."""
     return good[key][0] if key in good else BUILTIN_DEFAULTS[key]
@@ -208,8 +233,15 @@ class _Builder:
         dialect: Dialect = TOML,
         scopes: Scopes | None = None,
         problems: Sequence[SuiteProblem] = (),
+        catalogue: Catalogue | None = None,
+        placed: Callable[[Sequence[SuiteProblem]], list[SuiteProblem]] | None = None,
     ) -> None:
+        self.placed = placed
         self.data = data
+        self.catalogue = catalogue or current_catalogue()
+        # fio options beyond iobench's typed ones, passed through as fio reads them:
+        # the table's key -> (fio's name for it, the engine it belongs to, or None)
+        self.passed: dict[str, tuple[str, str | None]] = {}
         self.path = path
         self.lines = lines
         self.source = source
@@ -225,7 +257,12 @@ class _Builder:
         if suite is None:
             assert self.problems, "a suite file refused without a reason"
             # In file order; problems of the whole file (no line) first.
-            raise SuiteError.of(self.path, sorted(self.problems, key=lambda p: p.line or 0))
+            found = self.placed(self.problems) if self.placed else self.problems
+            found = list(dict.fromkeys(found))
+            raise SuiteError.of(
+                self.path,
+                sorted(found, key=lambda p: (p.file not in (None, self.path), p.line or 0)),
+            )
         return suite
 
     def suite(self) -> Suite | None:
@@ -234,6 +271,10 @@ class _Builder:
         defaults, defaults_known = self.defaults()
         workloads, complete = self.workloads(defaults, defaults_known=defaults_known)
         expectations = self.expectations(suite_name, workloads, complete, reported)
+        if (
+            not self.problems and self.source != "builtin"
+        ):  # a built-in suite is checked by its tests
+            self.fio_check(workloads)
         if (
             self.problems
             or suite_name is None
@@ -248,7 +289,60 @@ class _Builder:
             source=self.source,
             indicative=indicative,
             expectations=expectations,
+            notes=unmeasured_notes(workloads),
         )
+
+    def fio_check(self, workloads: Sequence[Workload]) -> None:
+        """fio's own checks (``fio --parse-only``) of every workload as iobench will write it:
+        what fio refuses is reported at the line of the option it names."""
+        fio = self.catalogue.fio
+        pending = list(range(len(workloads)))
+        for _ in range(SuiteError.SHOWN):
+            if fio is None or not pending:
+                return
+            text = "\n".join(line for i in pending for line in _check_section(i, workloads[i]))
+            rc, said = fio_parse_only(fio, text)
+            if rc == 0:
+                return
+            dropped = re.search(r"job w(\d+) dropped", said)
+            if dropped is None or int(dropped.group(1)) not in pending:
+                lines = [line.strip() for line in said.splitlines() if line.startswith("fio: ")]
+                if lines:  # else not an fio that says why (checked again when it runs)
+                    self.fail(f"fio {self.catalogue.version} refuses the suite: {lines[0]}", None)
+                return
+            index = int(dropped.group(1))
+            pending.remove(index)
+            self.fio_refused(index, workloads[index].name, said)
+
+    def fio_refused(self, index: int, name: str, said: str) -> None:
+        """What fio said of workload ``index``, at the line of the option it names."""
+        found = re.search(r"(?:failed parsing |Bad option <)([A-Za-z0-9_.-]+)(?:=([^>\n]*))?", said)
+        key = found.group(1) if found else None
+        line = self.option_line(index, key) if key else None
+        what = (
+            f"{key}={show_value(found.group(2) or '')}" if found and found.group(2) else key
+        ) or "the job"
+        self.fail(
+            f"{self.dialect.named(name)}fio {self.catalogue.version} refuses {what} "
+            "(fio --parse-only)",
+            line or self.lines.header(("workload", index)),
+            "`fio --cmdhelp=OPTION` shows what fio accepts",
+        )
+
+    def option_line(self, index: int, option: str) -> int | None:
+        """The line of the option fio calls ``option`` in workload ``index`` (or in the
+        [defaults] or [global] sections it takes from)."""
+        sections: list[Section] = [("workload", index)]
+        if self.scopes is not None:
+            sections += [("defaults", k) for k in range(self.scopes.applies[index] - 1, -1, -1)]
+        else:
+            sections.append(("defaults", 0))
+        for section in sections:
+            for key in (option, *(k for k, (o, _) in self.passed.items() if o == option)):
+                line = self.lines.key(section, key)
+                if line is not None and line != self.lines.header(section):
+                    return line
+        return None
 
     def head(self) -> tuple[str | None, object, object, set[str]]:
         """The suite's name, description and indicative flag, checked, and the top-level
@@ -265,7 +359,7 @@ class _Builder:
             elif key not in TOP_KEYS:
                 self.unknown(key, TOP_KEYS, "", line, top_level=True)
         name = self.data.get("name", name_from_path(self.path))
-        if "name" not in reported and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+        if "name" not in reported and not (valid_name(name)):
             self.fail(
                 f"name must be {NAME_RULE}; not {show_value(name)}", self.lines.key(top, "name")
             )
@@ -283,7 +377,7 @@ class _Builder:
                 f"indicative must be true or false, not {show_value(indicative)}",
                 self.lines.key(top, "indicative"),
             )
-        suite_name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else None
+        suite_name = name if valid_name(name) else None
         return suite_name, description, indicative, reported
 
     def defaults(self) -> tuple[Callable[[int], _Parsed], bool]:
@@ -350,7 +444,7 @@ class _Builder:
             else:
                 workloads.append(workload)
             name = table.get("name")
-            if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.lower() == "global":
+            if not valid_name(name) or name.lower() == "global":
                 continue  # reported by workload()
             name_line = self.lines.key(("workload", index), "name")
             if name in seen:
@@ -464,18 +558,73 @@ class _Builder:
             )
         elif key in ALIASES:  # a job file's aliases are fio's own, read before
             self.fail(f'{where}unknown key "{key}": iobench calls it {ALIASES[key]}', line)
+        elif self.catalogue.canonical(key) in (*CORE_KEYS, *OPTION_KEYS):
+            ours = self.catalogue.canonical(key)
+            self.fail(f'{where}unknown key "{key}": fio calls it {ours}, and so does iobench', line)
         else:
             # Suggestions cost time; a hostile file can hold tens of thousands of keys, and
             # only the first few problems are shown.
             suggest = len(key) <= 64 and len(self.problems) < 10 * SuiteError.SHOWN
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6) if suggest else []
+            close = []
+            if suggest:
+                pool = [*allowed, *([] if top_level else self.catalogue.names_like(key))]
+                close = difflib.get_close_matches(key, pool, n=1, cutoff=0.75)
             suggestion = f'; did you mean "{close[0]}"?' if close else ""
             noun = self.dialect.key
-            self.fail(
-                f'{where}unknown {noun} "{show_key(key)}"{suggestion} ({DOCS} lists every '
-                f"accepted {noun})",
-                line,
-            )
+            fio = "" if top_level else f": fio {self.catalogue.version} has no such option"
+            self.fail(f'{where}unknown {noun} "{show_key(key)}"{fio}{suggestion}', line)
+
+    def passthrough(
+        self, key: str, value: object, section: Section, where: str, line: int | None
+    ) -> _ParsedValue | None:
+        """A fio option beyond iobench's typed ones: passed to fio as fio reads it when this
+        fio has it (or one of its engines does) and it is in no hazard class (suites.hazards);
+        None, with the reason recorded, otherwise."""
+        spelled = self.lines.spelling(section, key)
+        if value is not None and not isinstance(value, str | int | float | bool):
+            if self.catalogue.canonical(key) is None:
+                self.unknown(key, self.dialect.suggestions, where, line)
+            else:
+                self.fail(f"{where}{show_key(spelled)} must be a string, a number or true/false, "
+                          f"not {show_value(value)}", line)  # fmt: skip
+            return None
+        if fio_text(value) in NO_OPS.get(key, ()):
+            return None  # changes nothing: accepted, and left out
+        reason = refusal(key) if self.dialect is TOML else None
+        if reason is not None:
+            self.fail(f"{where}{show_key(spelled)} is refused: {reason}", line, f"See {DOCS}.")
+            return None
+        option = self.catalogue.canonical(key)
+        engine = None if option else self.catalogue.engine_option(key, self.catalogue.engines)
+        if option is None and engine is None and self.fio_reads(key, value):
+            option = key  # fio's parser takes it (fio 3.33 reads threads=1 as thread)
+        ours = option in ALIASES or option in CORE_KEYS or option in OPTION_KEYS
+        if key in ALIASES or ours or (option is None and engine is None):
+            allowed = self.dialect.suggestions
+            if section[0] == "defaults":
+                allowed = tuple(k for k in allowed if k != "name")
+            self.unknown(key, allowed, where, line)
+            return None
+        text = fio_text(value)
+        hazard = option_hazard(option or key, text)
+        if hazard is not None:
+            self.fail(f"{where}{hazard.say(show_key(spelled))}", line, f"See {DOCS}.")
+            return None
+        self.passed[key] = (option or key, engine)
+        return (text if text is not None else "1", line, show_value(value))
+
+    def fio_reads(self, key: str, value: object) -> bool:
+        """Whether fio's job-file parser takes an option its help does not list (it matches
+        some names its help does not show); asked of fio itself, for plain names only."""
+        fio = self.catalogue.fio
+        text = fio_text(value)
+        if fio is None or self.problems or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", key):
+            return False  # (a file refused anyway runs no fio at all)
+        if text is not None and not re.fullmatch(r"[A-Za-z0-9_.:/,%+-]{0,256}", text):
+            return False
+        job = f"[j]\n{key}" + (f"={text}" if text is not None else "") + "\n"
+        rc, said = fio_parse_only(fio, job)
+        return rc == 0 and "Bad option" not in said
 
     def section(self, table: Mapping[str, object], section: Section, where: str) -> _Parsed:
         """Check every key of a [defaults] or [[workload]] table, in file order; a key whose
@@ -493,10 +642,9 @@ class _Builder:
                 continue
             parser = CORE_KEYS.get(key) or OPTION_KEYS.get(key)
             if parser is None:
-                allowed = self.dialect.suggestions
-                if section[0] == "defaults":
-                    allowed = tuple(k for k in allowed if k != "name")
-                self.unknown(key, allowed, where, line)
+                passed = self.passthrough(key, value, section, where, line)
+                if passed is not None:
+                    parsed[key] = passed
                 continue
             try:
                 typed = parser(self.lines.spelling(section, key), value)
@@ -525,7 +673,7 @@ class _Builder:
             self.fail(f'{label}missing name, e.g. name = "randread-4k"', header)
         elif not self.screen("name", name, label, name_line):
             pass
-        elif not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        elif not valid_name(name):
             self.fail(f"{label}name must be {NAME_RULE}; not {show_value(name)}", name_line)
         elif name.lower() == "global":
             self.fail(
@@ -553,11 +701,8 @@ class _Builder:
             return max(lines, default=None) or header
 
         if "rwmixread" in good and "rw" in good and get("rw") not in MIXED_MODES:
-            self.fail(
-                f"{where}rwmixread only applies to mixed reads and writes "
-                f'(rw = "randrw", "rw" or "readwrite"), not rw = {show_value(get("rw"))}',
-                good["rwmixread"][1],
-            )
+            del merged["rwmixread"], good["rwmixread"]  # fio ignores it in a pure mode
+        self.check_engine(where, section, good, merged)
         if "size" in good or "size" not in merged:  # a wrong size is reported already
             self.check_area(where, good, line_of)
         self.check_buffers(where, good, "bssplit" in merged and "bssplit" not in good, line_of)
@@ -566,12 +711,44 @@ class _Builder:
         assert isinstance(name, str)
         return self.make(name, good)
 
+    def check_engine(
+        self,
+        where: str,
+        section: Section,
+        good: Mapping[str, _ParsedValue],
+        merged: Mapping[str, object],
+    ) -> None:
+        """The engine is one this fio has, and every engine option is one of its own."""
+        engine = str(_value(good, "ioengine"))
+        if "ioengine" in good and engine not in self.catalogue.engines:
+            self.fail(
+                f"{where}ioengine={show_value(engine)} is refused (not in this fio): fio "
+                f"{self.catalogue.version} was built without it (`fio --enghelp` lists its "
+                f"engines: {', '.join(sorted(self.catalogue.engines))})",
+                good["ioengine"][1],
+            )
+        for key in merged:
+            option, owner = self.passed.get(key, (key, None))
+            if owner is None or option in self.catalogue.options_of(engine):
+                continue
+            owners = [
+                e for e in sorted(self.catalogue.engines) if option in self.catalogue.options_of(e)
+            ]
+            self.fail(
+                f"{where}{show_key(self.lines.spelling(section, key))} is an option of "
+                f"the {listed(owners)} engine{'s' if len(owners) > 1 else ''}; this job's ioengine "
+                f"is {show_value(engine)}",
+                good[key][1] if key in good else None,
+            )
+
     def check_area(
         self, where: str, good: Mapping[str, _ParsedValue], line_of: Callable[..., int | None]
     ) -> None:
         """The test area (size) holds a block (bs) and the zones of a zoned_abs
         random_distribution: fio places no I/O beyond it."""
         size = _value(good, "size")
+        if isinstance(size, SizeShare):
+            return  # a share of whatever the target is: checked where it runs
         assert isinstance(size, int)
 
         def said(key: str, value: int) -> str:
@@ -580,8 +757,7 @@ class _Builder:
             return shown if written in (None, str(value)) else f"{written}, {shown}"
 
         if "bs" in good:
-            bs = _value(good, "bs")
-            assert isinstance(bs, int)
+            bs = _largest(_value(good, "bs"))
             if size < bs:
                 self.fail(
                     f"{where}size ({said('size', size)}) must be at least bs ({said('bs', bs)})",
@@ -609,8 +785,9 @@ class _Builder:
         """bs x iodepth x numjobs: the I/O buffer memory fio allocates for the workload."""
         if bssplit_wrong or not all(key in good for key in ("bs", "iodepth", "numjobs")):
             return
-        bs, iodepth, numjobs = (good[key][0] for key in ("bs", "iodepth", "numjobs"))
-        assert isinstance(bs, int) and isinstance(iodepth, int) and isinstance(numjobs, int)
+        bs = _largest(good["bs"][0])
+        iodepth, numjobs = (good[key][0] for key in ("iodepth", "numjobs"))
+        assert isinstance(iodepth, int) and isinstance(numjobs, int)
         block, label, keys = bs, "bs", ("bs", "iodepth", "numjobs")
         if "bssplit" in good and bssplit_largest(str(good["bssplit"][0])) > bs:
             block = bssplit_largest(str(good["bssplit"][0]))
@@ -642,22 +819,29 @@ class _Builder:
         for key, (value, _line, _written) in good.items():
             if key in OPTION_KEYS:
                 options.append((key, str(value)))
+            elif key in self.passed:
+                options.append((self.passed[key][0], str(value)))
+            elif key == "rw" and ":" in str(value):  # fio's modifier: the mode is the field
+                options.append(("rw", str(value)))
+            elif key == "bs" and isinstance(value, PerDirection):  # the read's is the field
+                options.append(("bs", str(value)))
             elif key == "time_based" and value is False:
                 # Not a Workload field: iobench's job builder reads it from the options.
                 options.append(("time_based", "0"))
         return Workload(
             name=name,
-            rw=str(get("rw")),
-            bs=get_int("bs"),
+            rw=str(get("rw")).partition(":")[0],
+            bs=block.first if isinstance(block := get("bs"), PerDirection) else get_int("bs"),
             iodepth=get_int("iodepth"),
             numjobs=get_int("numjobs"),
             ioengine=str(get("ioengine")),
             direct=get("direct") is True,
             runtime_s=get_float("runtime"),
             ramp_s=get_float("ramp"),
-            size=get_int("size"),
+            size=get_int("size") if not isinstance(get("size"), SizeShare) else _default_size(),
             rwmixread=get_int("rwmixread") if "rwmixread" in good else None,
             options=tuple(options),
+            size_share=float(share) if isinstance(share := get("size"), SizeShare) else None,
         )
 
 
@@ -700,12 +884,28 @@ def parse_suite(text: str, path: str, source: str) -> Suite:
     return _Builder(data, path, _Lines(text), source).build()
 
 
-def parse_job_file(text: str, path: str, source: str) -> Suite:
-    """Validate a fio job file's ``text`` (suites.jobfile reads it) with the allow-list of
-    TOML suites; errors name ``path`` and the line, every mistake at once."""
+def parse_job_file(
+    text: str,
+    path: str,
+    source: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    host: HostFigures | None = None,
+) -> Suite:
+    """Validate a fio job file's ``text`` (its includes put in place and its variables
+    replaced as fio does it: iobench.fio.language; then suites.jobfile reads it) with the
+    checks of TOML suites; errors name the file (``path``, or the included one) and the
+    line, every mistake at once."""
     if len(text) > MAX_FILE_BYTES:
         raise SuiteError(path, TOO_BIG)
-    job_file = read_job_file(text)
+    expanded = expand(
+        text,
+        path,
+        Files(read=read_suite_file, exists=exists),
+        os.environ if environ is None else environ,
+        host or HostFigures.here(),
+    )
+    job_file = read_job_file(expanded.text)
     suite = _Builder(
         job_file.data,
         path,
@@ -713,9 +913,86 @@ def parse_job_file(text: str, path: str, source: str) -> Suite:
         source,
         dialect=JOB_FILE,
         scopes=Scopes(job_file.labels, job_file.applies),
-        problems=job_file.problems,
+        problems=[*expanded.problems, *job_file.problems],
+        placed=lambda problems: _placed(problems, expanded, path),
     ).build()
-    return dataclasses.replace(suite, notes=job_file.notes)
+    notes = (*job_file.notes, *_expansion_notes(expanded), *suite.notes)
+    variables = tuple(dict.fromkeys((r.written, r.value, r.source) for r in expanded.replaced))
+    includes = tuple(dict.fromkeys(expanded.includes))
+    return dataclasses.replace(suite, notes=notes, variables=variables, includes=includes)
+
+
+def _check_section(index: int, w: Workload) -> list[str]:
+    """Workload ``w`` as fio --parse-only reads it (the shape and options iobench writes)."""
+    return [f"[w{index}]", *run_options(w, w.area(None)), *shape_options(w)]
+
+
+# fio options that switch a measurement off: the user's choice, said once.
+_LATENCY_OFF = ("gtod_reduce", "disable_lat", "disable_clat", "disable_slat")
+_BW_OFF = ("disable_bw_measurement",)
+
+
+def unmeasured_notes(workloads: Sequence[Workload]) -> tuple[SuiteNote, ...]:
+    """A note for the workloads that ask fio not to measure latency (or bandwidth samples):
+    what they lose, once."""
+    notes = []
+    for keys, what in (
+        (_LATENCY_OFF, "latency, which is shown as not measured (never as 0); IOPS and "
+         "bandwidth are fio's"),
+        (_BW_OFF, "per-second bandwidth samples (fio's bandwidth figure is still there)"),
+    ):  # fmt: skip
+        found = [
+            f"{w.name} ({key}={value})"
+            for w in workloads
+            for key, value in w.options
+            if key in keys and value not in ("0", "false")
+        ]
+        if found:
+            notes.append(
+                SuiteNote(
+                    f"{listed(found, most=5)} ask fio not to measure {what}",
+                    "nothing to do if that is what you meant; leave the option out to measure it",
+                )
+            )
+    return tuple(notes)
+
+
+def _placed(problems: Sequence[SuiteProblem], expanded: Expanded, path: str) -> list[SuiteProblem]:
+    """Problems at lines of the expanded text, placed where those lines were written (an
+    included file's lines in that file)."""
+    out = []
+    for p in problems:
+        if p.file is not None:
+            out.append(p)
+            continue
+        where = expanded.origin(p.line)
+        if where is None or where.file == path:
+            out.append(dataclasses.replace(p, line=where.line if where else p.line))
+        else:
+            out.append(dataclasses.replace(p, line=where.line, file=where.file))
+    return out
+
+
+def _expansion_notes(expanded: Expanded) -> tuple[SuiteNote, ...]:
+    """What was put in the job file: its includes, and each variable with its value."""
+    notes = []
+    if expanded.includes:
+        notes.append(
+            SuiteNote(
+                f"the job file includes {listed(list(dict.fromkeys(expanded.includes)))}, "
+                "read as fio reads them",
+                "nothing to do",
+            )
+        )
+    said = list(dict.fromkeys(f"{r.written} = {r.value} ({r.source})" for r in expanded.replaced))
+    if said:
+        notes.append(
+            SuiteNote(
+                f"variables in the job file, as they were replaced for this run: {listed(said)}",
+                "nothing to do: the workloads hold these values",
+            )
+        )
+    return tuple(notes)
 
 
 def name_from_path(path: str) -> str:

@@ -8,19 +8,22 @@ with its reason (docs/suites.md lists them).
 from __future__ import annotations
 
 import datetime
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
+from typing import TypeGuard
 
 from iobench.cpus import format_cpu_list, online_cpus, parse_cpu_list, parse_cpumask
 from iobench.model import RW_MODES
+from iobench.suites.hazards import engine_hazard
 from iobench.units import (
     OutOfRange,
     format_size_short,
     non_ascii_digit,
     parse_duration,
     parse_size,
+    printable,
+    quoted,
 )
 
 DOCS = "docs/suites.md"
@@ -56,8 +59,21 @@ WHY_RUNTIME = "a week; no measurement needs longer"
 WHY_RAMP = "a week; no warm-up needs longer"
 WHY_SIZE = "larger than any single device"
 
-NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+# A name as fio allows a section's (``[job-/dev/nvme8n1]``, ``[rand_16k_read_100%-io]``)
+# that a job file can carry as ``name=`` (fio cuts a value at ';' and '#', expands '$'
+# and reads '\\' as an escape) and a line holds: stored and shown as written, escaped where
+# shown (iobench.report.literal).
+_NAME_CHAR = r"[^\x00-\x20\x7f;#$\\\[\]]"
+NAME_RE = re.compile(rf"{_NAME_CHAR}(?:[^\x00-\x1f\x7f;#$\\\[\]]{{0,126}}{_NAME_CHAR})?")
+NAME_RULE = (
+    "1-128 characters without a blank at either end, none of ; # $ \\ [ ] and no control "
+    "or invisible character"
+)
+
+
+def valid_name(name: object) -> TypeGuard[str]:
+    """Whether ``name`` is a workload's or suite's name (NAME_RULE)."""
+    return isinstance(name, str) and bool(NAME_RE.fullmatch(name)) and name.isprintable()
 
 
 class InvalidValue(Exception):
@@ -116,10 +132,7 @@ def show_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        if len(value) <= 40:
-            return _printable(json.dumps(value, ensure_ascii=False))
-        cut = _printable(json.dumps(value[:32], ensure_ascii=False))
-        return f'{cut[:-1]}..." ({len(value)} characters)'
+        return quoted(value)
     if isinstance(value, int):
         try:
             digits = str(value)
@@ -144,11 +157,7 @@ def show_key(key: str) -> str:
     """A key for a message: cut short and with control characters escaped (a quoted TOML
     key can hold anything, including a terminal's escape sequences)."""
     cut = key if len(key) <= 64 else f"{key[:48]}... ({len(key)} characters)"
-    return _printable(cut)
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    return printable(cut)
 
 
 def _refused(accepted: str, value: object) -> InvalidValue:
@@ -224,6 +233,51 @@ def _size(lo: int, hi: int, why: str = "") -> Parser:
     return parse
 
 
+class PerDirection(str):
+    """``bs = "4k,64k"``: one block size a direction (read, write[, trim]), in bytes
+    (``4096,65536``), as fio reads it."""
+
+    __slots__ = ()
+
+    @property
+    def first(self) -> int:
+        return int(self.split(",")[0])
+
+
+def _block_size(key: str, value: object) -> int | PerDirection:
+    """``bs``: one size, or one a direction (read, write[, trim]) as fio's ``4k,64k``."""
+    if isinstance(value, str) and "," in value:
+        parts = value.split(",")
+        if 2 <= len(parts) <= 3:
+            return PerDirection(",".join(str(_size_value(key, p, 1, MAX_BS)) for p in parts))
+        raise InvalidValue(
+            f"{key} per direction is READ,WRITE or READ,WRITE,TRIM, not {show_value(value)}"
+        )
+    return _size_value(key, value, 1, MAX_BS)
+
+
+class SizeShare(float):
+    """``size = "50%"``: the share of the file or device a workload covers (fio's size=N%)."""
+
+
+_SHARE_RE = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,6})?)%")
+
+
+def _area(key: str, value: object) -> int | SizeShare:
+    """``size``: bytes, or a share of the file or device as fio's ``N%`` (more than 0, at
+    most 100)."""
+    if isinstance(value, str) and value.endswith("%"):
+        m = _SHARE_RE.fullmatch(value.strip())
+        share = float(m.group(1)) if m else -1.0
+        if not 0 < share <= 100:
+            raise InvalidValue(
+                f"{key} as a share of the file or device must be more than 0% and at most "
+                f"100%, not {show_value(value)}"
+            )
+        return SizeShare(share / 100)
+    return _size_value(key, value, 1, MAX_SIZE, WHY_SIZE)
+
+
 def _duration_value(key: str, value: object, *, positive: bool, hi: float, why: str = "") -> float:
     accepted = f"{key} must be a duration such as 30s, 2m or a number of seconds"
     if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -252,48 +306,34 @@ def _duration(*, positive: bool, hi: float, why: str) -> Parser:
 
 
 def _rw(key: str, value: object) -> str:
+    """A mode, with fio's modifier (``read:-8k``: seek back 8k after each IO; ``randread:8``:
+    8 IOs at each offset) kept as written."""
+    if isinstance(value, str) and ":" in value:
+        mode, _, modifier = value.partition(":")
+        if mode in RW_MODES and re.fullmatch(r"-?[0-9]{1,12}[kKmMgG]?[iI]?[bB]?", modifier):
+            return value
     if not isinstance(value, str) or value not in RW_MODES:
         modes = ", ".join(sorted(RW_MODES))
         raise InvalidValue(f"{key} must be one of {modes}; not {show_value(value)}")
     return value
 
 
-_ENGINE_REFUSED = {
-    "exec": "it runs an arbitrary program",
-    "filedelete": "it deletes, truncates, creates or defragments files instead of measuring I/O",
-    "ftruncate": "it deletes, truncates, creates or defragments files instead of measuring I/O",
-    "filecreate": "it deletes, truncates, creates or defragments files instead of measuring I/O",
-    "falloc": "it deletes, truncates, creates or defragments files instead of measuring I/O",
-    "e4defrag": "it deletes, truncates, creates or defragments files instead of measuring I/O",
-    "sg": "it bypasses the kernel's block layer (raw SCSI/NVMe passthrough or flash erase)",
-    "io_uring_cmd": "it bypasses the kernel's block layer (raw SCSI/NVMe passthrough)",
-    "mtd": "it bypasses the kernel's block layer (raw flash erase)",
-    "dev-dax": "it writes persistent memory directly",
-    "libpmem": "it writes persistent memory directly",
-    "pmemblk": "it writes persistent memory directly",
-}
-_NETWORK_ENGINES = frozenset(
-    {"net", "netsplice", "rdma", "rbd", "rados", "gfapi", "gfapi_async", "nbd", "http"}
-    | {"libhdfs", "nfs", "libiscsi", "dfs", "xnvme", "libcufile", "ime_psync", "ime_psyncv"}
-)
+_ENGINE_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _ioengine(key: str, value: object) -> str:
+    """An engine name; one in a hazard class (suites.hazards) is refused here, one this fio
+    does not have where the suite is built (it knows the engines)."""
     if isinstance(value, str):
-        if value in IOENGINES:
+        hazard = engine_hazard(value, None)
+        if hazard is not None:
+            raise InvalidValue(hazard.say(f"{key}={show_value(value)}"))
+        if _ENGINE_RE.fullmatch(value):
             return value
-        if value.startswith("external") or "/" in value:
-            raise InvalidValue(
-                f"ioengine {show_value(value)} is refused: it loads native code from a file"
-            )
-        if value in _ENGINE_REFUSED:
-            raise InvalidValue(f"ioengine {show_value(value)} is refused: {_ENGINE_REFUSED[value]}")
-        if value in _NETWORK_ENGINES:
-            raise InvalidValue(
-                f"ioengine {show_value(value)} is refused: it connects to a network endpoint named "
-                "in the job file; iobench reaches only the targets named on its command line"
-            )
-    raise InvalidValue(f"{key} must be one of {', '.join(IOENGINES)}; not {show_value(value)}")
+    raise InvalidValue(
+        f"{key} must be the name of an fio engine such as {', '.join(IOENGINES)}; not "
+        f"{show_value(value)}"
+    )
 
 
 # --- fio options from the allow-list: (key, value) -> the value string fio reads ----------------
@@ -339,9 +379,12 @@ def _fio_sync(key: str, value: object) -> str:
 _FLOAT = r"[0-9]{1,9}(?:\.[0-9]{1,9})?"
 _PCT = r"[0-9]{1,3}"
 _ZONE_SIZE = r"[0-9]{1,16}[kKmMgGtTpP]?"
+# zoned: PCT/PCT zones (the last one's size may be left out: the rest), one list per
+# direction separated by commas, as fio 3.33 reads them.
+_ZONES = rf"{_PCT}/(?:{_PCT})?(?::{_PCT}/(?:{_PCT})?){{0,255}}"
 _DISTRIBUTION_RE = re.compile(  # always used with fullmatch: no trailing newline can pass
     rf"random|(?:zipf|pareto|normal):{_FLOAT}(?::{_FLOAT})?"
-    rf"|zoned(?::{_PCT}/{_PCT}){{1,256}}|zoned_abs(?::{_PCT}/{_ZONE_SIZE}){{1,256}}"
+    rf"|zoned:{_ZONES}(?:,{_ZONES}){{0,2}}|zoned_abs(?::{_PCT}/{_ZONE_SIZE}){{1,256}}"
 )
 
 
@@ -557,14 +600,14 @@ def _fio_cpus_allowed_policy(key: str, value: object) -> str:
 # iobench's own workload fields (they become Workload attributes, not options).
 CORE_KEYS: Mapping[str, Parser] = {
     "rw": _rw,
-    "bs": _size(1, MAX_BS),
+    "bs": _block_size,
     "iodepth": _whole(1, MAX_IODEPTH, "deeper queues only exhaust kernel and fio memory"),
     "numjobs": _whole(1, MAX_NUMJOBS, "each job is a process; more would exhaust the host"),
     "ioengine": _ioengine,
     "direct": _bool,
     "runtime": _duration(positive=True, hi=MAX_RUNTIME_S, why=WHY_RUNTIME),
     "ramp": _duration(positive=False, hi=MAX_RAMP_S, why=WHY_RAMP),
-    "size": _size(1, MAX_SIZE, WHY_SIZE),
+    "size": _area,
     "rwmixread": _whole(0, 100),
     "time_based": _bool,
 }
@@ -591,7 +634,7 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "percentage_random": _fio_int(0, 100),
     "bssplit": _fio_bssplit,
     "rate": _fio_rate,
-    "rate_iops": _fio_int(1, 2**31 - 1),
+    "rate_iops": _fio_int(0, 2**31 - 1),  # 0: no cap (fio's default)
     "thinktime": _fio_thinktime,
     "iodepth_batch_submit": _fio_int(0, MAX_IODEPTH),
     "iodepth_batch_complete_min": _fio_int(0, MAX_IODEPTH),
@@ -610,69 +653,38 @@ TOP_KEYS = ("name", "description", "indicative", "expect", "defaults", "workload
 
 # --- refused fio options and why -----------------------------------------------------------
 
-_RUNS = "it runs shell commands"
 _WRITES = "it writes files at a path of its own choosing, outside the target you named"
 _LOGS = "it configures fio's log files, which are written outside the target you named"
-_READS = "it reads a file of its own choosing and replays the I/O recorded in it"
 _TARGET = "it chooses its own target; iobench tests only the target named on its command line"
 _DELETES = "it deletes files; iobench removes the test files it creates itself"
-_HOST = "it changes the priority the host gives processes; iobench leaves the host alone"
-_LATENCY = "latency must always be measured, and it switches measurement off or makes it coarse"
 _OURS = "iobench sets this itself"
 
 REFUSED: Mapping[str, str] = {
-    "exec_prerun": _RUNS,
-    "exec_postrun": _RUNS,
     "write_bw_log": _WRITES,
     "write_lat_log": _WRITES,
     "write_iops_log": _WRITES,
     "write_hist_log": _WRITES,
     "write_iolog": _WRITES,
-    "read_iolog": _READS,
-    "read_iolog_chunked": _READS,
-    "replay_redirect": "it sends replayed I/O to a device of its own choosing",
     "filename": _TARGET,
     "directory": _TARGET,
     "opendir": _TARGET + " (it opens every file under a directory tree)",
     "filename_format": _TARGET,
     "unlink": _DELETES,
     "unlink_each_loop": _DELETES,
-    "allow_mounted_write": "it switches off fio's guard against writing to a mounted device",
-    "fill_device": "it writes until the device is full",
-    "fill_fs": "it writes until the file system is full",
-    "verify_state_save": "it saves verification state to a file of its own choosing",
-    "verify_state_load": "it loads verification state from a file of its own choosing",
-    "lockfile": "it serialises I/O through file locks, so the numbers would measure the locks",
-    "prioclass": _HOST + " (a real-time I/O class can starve everything else)",
-    "prio": _HOST,
-    "nice": _HOST,
-    "include": "it reads another job file that iobench cannot check",
-    "description": "fio expands ${VAR} in it and copies it into its output, which can leak "
-    "environment variables; the workload's name identifies it",
-    "gtod_reduce": _LATENCY,
-    "disable_lat": _LATENCY,
-    "disable_clat": _LATENCY,
-    "disable_slat": _LATENCY,
-    "disable_bw_measurement": "bandwidth must always be measured",
-    "disable_bw": "bandwidth must always be measured",
     "group_reporting": _OURS,
     "new_group": _OURS,
     "stonewall": _OURS,
     "wait_for_previous": _OURS,
     "wait_for": _OURS,
-    "exitall": _OURS,
-    "exitall_on_error": _OURS,
     "output": _OURS,
     "output-format": _OURS,
     "output_format": _OURS,
-    "stats": _OURS,
     "per_job_logs": _OURS,
     "clat_percentiles": _OURS,
     "lat_percentiles": _OURS,
     "slat_percentiles": _OURS,
     "percentile_list": _OURS,
-    "kb_base": _OURS,
-    "unit_base": _OURS,
+    "unified_rw_reporting": _OURS + " (each direction, reported apart)",
 }
 # fio's other names for keys iobench spells differently.
 ALIASES: Mapping[str, str] = {
@@ -687,17 +699,36 @@ ALIASES: Mapping[str, str] = {
     "iodepth_batch_complete": "iodepth_batch_complete_min",
     "buffered": "direct (= not buffered)",
 }
-_REFUSED_PREFIXES = (
-    ("exec_", _RUNS),
-    ("trigger", _RUNS),
-    ("cgroup", "it creates and configures control groups on the host"),
-    ("log_", _LOGS),
-    ("replay_", _READS),
-)
+_REFUSED_PREFIXES = (("log_", _LOGS),)
+# Values of REFUSED options that change nothing (fio's defaults, or what iobench sets
+# anyway): accepted, and left out of the workload.
+NO_OPS: Mapping[str, tuple[str, ...]] = {
+    "unified_rw_reporting": ("0", "none"),
+    "group_reporting": ("0",),
+    "stonewall": ("0",),
+    "new_group": ("0",),
+    "unlink": ("0",),
+    "unlink_each_loop": ("0",),
+    "clat_percentiles": ("1",),
+    "lat_percentiles": ("1",),
+    "slat_percentiles": ("0",),
+}
+
+
+def fio_text(value: object) -> str | None:
+    """A suite's value as fio reads it in a job file: text as it is, a number in digits, a
+    boolean as 1 or 0; None for a job file's option written alone (``overwrite``)."""
+    if value is True or value is False:
+        return "1" if value else "0"
+    if value is None:
+        return None
+    return str(value)
 
 
 def refusal(key: str) -> str | None:
-    """Why a fio option is refused in a suite file, or None if it is not refused."""
+    """Why a TOML suite may not set fio option ``key``, which iobench sets itself (where fio
+    does its I/O, its logs, the order of the jobs, what it reports), or None. The hazards,
+    refused in every suite, are suites.hazards'."""
     if key in REFUSED:
         return REFUSED[key]
     for prefix, reason in _REFUSED_PREFIXES:
