@@ -349,6 +349,7 @@ def summarize_results(run: RunRecord) -> list[dict[str, Any]]:
         {
             "target": g.target,
             "workload": g.workload,
+            "part": g.part,  # a part of a group of jobs run together; null: the workload
             "client": g.client,
             "clients": g.clients,
             "direction": d,
@@ -366,7 +367,7 @@ def unstable(run: RunRecord) -> list[tuple[str, str, str, float]]:
     """(target, workload, direction, CV %) of every workload whose repetitions' IOPS vary by
     more than UNSTABLE_CV_PCT (:func:`iobench.analysis.stats.is_unstable`)."""
     return [
-        (g.target, g.workload, d, float(f.iops.cv_pct or 0.0))
+        (g.target, g.name, d, float(f.iops.cv_pct or 0.0))
         for g, d, f in run_figures(run)
         if is_unstable(f.iops)
     ]

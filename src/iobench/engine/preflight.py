@@ -66,8 +66,11 @@ class PreparedTarget:
         return w.size if self.size_limit is None else min(w.size, self.size_limit)
 
     def placed(self, w: Workload) -> Workload:
-        """The workload as it runs on this target: pinned with --pin-to-device."""
-        return placed(w, self.pin)
+        """The workload as it runs on this target: pinned with --pin-to-device, its test
+        area (each part's of a group) capped at the file's or device's size."""
+        return placed(w, self.pin).each_job(
+            lambda job: dataclasses.replace(job, size=self.size_of(job))
+        )
 
 
 def prepare_target(

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.findings import note_findings
-from iobench.analysis.results import latency_value
+from iobench.analysis.results import latency_value, with_parts
 from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
 from iobench.records import RunRecord
@@ -100,7 +100,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
     repeated = any(r.repetition > 1 for r in run.results)
     lines = result_lines(run) if repeated else []
     for t in run.targets:
-        rows = [r for r in run.results if r.target == t.spec]
+        rows = with_parts([r for r in run.results if r.target == t.spec])
         used_clat = False
         if not rows:
             console.print(
@@ -133,7 +133,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         for r in rows:
             p = r.params
-            shape = [markup_literal(r.workload), *_shape(p)]
+            shape = [markup_literal(r.shown_name), *_shape(p)]
             if r.status != "ok" or not r.metrics:
                 why = markup_literal(literal(r.error or "")[:80])
                 table.add_row(*shape, "", "[red]failed[/]: " + why)
@@ -219,7 +219,7 @@ def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: 
     for r in (r for r in rows if r.status != "ok"):
         error = markup_literal(literal(r.error.splitlines()[0])[:80] if r.error else "")
         table.add_row(
-            markup_literal(r.workload),
+            markup_literal(r.shown_name),
             "",
             "",
             markup_literal(f"#{r.repetition}"),

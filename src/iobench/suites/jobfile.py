@@ -527,6 +527,7 @@ class _Job:
     name: str  # fio's name for it: its name= option, else its section's name
     line: int  # its section's
     settings: dict[str, Setting]  # its own and its [global] sections'
+    section: str = ""  # its section's name
 
 
 @dataclass(frozen=True)
@@ -538,7 +539,9 @@ class JobFile:
     data: dict[str, object]
     lines: JobLines
     labels: tuple[str, ...]  # each [global] section's name
-    applies: tuple[int, ...]  # per job: how many [global] sections come before it
+    # per workload ("workload", i) or part of a group ("job", k): how many [global]
+    # sections come before it
+    applies: dict[Section, int]
     problems: tuple[SuiteProblem, ...]
     notes: tuple[SuiteNote, ...]
 
@@ -588,10 +591,12 @@ def read_job_file(text: str) -> JobFile:
                 names.append(show_key(str(name.value)))
         workloads.append({"name": name.value, **table})
         applies.append(len(defaults))
-        jobs.append(_Job(str(name.value), section.line, settings))
-    read.problems.extend(_order(jobs))
+        jobs.append(_Job(str(name.value), section.line, settings, section.name))
+    runs, order_problems = _runs(jobs)
+    read.problems.extend(order_problems)
     _name_after_sections(workloads, from_global, read)
-    data: dict[str, object] = {"defaults": defaults, "workload": workloads}
+    grouped, scopes = _grouped(runs, workloads, jobs, applies, read.lines)
+    data: dict[str, object] = {"defaults": defaults, "workload": grouped}
     description = next((d for d in _descriptions(sections)), None)
     if description is not None:
         data["description"] = description
@@ -599,7 +604,7 @@ def read_job_file(text: str) -> JobFile:
         data,
         read.lines,
         tuple(labels),
-        tuple(applies),
+        scopes,
         tuple(read.problems),
         _notes(read, unbounded),
     )
@@ -629,12 +634,14 @@ def _descriptions(sections: Iterable[_Section]) -> Iterable[str]:
                     yield option.value
 
 
-def _order(jobs: Sequence[_Job]) -> list[SuiteProblem]:
-    """Jobs fio would run at the same time: iobench runs each workload on its own, one
-    after another, so a job must wait for the one before it (stonewall, or wait_for=it).
-    Also wait_for naming no earlier job (fio refuses it)."""
+def _runs(jobs: Sequence[_Job]) -> tuple[list[list[int]], list[SuiteProblem]]:
+    """The jobs fio runs at the same time, as indexes into ``jobs`` in the order fio starts
+    them (fio 3.33 backend.c ``run_threads``): it starts the jobs in file order until one
+    with stonewall (which waits for every job before it), passing over a job whose wait_for
+    names a job that has not ended (it starts once that one has); each such round is run by
+    iobench as one workload, the next round once it has ended. Also wait_for naming no
+    earlier job (fio refuses it)."""
     problems: list[SuiteProblem] = []
-    runs: list[list[_Job]] = []
     earlier: set[str] = set()
     for job in jobs:
         wait = job.settings.get("wait_for")
@@ -647,38 +654,61 @@ def _order(jobs: Sequence[_Job]) -> list[SuiteProblem]:
                     wait.line,
                 )
             )
-        stonewall = job.settings.get("stonewall")
-        after = bool(stonewall and stonewall.value) or (
-            wait is not None and runs != [] and wait.value == runs[-1][-1].name
-        )
-        if after or not runs:
-            runs.append([job])
-        else:
-            runs[-1].append(job)
         earlier.add(job.name)
+    runs: list[list[int]] = []
+    ended: set[str] = set()
+    pending = list(range(len(jobs)))
+    while pending:
+        started: list[int] = []
+        for i in pending:
+            stonewall = jobs[i].settings.get("stonewall")
+            if stonewall is not None and stonewall.value and started:
+                break
+            wait = jobs[i].settings.get("wait_for")
+            if wait is not None and wait.value in earlier and wait.value not in ended:
+                continue
+            started.append(i)
+        started = started or pending[:1]  # waits for a job that never runs: refused above
+        runs.append(started)
+        ended |= {jobs[i].name for i in started}
+        pending = [i for i in pending if i not in started]
+    return runs, problems
+
+
+def _grouped(
+    runs: Sequence[Sequence[int]],
+    workloads: Sequence[dict[str, object]],
+    jobs: Sequence[_Job],
+    applies: Sequence[int],
+    lines: JobLines,
+) -> tuple[list[dict[str, object]], dict[Section, int]]:
+    """The workloads as iobench runs them, one per run of jobs fio starts together
+    (:func:`_runs`): a job alone as it is, several as a group named after the first one's
+    section, each job a part (``job``: its table, at ("job", k) in ``lines``, where its
+    lines are moved); and how many [global] sections apply to each workload or part."""
+    out: list[dict[str, object]] = []
+    scopes: dict[Section, int] = {}
+    moved: dict[Section, Section] = {}
+    groups: dict[Section, int] = {}  # a group's workload -> its first job's line
+    parts = 0
     for run in runs:
-        if len(run) > 1:
-            problems.append(_together(run))
-    return problems
-
-
-def _together(run: Sequence[_Job]) -> SuiteProblem:
-    named = [f"[{show_key(j.name)}] (line {j.line})" for j in run]
-    later = [f"[{show_key(j.name)}]" for j in run[1:]]
-    grouped = [j for j in run[1:] if "new_group" in j.settings]
-    why = (
-        " (new_group starts a new reporting group, but fio still runs the jobs together)"
-        if grouped
-        else ""
-    )
-    return SuiteProblem(
-        f"{_listed(named)} run at the same time under fio: nothing makes "
-        f"{'them' if len(later) > 1 else 'it'} wait for the job before{why}. iobench runs "
-        "each job as a workload of its own, one after another, so it cannot run them "
-        f"together; add stonewall to {_listed(later)} to run them one after another, or run "
-        "the file with fio itself",
-        run[1].line,
-    )
+        where: Section = ("workload", len(out))
+        if len(run) == 1:
+            moved[("workload", run[0])] = where
+            scopes[where] = applies[run[0]]
+            out.append(workloads[run[0]])
+            continue
+        for i in run:
+            moved[("workload", i)] = ("job", parts)
+            scopes[("job", parts)] = applies[i]
+            parts += 1
+        groups[where] = jobs[run[0]].line
+        out.append({"name": jobs[run[0]].section, "job": [workloads[i] for i in run]})
+    lines.headers = {moved.get(k, k): v for k, v in lines.headers.items()} | groups
+    lines.keys = {(moved.get(w, w), key): v for (w, key), v in lines.keys.items()}
+    lines.keys |= {(where, "name"): line for where, line in groups.items()}
+    lines.spelled = {(moved.get(w, w), key): v for (w, key), v in lines.spelled.items()}
+    return out, scopes
 
 
 def _notes(read: _Read, unbounded: dict[str, list[str]]) -> tuple[SuiteNote, ...]:

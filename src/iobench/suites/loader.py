@@ -21,7 +21,7 @@ from typing import Protocol
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
-from iobench.model import Expectation, Override, Suite, Workload
+from iobench.model import Expectation, Override, Suite, Workload, group
 from iobench.suites.jobfile import FIO_SPELLINGS, REPORTED, read_job_file
 from iobench.suites.jobfile import SUFFIXES as JOB_FILE_SUFFIXES
 from iobench.suites.options import (
@@ -30,6 +30,7 @@ from iobench.suites.options import (
     CORE_KEYS,
     DOCS,
     MAX_BUFFER_BYTES,
+    MAX_NUMJOBS,
     MAX_RAMP_S,
     MAX_RUNTIME_S,
     MAX_SIZE,
@@ -61,7 +62,9 @@ _PACKAGE = "iobench.suites"
 
 # --- where keys are: tomllib gives no positions, so find them in the text -------------------
 
-Section = tuple[str, int]  # ("top", 0), ("defaults", 0), ("workload", n), ("sub", 0)
+# ("top", 0), ("defaults", 0), ("workload", n), ("job", k): the k-th [[workload.job]] of the
+# file (a part of a group), ("sub", 0)
+Section = tuple[str, int]
 # No two neighbouring parts of a pattern match the same characters, so a long line cannot
 # make them backtrack (the class after the brackets holds the spaces).
 _HEADER_RE = re.compile(r"^\s*(\[\[?)([A-Za-z0-9_.\-\"' ]+)\]\]?\s*(?:#.*)?$")
@@ -76,6 +79,7 @@ class _Lines:
         self._headers: dict[Section, int] = {}
         section: Section = ("top", 0)
         workloads = -1
+        jobs = -1  # [[workload.job]] tables, counted over the whole file
         in_string: str | None = None
         for lineno, line in enumerate(text.splitlines(), start=1):
             if in_string is not None:
@@ -89,6 +93,10 @@ class _Lines:
                 if parts == ["workload"] and double:
                     workloads += 1
                     section = ("workload", workloads)
+                    self._headers[section] = lineno
+                elif parts == ["workload", "job"] and double and workloads >= 0:
+                    jobs += 1
+                    section = ("job", jobs)
                     self._headers[section] = lineno
                 elif parts == ["defaults"] and not double:
                     section = ("defaults", 0)
@@ -152,6 +160,11 @@ class Dialect:
     def named(self, name: str) -> str:
         return f'{self.workload} "{name}": ' if self.workload == "workload" else f"[{name}]: "
 
+    def part(self, group: str, name: str) -> str:
+        """How a part of a group is named: by its own section in a job file, as a job of
+        its workload in TOML (``group``: how the workload is named)."""
+        return self.named(name) if self.workload != "workload" else f'{group[:-2]}, job "{name}": '
+
 
 TOML = Dialect(
     workload="workload",
@@ -172,10 +185,13 @@ JOB_FILE = Dialect(
 @dataclass(frozen=True)
 class Scopes:
     """A job file's [global] sections (``data["defaults"]``, a list of tables) and, for
-    each job, how many of them come before it and so apply to it."""
+    each job (a workload, or a part of a group), how many of them come before it and so
+    apply to it."""
 
     labels: tuple[str, ...]  # each [global] section's name, as a message's prefix
-    applies: tuple[int, ...]  # per job
+    # per workload ("workload", i) or part of a group ("job", k): how many [global]
+    # sections apply to it
+    applies: Mapping[Section, int]
 
 
 # --- building a suite ------------------------------------------------------------------------
@@ -286,9 +302,10 @@ class _Builder:
         suite_name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else None
         return suite_name, description, indicative, reported
 
-    def defaults(self) -> tuple[Callable[[int], _Parsed], bool]:
-        """Each workload's shared values (by its index), and whether they are known: TOML's
-        [defaults] for every workload; a job file's [global] sections before the job."""
+    def defaults(self) -> tuple[Callable[[Section], _Parsed], bool]:
+        """Each workload's (or part's) shared values, by its section, and whether they are
+        known: TOML's [defaults] for every workload; a job file's [global] sections before
+        the job."""
         if self.scopes is not None:
             tables = self.data.get("defaults")
             assert isinstance(tables, list)
@@ -298,9 +315,9 @@ class _Builder:
             ]
             applies = self.scopes.applies
 
-            def scoped(index: int) -> _Parsed:
+            def scoped(section: Section) -> _Parsed:
                 merged: _Parsed = {}
-                for table in parsed[: applies[index]]:
+                for table in parsed[: applies.get(section, 0)]:
                     merged.update(table)
                 return merged
 
@@ -319,7 +336,7 @@ class _Builder:
         return (lambda _index: defaults), defaults_known
 
     def workloads(
-        self, defaults: Callable[[int], _Parsed], *, defaults_known: bool
+        self, defaults: Callable[[Section], _Parsed], *, defaults_known: bool
     ) -> tuple[list[Workload], bool]:
         """The workloads that are right, and whether that is all of them."""
         tables = self.data.get("workload")
@@ -344,26 +361,39 @@ class _Builder:
         complete = True
         seen: dict[str, int | None] = {}
         for index, table in enumerate(tables):
-            workload = self.workload(index, table, defaults(index), defaults_known=defaults_known)
+            workload = self.workload(index, table, defaults, defaults_known=defaults_known)
             if workload is None:
                 complete = False
             else:
                 workloads.append(workload)
-            name = table.get("name")
-            if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.lower() == "global":
-                continue  # reported by workload()
-            name_line = self.lines.key(("workload", index), "name")
-            if name in seen:
-                first = seen[name]
-                where = f" at line {first}" if first else ""
-                self.fail(
-                    f"{self.dialect.named(name)}the name is already used by the "
-                    f"{self.dialect.workload}{where}; names must be unique within a suite",
-                    name_line,
-                )
-            else:
-                seen[name] = name_line
+            self.unique(table.get("name"), ("workload", index), seen, "a suite")
         return workloads, complete
+
+    def unique(
+        self,
+        name: object,
+        section: Section,
+        seen: dict[str, int | None],
+        within: str,
+        group: str | None = None,
+    ) -> None:
+        """Record ``name`` (of a workload, or of a part within the ``group`` named so) as
+        seen; a name seen before is a problem."""
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name.lower() == "global":
+            return  # reported by name_of()
+        name_line = self.lines.key(section, "name")
+        if name in seen:
+            first = seen[name]
+            where = f" at line {first}" if first else ""
+            named = self.dialect.named(name) if group is None else self.dialect.part(group, name)
+            what = self.dialect.workload if group is None or self.dialect is not TOML else "job"
+            self.fail(
+                f"{named}the name is already used by the {what}{where}; names must be "
+                f"unique within {within}",
+                name_line,
+            )
+        else:
+            seen[name] = name_line
 
     def expectations(
         self,
@@ -510,19 +540,33 @@ class _Builder:
         self,
         index: int,
         table: Mapping[str, object],
-        defaults: _Parsed,
+        defaults: Callable[[Section], _Parsed],
         *,
         defaults_known: bool,
     ) -> Workload | None:
-        """The workload, or None when a problem was recorded (or [defaults] has one)."""
+        """The workload (a group when the table has [[workload.job]] tables), or None when
+        a problem was recorded (or [defaults] has one)."""
         section: Section = ("workload", index)
-        header = self.lines.header(section)
         before = len(self.problems)
         label = f"{self.dialect.workload} #{index + 1}: "
+        name = self.name_of(table, section, label, "randread-4k")
+        where = self.dialect.named(name) if name is not None else label
+        if "job" in table:
+            return self.group(index, table, name, where, defaults, defaults_known=defaults_known)
+        return self.one(
+            name, defaults(section), table, section, where, before, defaults_known=defaults_known
+        )
+
+    def name_of(
+        self, table: Mapping[str, object], section: Section, label: str, example: str
+    ) -> str | None:
+        """A workload's (or part's) name, checked; None when there is a problem with it."""
+        before = len(self.problems)
+        header = self.lines.header(section)
         name = table.get("name")
         name_line = self.lines.key(section, "name")
         if name is None:
-            self.fail(f'{label}missing name, e.g. name = "randread-4k"', header)
+            self.fail(f'{label}missing name, e.g. name = "{example}"', header)
         elif not self.screen("name", name, label, name_line):
             pass
         elif not isinstance(name, str) or not NAME_RE.fullmatch(name):
@@ -533,9 +577,106 @@ class _Builder:
                 "name",
                 name_line,
             )
-        named = isinstance(name, str) and len(self.problems) == before
-        where = self.dialect.named(str(name)) if named else label
-        merged = {**defaults, **self.section(table, section, where)}
+        return name if isinstance(name, str) and len(self.problems) == before else None
+
+    def group(
+        self,
+        index: int,
+        table: Mapping[str, object],
+        name: str | None,
+        where: str,
+        defaults: Callable[[Section], _Parsed],
+        *,
+        defaults_known: bool,
+    ) -> Workload | None:
+        """A workload of several jobs run together: each [[workload.job]] table a part,
+        with the workload's own keys and [defaults] beneath its own, checked as a workload
+        of its own is; None when a problem was recorded."""
+        section: Section = ("workload", index)
+        before = len(self.problems)
+        jobs = table["job"]
+        if not isinstance(jobs, list) or not all(isinstance(j, dict) for j in jobs) or not jobs:
+            self.fail(
+                f"{where}job must be a list of tables: start each job of the workload with "
+                "[[workload.job]] (double brackets)",
+                self.lines.key(section, "job"),
+            )
+            return None
+        shared = self.section({k: v for k, v in table.items() if k != "job"}, section, where)
+        if len(jobs) == 1:  # one job: a workload of its own
+            job = {k: v for k, v in jobs[0].items() if k != "name"}
+            own = self.section(job, ("job", self.job_index(index)), where)
+            return self.one(
+                name, {**defaults(section), **shared}, {}, section, where, before,
+                defaults_known=defaults_known, own=own,
+            )  # fmt: skip
+        parts: list[Workload | None] = []
+        seen: dict[str, int | None] = {}
+        for k, job in enumerate(jobs):
+            part: Section = ("job", self.job_index(index) + k)
+            label = f"{where[:-2]}, job #{k + 1}: "
+            part_name = self.name_of(job, part, label, "reader")
+            self.unique(job.get("name"), part, seen, "its workload", where)
+            if part_name is None:
+                parts.append(None)
+                continue
+            inherited = {**defaults(part), **shared}
+            parts.append(
+                self.one(
+                    part_name, inherited, job, part, self.dialect.part(where, part_name),
+                    len(self.problems), defaults_known=defaults_known,
+                )
+            )  # fmt: skip
+        made = [p for p in parts if p is not None]
+        if len(self.problems) > before or name is None or len(made) < len(parts):
+            return None
+        self.check_group(where, made, self.lines.header(section))
+        return None if len(self.problems) > before else group(name, made)
+
+    def check_group(self, where: str, parts: Sequence[Workload], line: int | None) -> None:
+        """What a group's jobs add up to, as one fio runs them all at once: at most
+        MAX_NUMJOBS processes and MAX_BUFFER_BYTES of I/O buffers."""
+        jobs = sum(p.numjobs for p in parts)
+        buffers = sum(p.bs * p.iodepth * p.numjobs for p in parts)
+        if jobs > MAX_NUMJOBS:
+            self.fail(
+                f"{where}its {len(parts)} jobs run {jobs} fio jobs at once (numjobs added up); "
+                f"at most {MAX_NUMJOBS}: each job is a process, more would exhaust the host",
+                line,
+            )
+        elif buffers > MAX_BUFFER_BYTES:
+            self.fail(
+                f"{where}its {len(parts)} jobs together allocate {format_bytes(buffers)} of "
+                f"I/O buffers (bs x iodepth x numjobs added up); at most "
+                f"{format_bytes(MAX_BUFFER_BYTES)}",
+                line,
+            )
+
+    def job_index(self, index: int) -> int:
+        """The file-wide index of workload ``index``'s first [[workload.job]] table."""
+        tables = self.data.get("workload")
+        assert isinstance(tables, list)
+        return sum(len(t.get("job") or []) for t in tables[:index] if isinstance(t, dict))
+
+    def one(
+        self,
+        name: str | None,
+        defaults: _Parsed,
+        table: Mapping[str, object],
+        section: Section,
+        where: str,
+        before: int,
+        *,
+        defaults_known: bool,
+        own: _Parsed | None = None,
+    ) -> Workload | None:
+        """One fio job: ``table`` (parsed, or given parsed as ``own``) over ``defaults``,
+        checked; None when a problem was recorded since ``before``."""
+        header = self.lines.header(section)
+        named = name is not None
+        if own is None:
+            own = self.section({k: v for k, v in table.items() if k != "name"}, section, where)
+        merged = {**defaults, **own}
         good = {key: value for key, value in merged.items() if value is not None}
         # A key that is there but wrong is not also missing; nor is one [defaults] may hold
         # when [defaults] itself is wrong.
@@ -857,12 +998,12 @@ def apply_overrides(
                 "give a --size that holds the zones, or leave --size out",
             )
 
-    def override(w: Workload) -> Workload:
+    def override(job: Workload) -> Workload:
         return dataclasses.replace(
-            w,
-            runtime_s=w.runtime_s if runtime_s is None else float(runtime_s),
-            ramp_s=w.ramp_s if ramp_s is None else float(ramp_s),
-            size=w.size if size is None else int(size),
+            job,
+            runtime_s=job.runtime_s if runtime_s is None else float(runtime_s),
+            ramp_s=job.ramp_s if ramp_s is None else float(ramp_s),
+            size=job.size if size is None else int(size),
         )
 
     # A suite that is indicative because its runs are short stops being so when the user
@@ -871,7 +1012,7 @@ def apply_overrides(
     given: dict[Override, object] = {"runtime": runtime_s, "size": size, "ramp": ramp_s}
     return dataclasses.replace(
         suite,
-        workloads=tuple(override(w) for w in suite.workloads),
+        workloads=tuple(w.each_job(override) for w in suite.workloads),
         indicative=indicative,
         notes=tuple(n for n in suite.notes if n.about not in given or given[n.about] is None),
         overridden=suite.overridden | {name for name, value in given.items() if value is not None},
@@ -879,9 +1020,11 @@ def apply_overrides(
 
 
 def _zones_of(w: Workload) -> int | None:
-    """The bytes a workload's zoned_abs random_distribution covers, if it has one."""
-    distribution = dict(w.options).get("random_distribution")
-    return None if distribution is None else zoned_abs_bytes(distribution)
+    """The bytes a workload's zoned_abs random_distribution covers (the most of a group's
+    parts), if it has one."""
+    distributions = [dict(job.options).get("random_distribution") for job in w.jobs]
+    zones = [zoned_abs_bytes(d) for d in distributions if d is not None]
+    return max((z for z in zones if z is not None), default=None)
 
 
 def check_overrides(
