@@ -76,9 +76,9 @@ def workload_shape(params: dict[str, Any], *, detail: bool = False) -> str:
     """``randread 4k QD32x4``; ``randrw 70/30 8k QD16x2``; ``-`` for unknown values. With
     ``detail``, also ``buffered`` (direct=0) and the runtime. A group: its parts' shapes,
     joined with `` + ``."""
-    parts = _parts(params)
-    if parts:
-        shown = " + ".join(workload_shape(p) for p in parts)
+    members = _parts(params)
+    if members:
+        shown = " + ".join(workload_shape(p) for p in members)
         runtime = params.get("runtime_s")
         if detail and isinstance(runtime, int | float) and not isinstance(runtime, bool):
             shown += f" {format_duration(float(runtime))}"
