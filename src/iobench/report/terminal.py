@@ -309,13 +309,27 @@ def render_suites(suites: list[Suite], console: Console) -> None:
         )
         columns = ["workload", "rw", "bs", "iodepth", "numjobs", "engine", "direct"]
         columns += ["runtime", "ramp", "size"]
-        with_options = any(w.options for w in s.workloads)
+        with_options = any(job.options for w in s.workloads for job in w.jobs)
         for col in [*columns, *(["options"] if with_options else [])]:
             table.add_column(col)
-        for w in s.workloads:
+        rows = [
+            (name, job)
+            for w in s.workloads
+            for name, job in (
+                # run together: the group's name, then each of its jobs as GROUP/JOB
+                [(w.name, None), *((f"{w.name}/{j.name}", j) for j in w.parts)]
+                if w.parts
+                else [(w.name, w)]
+            )
+        ]
+        for name, job in rows:
+            if job is None:
+                table.add_row(markup_literal(name), "jobs run together:")
+                continue
+            w = job
             options = " ".join(f"{k}={v}" for k, v in w.options)
             table.add_row(
-                markup_literal(w.name),
+                markup_literal(name),
                 markup_literal(
                     w.rw + (f" ({w.rwmixread}% read)" if w.rwmixread is not None else "")
                 ),
