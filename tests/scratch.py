@@ -185,8 +185,12 @@ class Cgroup:
         else:
             limits = " ".join(
                 f"{key}={caps[name] or 'max'}"
-                for key, name in (("riops", "read_iops"), ("rbps", "read_bps"))
-                + (("wiops", "write_iops"), ("wbps", "write_bps"))
+                for key, name in (
+                    ("riops", "read_iops"),
+                    ("rbps", "read_bps"),
+                    ("wiops", "write_iops"),
+                    ("wbps", "write_bps"),
+                )
             )
             (self.path / "io.max").write_text(f"{self.majmin} {limits}")
 

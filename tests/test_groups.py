@@ -14,8 +14,8 @@ import pytest
 
 from conftest import Cli
 from iobench.analysis.compare import compare
-from iobench.analysis.histogram import percentiles_from_bins
 from iobench.analysis.coverage import unwritten_reads
+from iobench.analysis.histogram import percentiles_from_bins
 from iobench.engine.parts import group_metrics, group_result, part_entries
 from iobench.errors import SuiteError
 from iobench.fio.jobfile import build_jobfile, plain_job
@@ -129,7 +129,7 @@ def test_one_job_table_is_a_workload_of_its_own() -> None:
             14,
             'workload "mixed": its 2 jobs run 257 fio jobs at once (numjobs added up); at most 256',
         ),
-    ],  # fmt: skip
+    ],
 )
 def test_a_part_is_checked_as_a_workload_is_and_named_with_its_line(
     change: tuple[str, str], line: int, message: str
@@ -190,7 +190,7 @@ JOBS = "[global]\nrw=read\nsize=1m\nruntime=1\n"
         ("[a]\n[b]\nwait_for=a\n[c]\nwait_for=b\n", [["a"], ["b"], ["c"]]),
         # waiting for a job of an earlier round: starts at once
         ("[a]\n[b]\nstonewall\n[c]\nwait_for=a\n", [["a"], ["b", "c"]]),
-    ],  # fmt: skip
+    ],
 )
 def test_jobs_are_grouped_as_fio_starts_them(body: str, runs: list[list[str]]) -> None:
     """The rounds in which fio 3.33 starts them (test_groups_fio checks each against fio)."""
