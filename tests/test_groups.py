@@ -467,3 +467,32 @@ def test_show_export_and_import_keep_each_part(cli: Cli, tmp_path: Path, isolate
     path.write_text(json.dumps(doc))
     code, _, err = cli("--db", str(tmp_path / "third.db"), "import", str(path))
     assert code == 2 and "results[0].parts[0].read.iops" in err
+
+
+def test_a_groups_seconds_are_its_parts_summed_direction_by_direction() -> None:
+    from iobench.engine.parts import together
+
+    reader = {
+        "interval_ms": 1000,
+        "read": {"t_s": [1, 2], "iops": [100.0, 200.0], "bw_bytes": [1.0, 2.0],
+                 "lat_mean_ns": [10.0, 20.0]},
+    }  # fmt: skip
+    scanner = {
+        "interval_ms": 1000,
+        "read": {"t_s": [1, 2, 3], "iops": [300.0, 200.0, 50.0], "bw_bytes": [3.0, 2.0, 1.0],
+                 "lat_mean_ns": [30.0, 40.0, 5.0]},
+    }  # fmt: skip
+    writer = {
+        "interval_ms": 1000,
+        "write": {"t_s": [1], "iops": [7.0], "bw_bytes": [8.0], "lat_mean_ns": [9.0]},
+    }
+    out = together([reader, None, scanner, writer])
+    assert out is not None
+    assert out["read"] == {
+        "t_s": [1, 2, 3],
+        "iops": [400.0, 400.0, None],  # a second a reading part has no sample for: none
+        "bw_bytes": [4.0, 4.0, None],
+        "lat_mean_ns": [(100 * 10 + 300 * 30) / 400, (200 * 20 + 200 * 40) / 400, None],
+    }
+    assert out["write"] == writer["write"] and out["interval_ms"] == 1000
+    assert together([None, None]) is None

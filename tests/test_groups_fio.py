@@ -205,6 +205,7 @@ def test_toml_parts_on_two_targets_repeated_compared_and_reported(
         assert r["parts"][0]["read"]["iops"] > 0 and r["parts"][1]["write"]["iops"] > 0
         assert r["read"]["io_bytes"] == r["parts"][0]["read"]["io_bytes"]
         assert r["parts"][1]["samples"]["write"]["iops"]  # each part's own seconds
+        assert r["samples"]["read"]["iops"] and r["samples"]["write"]["iops"]  # and together
     summary = {(s["target"], s["workload"], s["part"], s["direction"]): s for s in doc["summary"]}
     for part, d in ((None, "read"), (None, "write"), ("reader", "read"), ("writer", "write")):
         assert summary[(str(a), "mixed", part, d)]["n"] == 2

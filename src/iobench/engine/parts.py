@@ -10,7 +10,8 @@ each part knows its block size) over that runtime; with ``sum_rates`` (the clien
 aggregate of a step, each client over its own runtime) they are the sum of the parts'.
 
 A part's per-second samples are those of its jobs' interval logs (fio numbers the jobs of
-a file in order, a section's numjobs one after another); the group's, those of every job.
+a file in order, a section's numjobs one after another); the group's, the parts' summed
+second by second in each direction (:func:`together`).
 """
 
 from __future__ import annotations
@@ -107,8 +108,53 @@ def group_result(
         for k, (part, entry) in enumerate(zip(w.parts, entries, strict=True))
     )
     metrics = group_metrics([p.metrics or {} for p in parts], merge_jobs(entries), disk_util)
-    samples = parse_interval_logs(logs, epoch=epoch) if logs else None
-    return metrics, parts, samples
+    return metrics, parts, together([p.samples for p in parts])
+
+
+def together(samples: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """A group's per-second samples from its parts' (fio/logs.py's shape): per direction,
+    the parts that did it summed second by second (a second one of them has no value for
+    has none), latency weighted by their IOPS; None when no part has samples."""
+    having = [s for s in samples if s]
+    if not having:
+        return None
+    out: dict[str, Any] = {k: v for k, v in having[0].items() if k in ("interval_ms", "start_ms")}
+    if "start_ms" in out:  # a fio client's: the group started when its first part did
+        out["start_ms"] = min(s.get("start_ms", out["start_ms"]) for s in having)
+    for d in DIRECTIONS:
+        series = [s[d] for s in having if s.get(d)]
+        if not series:
+            continue
+        seconds = sorted({t for x in series for t in x["t_s"]})
+        rows = [[_at(x, t) for x in series] for t in seconds]
+        out[d] = {
+            "t_s": seconds,
+            "iops": [_sum([r[0] for r in row]) for row in rows],
+            "bw_bytes": [_sum([r[1] for r in row]) for row in rows],
+            "lat_mean_ns": [_weighted(row) for row in rows],
+        }
+    return out if any(d in out for d in DIRECTIONS) else None
+
+
+_Second = tuple[float | None, float | None, float | None]  # IOPS, bytes/s, mean latency ns
+
+
+def _at(series: Mapping[str, Any], t: float) -> _Second:
+    if t not in series["t_s"]:
+        return None, None, None
+    i = series["t_s"].index(t)
+    return series["iops"][i], series["bw_bytes"][i], series["lat_mean_ns"][i]
+
+
+def _sum(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v or 0.0 for v in values)
+
+
+def _weighted(row: Sequence[_Second]) -> float | None:
+    if any(iops is None or lat is None for iops, _, lat in row):
+        return None
+    total = sum(iops or 0.0 for iops, _, _ in row)
+    return sum((iops or 0.0) * (lat or 0.0) for iops, _, lat in row) / total if total else None
 
 
 def _without_disks(metrics: dict[str, Any]) -> dict[str, Any]:
