@@ -282,6 +282,7 @@ def test_a_group_runs_as_sections_fio_starts_together_each_reported_apart() -> N
     plain = plain_job(mixed, "/data/f", 6 << 20, section="mixed", title="t")
     assert [s for s, _ in sections(plain)] == ["mixed", "writer"]
     assert sections(plain)[0][1][-1] == "stonewall" and sections(plain)[1][1][-1] == "new_group"
+    assert sections(plain)[0][1][0] == "name=reader"
 
 
 def test_suites_export_writes_a_group_as_concurrent_sections_that_read_back_the_same(

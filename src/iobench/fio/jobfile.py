@@ -264,12 +264,15 @@ def plain_job(workload: Workload, path: str, size: int, *, section: str, title: 
     the options of :func:`build_jobfile`'s job file, all in the section (a [global] would
     carry over into the next step's), the file by its path, and ``stonewall`` so that it
     starts when the step before it has ended. A group is a section per part (``section``
-    the first's, the others named for their parts), the first with ``stonewall``, the
-    others with ``new_group`` so that fio starts them with it and reports each apart."""
+    the first's, with its part's ``name=``; the others named for their parts), the first
+    with ``stonewall``, the others with ``new_group`` so that fio starts them with it and
+    reports each apart."""
     lines = comment_lines(title)
     for i, part in enumerate(workload.jobs):
+        named = workload.parts and i == 0 and section != part.name  # fio reports it by name=
         lines += [
             f"[{section if i == 0 else section_name(part.name)}]",
+            *([f"name={part.name}"] if named else []),
             *shape_options(part),
             *_plain_filename_lines(path),
             *_global_options(part, min(part.size, size) if workload.parts else size),
