@@ -156,3 +156,57 @@ def test_a_full_database_says_the_run_could_not_be_stored(
         assert row["status"] == want
     finally:
         run_tool("umount", str(small))
+
+
+def test_a_truncated_shm_ends_the_run_with_a_clear_error_not_sigbus(
+    root: None, cli: Cli, tmp_path: Path
+) -> None:
+    """Another program truncates the -shm that SQLite keeps mapped: the next touch of a page
+    past its new end was SIGBUS (exit -7, no message, the test file and the private directory
+    left). A -shm only grows while iobench holds it, so a smaller one stops the run first."""
+    db = tmp_path / "db" / "runs.db"
+    db.parent.mkdir()
+    target = tmp_path / "vol"
+    target.mkdir()
+    done = _run_and_break(tmp_path, db, target, lambda: os.truncate(f"{db}-shm", 0))
+    said = done.stderr
+    assert done.returncode == 1, said
+    assert "Traceback" not in said and "internal error" not in said
+    assert f"{db}-shm was truncated from 32768 to 0 bytes while iobench was using it" in said
+    assert "could not be stored as failed" in said and "marks it aborted" in said
+    assert list(target.iterdir()) == [], "the test file is removed"
+    code, _, err = cli("--db", str(db), "list")
+    assert code == 0 and "run 1 did not finish and is aborted" in err
+
+
+@pytest.mark.parametrize("how", ["removed", "directory renamed", "replaced"])
+def test_a_database_moved_away_mid_run_is_said_not_reported_stored(
+    root: None, cli: Cli, tmp_path: Path, how: str
+) -> None:
+    """The database file is removed (a cleanup job), its directory renamed, or another
+    database renamed over it while a run goes on: the run went on writing the file SQLite had
+    open, ended `complete` with exit 0, and its results were found nowhere at the path."""
+    db = tmp_path / "db" / "runs.db"
+    db.parent.mkdir()
+    target = tmp_path / "vol"
+    target.mkdir()
+
+    def move() -> None:
+        if how == "removed":
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink()
+        elif how == "directory renamed":
+            db.parent.rename(tmp_path / "moved")
+        else:
+            other = tmp_path / "other.db"
+            other.write_bytes(b"")  # a new, empty database
+            other.rename(db)
+
+    done = _run_and_break(tmp_path, db, target, move)
+    said = done.stderr
+    assert done.returncode == 1, said
+    assert "Traceback" not in said and "internal error" not in said
+    assert f"the results database {db} was removed, renamed or replaced while iobench" in said
+    assert "which is no longer at the database's path" in said
+    assert "shows as running" not in said
+    assert list(target.iterdir()) == [], "the test file is removed"

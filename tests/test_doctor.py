@@ -92,7 +92,8 @@ def test_the_jobs_doctor_shows_are_the_jobs_run_runs(
     cli: Cli, real_fio: str, tmp_path: Path
 ) -> None:
     """Option for option, but for the file's name (iobench's own job file reaches it
-    through ./target) and stonewall (which keeps the steps of one file apart)."""
+    through ./target), allow_file_create=0 (iobench's target exists; plain fio makes the
+    file it names) and stonewall (which keeps the steps of one file apart)."""
     target = tmp_path / "t"
     target.mkdir()
     args = (str(target), "--suite", suite(tmp_path, runtime="1s"), "--runtime", "1s")
@@ -105,6 +106,7 @@ def test_the_jobs_doctor_shows_are_the_jobs_run_runs(
     (result,) = json.loads(out)["results"]
     ran = _options(result["job_file"])
     assert ran["filename"] == "target"
+    assert ran.pop("allow_file_create") == "0"
     expected = {**ran, "filename": doc["targets"][0]["test_file"], "stonewall": ""}
     assert {**shown["rr"], "stonewall": ""} == expected
 

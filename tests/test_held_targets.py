@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -140,19 +142,37 @@ def test_a_link_renamed_over_the_test_file_writes_nothing_else(
 
 
 @pytest.mark.fio
-@pytest.mark.parametrize("how", ["hard link", "removed", "renamed away", "other file"])
+@pytest.mark.parametrize(
+    "how",
+    ["hard link", "removed", "renamed away", "other file", "fifo", "device node", "bind mount"],
+)
 def test_other_swaps_of_the_test_file_stop_the_run_and_touch_nothing(
-    tmp_path: Path, shared: Path, how: str
+    tmp_path: Path, shared: Path, how: str, request: pytest.FixtureRequest
 ) -> None:
+    if how in ("device node", "bind mount") and os.geteuid() != 0:
+        pytest.skip("needs root")
     victim = tmp_path / "victim"
     before = _digest(victim)
+    device = request.getfixturevalue("scratch").loop() if how == "device node" else None
+    device_before = sha256_of(device) if device else None
     away = tmp_path / "away"
+    mounted: list[Path] = []
 
     def swap() -> None:
         test_file = _test_file(shared)
         if how == "hard link":  # (protected_hardlinks may refuse another user; root may)
             os.link(victim, shared / "planted")
             (shared / "planted").rename(test_file)
+        elif how == "fifo":
+            os.mkfifo(shared / "planted")
+            (shared / "planted").rename(test_file)
+        elif how == "device node":  # a node of another (loop) device
+            assert device is not None
+            os.mknod(shared / "planted", stat.S_IFBLK | 0o600, Path(device).stat().st_rdev)
+            (shared / "planted").rename(test_file)
+        elif how == "bind mount":  # the victim mounted over the test file's name
+            subprocess.run(["mount", "--bind", str(victim), str(test_file)], check=True)
+            mounted.append(test_file)
         elif how == "removed":
             test_file.unlink()
         elif how == "renamed away":
@@ -161,8 +181,14 @@ def test_other_swaps_of_the_test_file_stop_the_run_and_touch_nothing(
             (shared / "planted").write_bytes(b"mine")
             (shared / "planted").rename(test_file)
 
-    outcome, _ = _run(tmp_path, shared, WRITES, At("w2", swap))
+    try:
+        outcome, _ = _run(tmp_path, shared, WRITES, At("w2", swap))
+    finally:
+        for path in mounted:
+            subprocess.run(["umount", str(path)], check=True)
     assert _digest(victim) == before
+    if device:
+        assert sha256_of(device) == device_before
     assert outcome.status == "failed"
     assert "was replaced during the run" in str(outcome.error)
     if how == "renamed away":  # iobench's own file, wherever it went: its data freed
@@ -281,3 +307,106 @@ def test_doctor_says_who_else_may_write_the_target_directory(
     else:
         assert len(found) == 1 and said in found[0]["message"]
         assert "chmod +t" in found[0]["fix"]
+
+
+# -- a file that shrinks: fio would re-create it in the private directory ----------------------
+
+
+def _owned_by_nobody(path: Path) -> None:
+    """The file belongs to another user, who may truncate it (as root; else it is ours)."""
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize(("moment", "live"), [("w2", False), ("w3", False), ("w1", True)])
+def test_a_users_file_truncated_during_the_run_stops_it_and_nothing_is_made_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str, live: bool
+) -> None:
+    """The owner of a file given with --destructive truncates it during the run. fio, finding
+    it smaller than the test area, used to remove the link it reaches it by and write a file
+    of the test area's size in iobench's private directory (TMPDIR, as root), and the run
+    blamed iobench's sizing. Now the size is checked before each step (exit 3), and fio may
+    create nothing: no regular file ever appears in the private directory."""
+    mine = tmp_path / "scratch.dat"
+    mine.write_bytes(b"\0" * (4 * MiB))
+    _owned_by_nobody(mine)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    made: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:  # what fio makes in the private directory, as it makes it
+        while not stop.is_set():
+            for d in private.glob("iobench-*"):
+                link = d / "target"
+                if link.exists() and not link.is_symlink():
+                    made.append(f"{link}: {link.stat().st_size} bytes")
+            stop.wait(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        outcome, run = _run(tmp_path, mine, WRITES, At(moment, lambda: os.truncate(mine, 4096),
+                                                        live=live), destructive=True)  # fmt: skip
+    finally:
+        stop.set()
+        watcher.join()
+    assert made == []
+    assert outcome.status == "failed"
+    error = outcome.error
+    assert isinstance(error, TargetUnsafe), error
+    assert f"{mine} shrank during the run, from {4 * MiB} to " in error.message
+    assert "bug" not in error.message + str(error.hint)
+    assert int(error.exit_code) == 3
+    assert all(r.status == "ok" for r in run.results)
+    assert "allow_file_create=0" in run.results[0].job_file.splitlines()
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("rw", ["randwrite", "randread", "write"])
+def test_fio_given_a_target_smaller_than_the_test_area_makes_no_file_of_its_own(
+    tmp_path: Path, rw: str
+) -> None:
+    """The moment no check can cover: the target shrinks after iobench looked at it and
+    before fio does. fio fails, creating nothing in the private directory, and the message
+    says what happened (not "a bug in iobench's sizing")."""
+    from iobench.errors import FioFailed
+    from iobench.fio.jobfile import build_jobfile
+    from iobench.fio.runner import Held, run_fio
+    from iobench.model import Workload
+
+    small = tmp_path / "small.dat"
+    small.write_bytes(b"x" * 4096)
+    work = tmp_path / "work"
+    work.mkdir()
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            link = work / "target"
+            if link.exists() and not link.is_symlink():
+                seen.append(f"a file of {link.stat().st_size} bytes")
+            stop.wait(0.002)
+
+    w = Workload("w", rw, 4096, 1, 1, ioengine="psync", runtime_s=1)
+    fd = os.open(small, os.O_RDWR)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        with pytest.raises(FioFailed) as e:
+            run_fio(find_fio(), build_jobfile(w, str(small), 8 * MiB), work, timeout_s=30,
+                    held=Held(fd))  # fmt: skip
+    finally:
+        stop.set()
+        watcher.join()
+        os.close(fd)
+    assert seen == []
+    assert "smaller than the test area" in e.value.message
+    assert "nothing was written" in e.value.message
+    assert "bug" not in str(e.value.hint)
+    assert small.read_bytes() == b"x" * 4096
+    assert not (work / "target").exists()

@@ -203,3 +203,44 @@ def test_the_rights_are_switched_for_the_block_only(monkeypatch: pytest.MonkeyPa
     with pytest.raises(ZeroDivisionError), invoker_rights():
         1 / 0  # noqa: B018 - an error in the block: the rights come back all the same
     assert os.geteuid() == 0
+
+
+def test_a_hosts_file_the_invoking_user_cannot_read_is_not_read(
+    cli: Cli, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sudo iobench clients check @hosts.txt` with hosts.txt -> a root-only file quoted its
+    first line ("'root:$6$...' looks like an IPv6 address"). Read as the user now."""
+    secret = _secret(base)
+    link = base / "hosts.txt"
+    link.symlink_to(secret)
+    monkeypatch.setenv("SUDO_UID", str(NOBODY))
+    monkeypatch.setenv("SUDO_GID", str(NOBODY))
+    for args in (("clients", "check", f"@{link}"), ("run", str(base), "--clients", f"@{link}")):
+        code, out, err = cli(*args)
+        assert (code, out) == (2, ""), err
+        assert "s3cr3t" not in err and "root:" not in err
+        assert f"cannot read {link}: Permission denied to {BY_SUDO}" in err.replace("\n", " ")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "binary", "directory"])
+def test_a_hosts_file_that_is_no_list_of_hosts_is_said_to_be_so(
+    cli: Cli, base: Path, kind: str
+) -> None:
+    """A FIFO blocked `clients check` for ever, /dev/zero would have been read without end,
+    and bytes that are not UTF-8 were an internal error (UnicodeDecodeError)."""
+    path = base / "hosts"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "binary":
+        path.write_bytes(b"node1\n\xff\xfe\x00bin\n")
+    else:
+        path.mkdir()
+    code, out, err = cli("clients", "check", f"@{path}")
+    assert (code, out) == (2, ""), err
+    assert "internal error" not in err
+    if kind == "binary":
+        assert f"{path}:2: " in err and "is not a host name or address" in err
+    else:
+        assert f"--clients @{path}: {path} is not a regular file" in err

@@ -178,12 +178,13 @@ def test_a_plain_job_holds_the_options_of_the_job_file_iobench_runs() -> None:
     shown = plain_job(w, "/d/f.dat", 1 << 20, section="mixed", title="a title")
     assert shown.startswith("; a title\n[mixed]\n") and shown.endswith("stonewall\n")
     assert "[global]" not in shown  # one file holds every step: a [global] would carry over
+    # But allow_file_create=0: iobench's target exists; plain fio makes the file it names.
+    assert ran.pop("allow_file_create") == "0"
     assert _options(shown) == {**ran, "filename": "/d/f.dat"}
     layout = plain_layout_job("/d/f.dat", 1 << 20, direct=False, section="layout", title="t")
-    assert _options(layout) == {
-        **_options(build_layout_jobfile("/d/f.dat", 1 << 20, direct=False)),
-        "filename": "/d/f.dat",
-    }
+    ran_layout = _options(build_layout_jobfile("/d/f.dat", 1 << 20, direct=False))
+    assert ran_layout.pop("allow_file_create") == "0"
+    assert _options(layout) == {**ran_layout, "filename": "/d/f.dat"}
 
 
 @pytest.mark.fio

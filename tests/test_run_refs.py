@@ -5,6 +5,7 @@ range names no run instead of crashing (no fio needed)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -126,3 +127,24 @@ def test_what_the_readme_promises_names_a_run(
 def test_zero_is_an_id_that_names_no_run(cli: Cli, runs: Path) -> None:
     code, _, err = cli("show", "0")
     assert (code, err.splitlines()[0]) == (2, f"iobench: error: there is no run 0 in {runs}")
+
+
+def test_a_database_whose_run_ids_are_used_up_says_so_not_that_its_disk_is_full(
+    cli: Cli, runs: Path
+) -> None:
+    """A run with SQLite's largest id (an edited database): SQLite has no id for a new run
+    and says SQLITE_FULL, which iobench read as "the filesystem ... is full"."""
+    conn = sqlite3.connect(runs)
+    with conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        for table, column in (("targets", "run_id"), ("results", "run_id"), ("runs", "id")):
+            conn.execute(f"UPDATE {table} SET {column} = {2**63 - 1} WHERE {column} = 2")
+    conn.close()
+    code, _, err = cli("show", str(2**63 - 1))
+    assert code == 0, err
+    recorded = Path(__file__).parent / "data/fio-outputs/recorded/seqread-1m-json.json"
+    code, _, err = cli("import", str(recorded))
+    assert code == 1
+    assert "filesystem" not in err and "free some space" not in err
+    assert f"{runs} has no id left for a new run" in err.replace("\n  ", " ")
+    assert "--db" in err

@@ -171,11 +171,11 @@ def test_real_fio_enospc_explains_the_fix(real_fio: str, tmp_path: Path) -> None
 
 
 @pytest.mark.fio
-def test_fio_replacing_the_link_is_caught(real_fio: str, tmp_path: Path) -> None:
+def test_fio_finding_the_target_too_small_is_caught(real_fio: str, tmp_path: Path) -> None:
     small = tmp_path / "small.dat"
     small.write_bytes(b"x" * 4096)
     w = Workload("w", "write", 4096, 1, 1, ioengine="psync", runtime_s=1)
-    with pytest.raises(FioFailed, match="replaced the link"):
+    with pytest.raises(FioFailed, match="smaller than the test area"):
         run_fio(find_fio(), build_jobfile(w, str(small), 1 << 20), tmp_path, timeout_s=30,
                 held=held_open(small))  # fmt: skip
     assert small.read_bytes() == b"x" * 4096, "the real file was not touched"

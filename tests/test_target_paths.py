@@ -139,3 +139,24 @@ def test_a_link_to_a_name_too_long_is_said_to_be_one(tmp_path: Path) -> None:
         f"cannot use {link} as a target: a symbolic link in its path leads to a name or path "
         "too long for the kernel"
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("n" * 300 + "/..", "a name in its path is 300 bytes long; the kernel accepts 255"),
+        ("/tmp/" + "\u00e9" * 150 + "/../tmp", "a name in its path is 300 bytes long"),
+        ("../" * 2000, "the path as given is 6000 bytes long; the kernel accepts 4095 (PATH_MAX)"),
+    ],
+    ids=["name then ..", "absolute, name then ..", "../ x 2000"],
+)
+def test_what_dot_dot_normalizes_away_is_still_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, said: str
+) -> None:
+    """The kernel refuses these as typed; their normalized form is short. They were said to
+    hold "a symbolic link [that] leads to a name or path too long" (there is none)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as e:
+        resolve_target(spec)
+    assert said in e.value.message
+    assert "symbolic link" not in e.value.message

@@ -16,10 +16,13 @@ as wide as the probe took (about a second); it proves a clock wrong, never exact
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import secrets
 import shutil
+import signal
 import socket
+import stat
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +34,8 @@ from iobench.errors import FioFailed, IobenchError, UserError
 from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory
 from iobench.fio.jobfile import PATH_VALUE_BYTES
 from iobench.fio.logs import LOG_PREFIX
-from iobench.fio.runner import FioInfo, FioRun, run_fio, text_outside_json
+from iobench.fio.runner import FioInfo, FioRun, clipped, run_fio, text_outside_json
+from iobench.invoker import invoker_rights
 
 FIO_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -94,17 +98,44 @@ def parse_client(text: str, where: str) -> Client:
     return Client(spec, host, port)
 
 
+# A host file is a list of names: more than this is not one.
+MAX_HOSTS_FILE_BYTES = 1 << 20
+
+
+def _read_hosts_file(value: str, path: Path) -> str:
+    """The text of ``--clients @FILE``: looked at and opened with the rights of the user who
+    ran iobench through sudo (iobench.invoker: its lines are quoted in messages, so a link
+    to a file only root may read must not be read), a regular file of at most
+    MAX_HOSTS_FILE_BYTES (a FIFO would block, /dev/zero never end), its bytes that are
+    not UTF-8 kept as escapes."""
+    hint = "give a file with one host[:port] a line"
+    try:
+        with invoker_rights():
+            looked = path.stat()  # never opened unless regular: a device may act on an open
+            if not stat.S_ISREG(looked.st_mode):
+                raise UserError(f"--clients {value}: {path} is not a regular file", hint)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if (st.st_dev, st.st_ino) != (looked.st_dev, looked.st_ino):
+                raise UserError(f"--clients {value}: {path} changed while iobench read it", hint)
+            data = f.read(MAX_HOSTS_FILE_BYTES + 1)
+    except OSError as e:
+        raise UserError(f"--clients {value}: cannot read {path}: {e.strerror}", hint) from e
+    if len(data) > MAX_HOSTS_FILE_BYTES:
+        raise UserError(
+            f"--clients {value}: {path} is larger than {MAX_HOSTS_FILE_BYTES >> 20} MiB: "
+            "not a list of hosts",
+            hint,
+        )
+    return data.decode("utf-8", errors="surrogateescape")
+
+
 def parse_clients(value: str) -> list[Client]:
     """``node1,node2:8766`` or ``@hosts.txt``; every mistake named with its place."""
     if value.startswith("@"):
         path = Path(value[1:])
-        try:
-            lines = path.read_text().splitlines()
-        except OSError as e:
-            raise UserError(
-                f"--clients {value}: cannot read {path}: {e.strerror}",
-                "give a file with one host[:port] a line",
-            ) from e
+        lines = _read_hosts_file(value, path).splitlines()
         items = [(line.split("#", 1)[0].strip(), f"{path}:{n}") for n, line in enumerate(lines, 1)]
         items = [(text, where) for text, where in items if text]
     else:
@@ -265,9 +296,15 @@ def _checked(
     if run.returncode != 0 or read is None or read.io_bytes != 4096:
         # fio's last lines, as it wrote them (a line ends at a newline only).
         shown = text_outside_json(run.raw_output) + "\n" + run.stdout + "\n" + run.stderr
-        lines = [line.strip() for line in shown.split("\n") if line.strip()]
+        lines = [clipped(line.strip()) for line in shown.split("\n") if line.strip()]
         said = "; ".join(lines[-3:]) or "nothing"
-        if version and version != fio.version:
+        if run.returncode < 0 and -run.returncode != signal.SIGPIPE:
+            # fio's client died of what it was sent (SIGPIPE: the server hung up on it)
+            why = (
+                f"fio's client died of signal {-run.returncode} on what the server sent (a "
+                "broken or hostile server, or more than the client may hold)"
+            )
+        elif version and version != fio.version:
             why = (
                 f"its fio {version} cannot run jobs for this fio {fio.version} (fio's "
                 "client/server protocol must match exactly)"

@@ -133,6 +133,11 @@ class StoreError(IobenchError):
     """The results database cannot be used (too new, corrupt, unwritable)."""
 
 
+class StoreGone(StoreError):
+    """The results database's path no longer leads to the file iobench has open (removed,
+    renamed or replaced): a run stored there now would not be found at that path."""
+
+
 class Interrupted(IobenchError):
     """Ctrl-C or SIGTERM."""
 

@@ -146,13 +146,18 @@ def _too_long(spec: str, path: str) -> UserError:
     def abridged(text: str) -> str:
         return text if len(text) <= 80 else f"{text[:40]}...{text[-37:]}"
 
-    longest = max(len(os.fsencode(name)) for name in path.split("/"))
+    # The path as typed counts too: "NAME/.." or "../../.." normalize away what the kernel
+    # refuses in them.
+    longest = max(len(os.fsencode(name)) for name in (*path.split("/"), *spec.split("/")))
     if longest > 255:  # NAME_MAX on Linux's filesystems
         what = f"a name in its path is {longest} bytes long; the kernel accepts 255"
     elif len(os.fsencode(path)) > _PATH_MAX:
         size = len(os.fsencode(path))
         named = "" if path == spec else f", {abridged(path)},"
         what = f"its path{named} is {size} bytes long; the kernel accepts {_PATH_MAX} (PATH_MAX)"
+    elif len(os.fsencode(spec)) > _PATH_MAX:
+        size = len(os.fsencode(spec))
+        what = f"the path as given is {size} bytes long; the kernel accepts {_PATH_MAX} (PATH_MAX)"
     else:
         what = "a symbolic link in its path leads to a name or path too long for the kernel"
     return UserError(

@@ -76,10 +76,14 @@ def _say_stored(env: Environment, outcome: Outcome) -> None:
     if outcome.unstored is None:
         env.stderr.print(f"run {outcome.run_id} is stored as {outcome.status}", highlight=False)
         return
+    then = (
+        "it is only in the file iobench had open, which is no longer at the database's path"
+        if outcome.lost
+        else "it shows as running until iobench can write the database again, which then "
+        "marks it aborted"
+    )
     env.stderr.print(
-        f"run {outcome.run_id} could not be stored as {outcome.status}: {outcome.unstored}; "
-        "it shows as running until iobench can write the database again, which then marks "
-        "it aborted",
+        f"run {outcome.run_id} could not be stored as {outcome.status}: {outcome.unstored}; {then}",
         highlight=False,
         markup=False,
     )

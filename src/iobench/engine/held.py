@@ -56,6 +56,7 @@ class HeldTarget:
         except OSError:
             same = False
         if same:
+            self._check_size()
             return
         what = "iobench's test file" if self.name else p.target.spec
         raise TargetUnsafe(
@@ -64,6 +65,23 @@ class HeldTarget:
             "iobench stopped. fio wrote only to what iobench had checked",
             "run in a directory that only you may write (or one with the sticky bit, "
             "chmod +t), and find out who changed it",
+        )
+
+    def _check_size(self) -> None:
+        """TargetUnsafe when a file (iobench's test file, or a user's) is smaller than when
+        it was checked: fio would find it smaller than the test area, remove the link it
+        reaches it by and make a file of its own (jobfile.NO_CREATE forbids that too)."""
+        p = self.prepared
+        st = os.fstat(self.fd)
+        needed = p.layout_bytes if self.name else p.size_limit
+        if not stat.S_ISREG(st.st_mode) or needed is None or st.st_size >= needed:
+            return
+        what = "iobench's test file" if self.name else p.target.spec
+        raise TargetUnsafe(
+            f"{what} {p.filename} shrank during the run, from {needed} to {st.st_size} bytes "
+            "(someone truncated it); iobench stopped. fio wrote only to what iobench had "
+            "checked",
+            "make sure nobody else changes the file while iobench runs",
         )
 
     def remove(self) -> str | None:

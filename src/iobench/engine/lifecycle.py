@@ -15,7 +15,7 @@ from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding
 from iobench.analysis.measured import measured_findings
 from iobench.analysis.stats import UNSTABLE_CV_PCT
-from iobench.errors import Interrupted, IobenchError
+from iobench.errors import Interrupted, IobenchError, StoreGone
 from iobench.records import RunRecord, SuiteDefinition, TargetRecord, iso_from_epoch, now_iso
 from iobench.store.repository import Store
 
@@ -72,6 +72,7 @@ class RunEnd:
     message: str | None = None  # the stored error text (default: the error's message)
     failure: BaseException | None = None  # what ended the run, when something did
     unstored: str | None = None  # why its end could not be stored (then it shows running)
+    lost: bool = False  # the database is no longer at its path: the run is not found there
 
 
 @dataclass
@@ -161,6 +162,7 @@ def recorded_run(
                 if end.failure is None:
                     raise
                 end.unstored = str(e)
+                end.lost = isinstance(e, StoreGone)
 
 
 def ran_workloads(stored: RunRecord, end: RunEnd) -> set[str] | None:

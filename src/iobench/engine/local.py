@@ -72,7 +72,7 @@ def execute_local(
         local.run_id = end.run_id
         local.run(end.run_id)
         end.status = "complete"
-    return Outcome(end.run_id, end.status, end.error, end.unstored)
+    return Outcome(end.run_id, end.status, end.error, end.unstored, end.lost)
 
 
 @dataclass

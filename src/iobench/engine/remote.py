@@ -198,7 +198,7 @@ def execute_clients(
     on_clients = ClientsRun(request, preflight, store, fio, obs, timeout_margin_s)
     with recorded_run(store, on_clients.new_run(), on_clients.finish, hold_signals=False) as end:
         on_clients.run(end)
-    return Outcome(end.run_id, end.status, end.error, end.unstored)
+    return Outcome(end.run_id, end.status, end.error, end.unstored, end.lost)
 
 
 @dataclass

@@ -68,3 +68,4 @@ class Outcome:
     status: str
     error: IobenchError | None = None
     unstored: str | None = None  # why its end could not be stored (then it shows running)
+    lost: bool = False  # the database is no longer at its path (lifecycle.RunEnd.lost)

@@ -42,6 +42,9 @@ from iobench.units import listed
 FILE_SIZE_LIMIT = 256 << 20  # the most iobench reads of any one file (runner.MAX_OUTPUT_BYTES)
 SPOOL_BYTES = 64 << 20  # what a client may write in all for a short job (a check, a cleanup)
 SPOOL_MAX = 1 << 30  # ... and for the longest workload (its interval logs grow with runtime)
+# The memory fio's client may take (RLIMIT_DATA) beyond what it may write: about 150 MiB is
+# its own (threads, buffers); a log it receives is held whole before it is written.
+CLIENT_MEMORY_BYTES = 512 << 20
 SANDBOX_USER = "nobody"
 FALLBACK_ID = 65534
 

@@ -25,6 +25,12 @@ TARGET_LINK = "target"
 # iobench does itself when it reads that file back as a suite. The ':' keeps it apart from
 # every workload: no workload name holds one, and section_name never writes one.
 LAYOUT_SECTION = "iobench:layout"
+# fio re-creates a file that it finds smaller than the test area (filesetup.c extend_file):
+# it unlinks the name, here the link to the target iobench holds, and makes a file of its
+# own in the private directory, writing up to the whole test area there. On this host the
+# target always exists at its full size, so fio may create nothing: should the target
+# shrink (someone truncates a file they own), fio fails without writing anything.
+NO_CREATE = "allow_file_create=0"
 
 
 def _target_comment(path: str, *, remote: bool = False) -> list[str]:
@@ -130,6 +136,7 @@ def build_jobfile(
         *_target_comment(target_path, remote=client is not None),
         "[global]",
         f"filename={target_path if client else TARGET_LINK}",
+        *([] if client else [NO_CREATE]),
     ]
     if not workload.parts:
         lines += [
@@ -179,6 +186,7 @@ def build_layout_jobfile(
         *_target_comment(target_path, remote=remote),
         "[layout]",
         f"filename={target_path if remote else TARGET_LINK}",
+        *([] if remote else [NO_CREATE]),
         *layout_options(size, direct),
     ]
     return checked("\n".join(lines) + "\n")

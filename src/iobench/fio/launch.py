@@ -21,9 +21,10 @@ environment). The launcher
    server makes it write, fits in BYTES. Where no mount namespace can be made (or with
    ``--watch``, which tests use to exercise it), the launcher watches the directory's
    total instead and kills the client when it exceeds BYTES (a bound after the fact);
-4. with ``--fsize``, ``--landlock`` and ``--uid``/``--gid``, confines fio's client: a cap on
-   the size of each file, writes denied outside its directory (Landlock), and the user
-   ``nobody`` (see iobench.fio.confine).
+4. with ``--fsize``, ``--data``, ``--landlock`` and ``--uid``/``--gid``, confines fio's
+   client: a cap on the size of each file, on its memory (a server can make it hold a
+   message of 2 GiB, or inflate a log of a few MiB to gigabytes), writes denied outside
+   its directory (Landlock), and the user ``nobody`` (see iobench.fio.confine).
 
 fio runs as the launcher's child in the launcher's process group, so iobench's stop
 sequence (SIGINT, SIGTERM, SIGKILL to the group) reaches fio directly; the launcher ignores
@@ -105,6 +106,7 @@ class Options:
     ns: bool = False
     spool: int = 0  # bytes; 0: none
     fsize: int = 0  # bytes; 0: no limit
+    data: int = 0  # bytes of memory (RLIMIT_DATA); 0: no limit
     landlock: int = 0  # ABI; 0: none
     uid: int | None = None
     gid: int | None = None
@@ -125,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ns", action="store_true")
     p.add_argument("--spool", type=int, default=0)
     p.add_argument("--fsize", type=int, default=0)
+    p.add_argument("--data", type=int, default=0)
     p.add_argument("--landlock", type=int, default=0)
     p.add_argument("--uid", type=int)
     p.add_argument("--gid", type=int)
@@ -484,6 +487,8 @@ class Launch:
                 _become(o.uid, o.gid)
         if o.fsize:
             resource.setrlimit(resource.RLIMIT_FSIZE, (o.fsize, o.fsize))
+        if o.data:
+            resource.setrlimit(resource.RLIMIT_DATA, (o.data, o.data))
         if o.landlock:
             landlock(self.work, o.landlock)
         os.fchdir(self.work)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iobench.errors import FioOutputError
-from iobench.model import DIRECTIONS, FioOutput
+from iobench.model import DIRECTIONS, FioOutput, LatencyStats
 
 # How far two estimates of one fio start may differ: ``elapsed`` is rounded up to whole
 # seconds; fio before 2.12 gives ``timestamp`` in whole seconds too. Plus 100 ms for the
@@ -129,6 +129,17 @@ def relation(before: Report, after: Report) -> Relation:
         return Relation("other", f"another fio version ({b.fio_version} then {a.fio_version})")
     if a.client_mode or b.client_mode:
         return Relation("other", "fio's client writes one report per run")
+    rel = _judged(before, after)
+    if rel.kind != "same":
+        return rel
+    # Taken for one run: what fio only adds to within a run may still tell them apart.
+    shrank = _shrank(b, a, counters=a.output_format == "json" and not _ramps(before.raw))
+    return rel if shrank is None else Relation("other", shrank)
+
+
+def _judged(before: Report, after: Report) -> Relation:
+    """:func:`relation` by each format's evidence of the fio process that wrote them."""
+    b, a = before.output, after.output
     if a.output_format == "normal":
         return _by_pids(before, after)
     if _jobs(b) != _jobs(a):
@@ -170,6 +181,58 @@ def _by_pids(before: Report, after: Report) -> Relation:
     if (before.output.timestamp or 0) > (after.output.timestamp or 0):
         return Relation("other", "fio printed it before the report before it")
     return Relation("same", "the same processes (pids) wrote them")
+
+
+def _shrank(before: FioOutput, after: FioOutput, *, counters: bool) -> str | None:
+    """Why ``after`` cannot be a later report of the run that wrote ``before``, from what
+    fio only ever adds to within a run: a direction a job did IO in stays in every later
+    report (a pasted randrw result, then a randread one, from fio in containers, where
+    every fio has the same pids); with ``counters`` (JSON of a run without ``ramp_time``,
+    whose end resets them), a job's bytes, IOs and runtime never go down either (two
+    runs of one job file started together). None when nothing tells."""
+    later = {(j.hostname, j.port, j.jobname, j.groupid): j for j in after.jobs}
+    for job in before.jobs:
+        same = later.get((job.hostname, job.port, job.jobname, job.groupid))
+        if same is None:
+            continue
+        for d in DIRECTIONS:
+            was, now = job.direction(d), same.direction(d)
+            if was is None or not was.io_bytes:
+                continue
+            if now is None or not now.io_bytes:
+                return f"{job.jobname!r} did {d} IO in the report before it and none in this one"
+            if counters and (
+                now.io_bytes < was.io_bytes
+                or now.total_ios < was.total_ios
+                or now.runtime_ms < was.runtime_ms
+                or _narrowed(was.clat, now.clat)
+                or _narrowed(was.lat, now.lat)
+            ):
+                return (
+                    f"{job.jobname!r} counted more {d} IO in the report before it than in this "
+                    "one (fio's counters only grow within a run without ramp_time)"
+                )
+    return None
+
+
+def _narrowed(was: LatencyStats | None, now: LatencyStats | None) -> bool:
+    """A latency a run measured later that it cannot have: fewer IOs, a higher least or a
+    lower greatest latency, or fewer IOs in a json+ histogram bin (all only grow)."""
+    if was is None or now is None or not was.n:
+        return False
+    if now.n < was.n or now.min_ns > was.min_ns or now.max_ns < was.max_ns:
+        return True
+    return any(now.bins.get(value, 0) < count for value, count in was.bins.items())
+
+
+def _ramps(raw: dict[str, Any]) -> bool:
+    """Whether the report's options (as fio echoes them) set ``ramp_time``, at whose end
+    fio resets a job's counters; also when they cannot be read."""
+    try:
+        echoed = json.loads(_options(raw))
+    except ValueError:
+        return True
+    return any(isinstance(o, dict) and "ramp_time" in o for o in echoed) or not echoed
 
 
 def _jobs(output: FioOutput) -> list[tuple[object, ...]]:

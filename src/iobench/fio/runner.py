@@ -31,7 +31,7 @@ from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio import launch
-from iobench.fio.confine import FILE_SIZE_LIMIT, SPOOL_BYTES, Confinement
+from iobench.fio.confine import CLIENT_MEMORY_BYTES, FILE_SIZE_LIMIT, SPOOL_BYTES, Confinement
 from iobench.fio.jobfile import TARGET_LINK, checked
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output
@@ -230,7 +230,7 @@ def _evidence(
 ) -> FioRun:
     """What one fio left in ``workdir``, read (bounded, never through a link) and removed."""
     out_path = workdir / f"{name}.json"
-    raw = read_private(out_path)
+    raw = read_private(out_path, tail=None if local else MAX_CLIENT_OUTPUT_BYTES)
     logs = _take_logs(workdir)
     for suffix in ("fio", "json", "stdout", "stderr"):
         (workdir / f"{name}.{suffix}").unlink(missing_ok=True)  # the caller stores what it
@@ -280,6 +280,7 @@ class Launcher:
         c = self.confined
         if c is not None:
             options += ["--spool", str(self.spool_bytes), "--fsize", str(FILE_SIZE_LIMIT)]
+            options += ["--data", str(self.spool_bytes + CLIENT_MEMORY_BYTES)]
             options += ["--landlock", str(c.landlock_abi)]
             if c.uid is not None:
                 options += ["--uid", str(c.uid), "--gid", str(c.gid)]
@@ -400,19 +401,28 @@ def _take_logs(workdir: Path) -> dict[str, str]:
 
 
 def _check_target_link(workdir: Path, argv: list[str], ended: _Ended) -> None:
-    """Raise FioFailed when fio replaced the link to the target with a file of its own."""
+    """Raise FioFailed when fio removed the link to the target, or replaced it with a file
+    of its own: it does that to a file it finds smaller than the test area (jobfile.NO_CREATE
+    keeps it from creating one), which happens only when the target shrank since iobench
+    checked its size before the step."""
     link = workdir / TARGET_LINK
-    if link.exists() and not link.is_symlink():
-        # fio re-creates a file it finds too small; it would have measured the work dir.
+    if link.is_symlink():
+        return
+    made = link.exists()
+    if made:  # fio was allowed to create it: it would have measured the private directory
         link.unlink()
-        raise FioFailed(
-            "fio replaced the link to the target with a file of its own, so it did not "
-            "test the target (the test area was larger than the file)",
-            "this is a bug in iobench's sizing; please report it",
-            argv=argv,
-            returncode=ended.returncode,
-            stderr=ended.stderr,
-        )
+        did = "replaced the link to it with a file of its own"
+    else:
+        did = "removed the link to it, then was not allowed to make a file of its own "
+        did += "(nothing was written)"
+    raise FioFailed(
+        f"fio found the target smaller than the test area and {did}, so it did not test the "
+        "target: the target shrank while fio started (someone truncated it)",
+        "make sure nobody else changes the target while iobench runs",
+        argv=argv,
+        returncode=ended.returncode,
+        stderr=ended.stderr,
+    )
 
 
 def _stopped_hint(client: str | None) -> str:
@@ -429,15 +439,24 @@ def _stopped_hint(client: str | None) -> str:
 
 
 MAX_OUTPUT_BYTES = 256 << 20  # far beyond any fio report or interval log
+# Of the output file of fio's client, iobench keeps the end: the report, which fio's client
+# writes last, after the text its server sent (a server may send hundreds of MiB of it).
+MAX_CLIENT_OUTPUT_BYTES = 16 << 20
+_HEAD_BYTES = 64 << 10  # ... and its start: what fio's client says of the server it reached
+# A line of fio's that a message quotes is cut to this many characters (a fio server can
+# send a line of megabytes).
+QUOTED_LINE_CHARS = 300
 _ODD = (
     "fio (or, with --clients, a fio server) left something else than its report in "
     "iobench's private directory: run again, and if it recurs, check the fio server"
 )
 
 
-def read_private(path: Path) -> str:
+def read_private(path: Path, *, tail: int | None = None) -> str:
     """A file fio (or its confined client) wrote in a private directory: never through a
-    link, only a regular file, at most MAX_OUTPUT_BYTES; "" when there is none."""
+    link, only a regular file, at most MAX_OUTPUT_BYTES; "" when there is none. With
+    ``tail``, whatever its size: its first lines (_HEAD_BYTES) and its last ``tail`` bytes
+    (from a line's start)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -445,8 +464,14 @@ def read_private(path: Path) -> str:
     except OSError as e:
         raise FioOutputError(f"cannot read fio's output {path}: {e.strerror or e}", _ODD) from e
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise FioOutputError(f"fio's output {path} is not a regular file", _ODD)
+        if tail is not None and st.st_size > tail + _HEAD_BYTES:
+            head = f.read(_HEAD_BYTES).rpartition(b"\n")[0]  # fio's first lines
+            f.seek(st.st_size - tail)
+            end = f.read(tail).partition(b"\n")[2]
+            return (head + b"\n[...]\n" + end).decode(errors="replace")
         data = f.read(MAX_OUTPUT_BYTES + 1)
     if len(data) > MAX_OUTPUT_BYTES:
         raise FioOutputError(
@@ -571,12 +596,19 @@ def fio_messages(run: FioRun) -> list[str]:
     shapes: set[str] = set()
     text = run.stderr + "\n" + run.stdout + "\n" + text_outside_json(run.raw_output)
     for line in text.splitlines():
-        line = line.strip()
+        line = clipped(line.strip())
         shape = re.sub(r"\d+", "N", line)  # one line per kind of message, not per offset
         if line and _FIO_MESSAGE.match(line) and shape not in shapes:
             shapes.add(shape)
             lines.append(line)
     return lines
+
+
+def clipped(line: str) -> str:
+    """A line of fio's as a message quotes it: at most QUOTED_LINE_CHARS characters."""
+    if len(line) <= QUOTED_LINE_CHARS:
+        return line
+    return f"{line[:QUOTED_LINE_CHARS]}... ({len(line) - QUOTED_LINE_CHARS} more characters)"
 
 
 def text_outside_json(raw: str) -> str:

@@ -282,7 +282,7 @@ def describe(e: sqlite3.Error, path: Path) -> StoreError:
             "wait until the other iobench finishes, then try again",
         )
     if name.startswith("SQLITE_FULL"):
-        return StoreError(f"the filesystem holding {path} is full: {e}", "free some space")
+        return _full(e, path)
     if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
         return StoreError(
             f"cannot use the results database {path}: {e}",
@@ -292,3 +292,36 @@ def describe(e: sqlite3.Error, path: Path) -> StoreError:
         f"cannot use the results database {path}: {e}",
         "point --db or IOBENCH_DB at another file; if the problem stays, report it",
     )
+
+
+_MAX_ID = 2**63 - 1
+
+
+def _ids_used_up(path: Path) -> bool:
+    """Whether the runs' ids are used up: AUTOINCREMENT hands out no id past the largest
+    ever used, and SQLite's largest is 2**63-1 (only an edited database gets there)."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+    except (sqlite3.Error, OSError, ValueError):
+        return False
+    try:
+        row = conn.execute(
+            "SELECT max(coalesce((SELECT max(seq) FROM sqlite_sequence WHERE name = 'runs'), 0),"
+            " coalesce((SELECT max(id) FROM runs), 0))"
+        ).fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None and isinstance(row[0], int) and row[0] >= _MAX_ID
+
+
+def _full(e: sqlite3.Error, path: Path) -> StoreError:
+    """SQLITE_FULL: the filesystem is full, or the runs' ids are used up."""
+    if _ids_used_up(path):
+        return StoreError(
+            f"{path} has no id left for a new run: SQLite says {e!s}, but its run ids are "
+            f"used up (a run has the largest id SQLite has, {_MAX_ID})",
+            "store new runs in another database with --db or IOBENCH_DB",
+        )
+    return StoreError(f"the filesystem holding {path} is full: {e}", "free some space")

@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from iobench import jsontext
 from iobench.documents.run import stored_document
 from iobench.documents.schema import check_run_document
-from iobench.errors import StoreError, UserError
+from iobench.errors import StoreError, StoreGone, UserError
 from iobench.iocount import upgraded
 from iobench.probe.process import own_start, still_running
 from iobench.records import (
@@ -137,6 +137,10 @@ class Store:
         self._immutable = immutable  # read without locks: the file as it was examined
         self._version = SCHEMA_VERSION
         self._files = [path]  # the database's files, as SQLite writes them (real paths)
+        # Of a database open for writing: the file SQLite has open (device, inode), and the
+        # largest size of its -shm seen so far (see _check_files).
+        self._opened: tuple[int, int] | None = None
+        self._shm_size = 0
         # Runs found 'running' whose iobench had died, marked aborted when this store
         # opened: (run id, what happened and what it left), for the command to say.
         self.aborted: list[tuple[int, str]] = []
@@ -184,6 +188,8 @@ class Store:
         store._files = [found.real, Path(f"{found.real}-wal"), Path(f"{found.real}-shm")]
         try:
             store._prepare()
+            st = found.real.stat()
+            store._opened = (st.st_dev, st.st_ino)
         except BaseException:
             conn.close()
             raise
@@ -243,12 +249,12 @@ class Store:
         SQLite holds on it.)"""
         if self.readonly:
             return
+        self._check_same_files()
         for path in self._files:
             effective = os.access in os.supports_effective_ids
             if not os.path.lexists(path) or os.access(path, os.W_OK, effective_ids=effective):
                 continue
-            if self._conn not in _ABANDONED:
-                _ABANDONED.append(self._conn)
+            self._abandon()
             try:
                 read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
             except OSError:
@@ -263,6 +269,48 @@ class Store:
                 "make it writable again (chattr -i, remount read-write), or use another "
                 "database with --db",
             )
+
+    def _abandon(self) -> None:
+        if self._conn not in _ABANDONED:
+            _ABANDONED.append(self._conn)
+
+    def _check_same_files(self) -> None:
+        """A StoreError when the database's files are no longer what SQLite has open: the
+        file removed, renamed or replaced (what iobench stores would not be found at its
+        path), or its -shm truncated by another program (SQLite keeps it mapped: the next
+        touch of a page past its new end would end the process with SIGBUS). A -shm only
+        grows while iobench holds it open."""
+        if self._opened is None:
+            return
+        db, shm = self._files[0], self._files[-1]
+        try:
+            st = db.stat()
+            same = (st.st_dev, st.st_ino) == self._opened
+        except OSError:
+            same = False
+        if not same:
+            self._abandon()
+            raise StoreGone(
+                f"the results database {self.path} was removed, renamed or replaced while "
+                "iobench was using it: its path no longer leads to the file iobench writes, "
+                "so nothing iobench stores now would be found there",
+                "keep the database where nothing else removes or moves it, e.g. the default "
+                "~/.local/share/iobench, then run again",
+            )
+        try:
+            size = shm.stat().st_size
+        except OSError:
+            size = 0
+        if size < self._shm_size:
+            self._abandon()
+            raise StoreError(
+                f"the results database can no longer be used: {shm} was truncated from "
+                f"{self._shm_size} to {size} bytes while iobench was using it (by another "
+                "program)",
+                "find out what touches the database's files; the next iobench that opens "
+                "it rebuilds the -shm",
+            )
+        self._shm_size = size
 
     def require_writable(self) -> None:
         """A StoreError unless this user may write the database: checked before asking."""
