@@ -173,15 +173,26 @@ class Cgroup:
             return None
         return "no cgroup v1 blkio throttle and no cgroup v2 io controller here"
 
-    def set(self, *, read_iops: int = 0, read_bps: int = 0) -> None:
+    def set(
+        self, *, read_iops: int = 0, read_bps: int = 0, write_iops: int = 0, write_bps: int = 0
+    ) -> None:
         """Change the caps (0: none), also while something runs inside."""
+        caps = {"read_iops": read_iops, "read_bps": read_bps}
+        caps |= {"write_iops": write_iops, "write_bps": write_bps}
         if self.v1:
-            for name, value in (("read_iops", read_iops), ("read_bps", read_bps)):
+            for name, value in caps.items():
                 (self.path / f"blkio.throttle.{name}_device").write_text(f"{self.majmin} {value}")
         else:
-            riops = read_iops or "max"
-            rbps = read_bps or "max"
-            (self.path / "io.max").write_text(f"{self.majmin} riops={riops} rbps={rbps}")
+            limits = " ".join(
+                f"{key}={caps[name] or 'max'}"
+                for key, name in (
+                    ("riops", "read_iops"),
+                    ("rbps", "read_bps"),
+                    ("wiops", "write_iops"),
+                    ("wbps", "write_bps"),
+                )
+            )
+            (self.path / "io.max").write_text(f"{self.majmin} {limits}")
 
     def command(self, argv: list[str]) -> list[str]:
         """``argv`` run inside the group (the shell joins it, then execs)."""
@@ -197,9 +208,12 @@ class Cgroup:
                 time.sleep(0.1)
 
 
-def capped_volume(scratch: Scratch, size: int, iops: int, bps: int) -> tuple[str, Cgroup]:
+def capped_volume(
+    scratch: Scratch, size: int, iops: int, bps: int, *, write_iops: int = 0, write_bps: int = 0
+) -> tuple[str, Cgroup]:
     """A loop device over a file of random data in /dev/shm (RAM: only the caps limit it),
-    throttled to ``iops`` and ``bps`` for reads inside the returned cgroup."""
+    throttled to ``iops`` and ``bps`` for reads (and ``write_iops``, ``write_bps`` for
+    writes) inside the returned cgroup."""
     why = Cgroup.available()
     if why:
         pytest.skip(why)
@@ -220,5 +234,5 @@ def capped_volume(scratch: Scratch, size: int, iops: int, bps: int) -> tuple[str
     path.mkdir()
     group = Cgroup(dev, path, v1)
     scratch.stack.callback(group.remove)
-    group.set(read_iops=iops, read_bps=bps)
+    group.set(read_iops=iops, read_bps=bps, write_iops=write_iops, write_bps=write_bps)
     return dev, group

@@ -854,6 +854,7 @@ def test_summarize_results_and_unstable_repetitions() -> None:
     assert set(summary[0]) == {
         "target",
         "workload",
+        "part",
         "client",
         "clients",
         "direction",

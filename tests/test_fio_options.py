@@ -131,6 +131,78 @@ def test_an_engine_option_needs_its_engine(tmp_path: Path) -> None:
     assert ("hipri", "0") in w.options
 
 
+def test_fios_own_checks_reach_each_part_of_a_group(tmp_path: Path) -> None:
+    """Jobs fio runs together are one workload; fio still checks each, at its own line."""
+    path = _fio_file(
+        tmp_path,
+        "[global]\nruntime=1\nsize=8m\n[a]\nrw=read\n[b]\nrw=write\nfadvise_hint=maybe\n",
+    )
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(path)
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (8, '[b]: fio 3.33 refuses fadvise_hint="maybe" (fio --parse-only)')
+    ]
+    toml = tmp_path / "s.toml"
+    toml.write_text(
+        '[[workload]]\nname = "w"\nbs = "4k"\niodepth = 1\nnumjobs = 1\nruntime = "1s"\n'
+        'size = "8M"\n[[workload.job]]\nname = "r"\nrw = "read"\n'
+        '[[workload.job]]\nname = "x"\nrw = "write"\nfadvise_hint = "maybe"\n'
+    )
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(toml)
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (14, 'workload "w", job "x": fio 3.33 refuses fadvise_hint="maybe" (fio --parse-only)')
+    ]
+
+
+def test_a_refused_engines_options_are_not_refused_again(tmp_path: Path) -> None:
+    """The engine is the problem; its options only follow from it (fio's exec.fio)."""
+    path = _fio_file(
+        tmp_path, "[j]\nioengine=exec\nprogram=/bin/true\narguments=x\nrw=read\nsize=8m\n"
+    )
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(path)
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (2, '[j]: ioengine="exec" is refused (runs programs): it runs a program')
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "given"),
+    [
+        ("rate=300k,,1m", ("rate", "307200,,1048576")),
+        ("rate=1m,0", ("rate", "1048576,")),
+        ("rate_iops=,200", ("rate_iops", ",200")),
+        ("rate_iops=500,100,7", ("rate_iops", "500,100,7")),
+    ],
+)
+def test_a_rate_a_direction_is_given_as_fio_reads_it(
+    tmp_path: Path, written: str, given: tuple[str, str]
+) -> None:
+    (w,) = load_suite_file(
+        _fio_file(tmp_path, f"[j]\nrw=randrw\n{written}\nsize=8m\nruntime=1\n")
+    ).workloads
+    assert given in w.options
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("rate=300k,x", "each direction's value (READ,WRITE[,TRIM]; empty: no cap) must be"),
+        ("rate_iops=1,2,3,4", 'rate_iops per direction is READ,WRITE or READ,WRITE,TRIM, not "'),
+        ("rate=1m,9t", "rate must be at most 1T/s"),
+        ("rate_iops=5,1.5", "must be a whole number as fio reads it"),
+    ],
+)
+def test_a_wrong_rate_a_direction_is_refused_with_why(
+    tmp_path: Path, written: str, said: str
+) -> None:
+    with pytest.raises(SuiteError) as info:
+        load_suite_file(_fio_file(tmp_path, f"[j]\nrw=randrw\n{written}\nsize=8m\n"))
+    ((line, message),) = [(p.line, p.message) for p in info.value.problems]
+    assert line == 3 and said in message, message
+
+
 REAL_WORLD = """\
 [global]
 ioengine=libaio

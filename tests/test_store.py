@@ -306,7 +306,7 @@ def test_the_runs_table_rebuilt_by_schema_3_keeps_every_row(tmp_path: Path) -> N
     conn.commit()
     conn.close()
     with Store.open(path) as store:
-        assert store.schema_version() == SCHEMA_VERSION == 4
+        assert store.schema_version() == SCHEMA_VERSION == 5
         runs = [store.get_run(i) for i in (1, 2)]
         run_id = store.create_run(
             suite="s", suite_def={}, label=None, argv=[], host={}, iobench_version="0",

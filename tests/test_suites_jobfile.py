@@ -32,6 +32,16 @@ NEEDS_EXAMPLES = pytest.mark.skipif(
 )
 # The examples that load (the others are refused, each with its reasons).
 LOADING = {
+    "aio-read.fio",  # four jobs fio runs together: one workload of four parts
+    "1mbs_clients.fio",  # ten readers together, each from its startdelay
+    "butterfly.fio",  # a forward and a backward reader together, flow= between them
+    "dedupe-global.fio",  # two writers together
+    "enospc-pressure.fio",  # a writer and a trimmer together (ENOSPC ignored, as it says)
+    "falloc.fio",  # fallocate/punch-hole jobs together, then two rounds
+    "filecreate-ioengine.fio",  # the target's own file created and timed, jobs together
+    "filestat-ioengine.fio",
+    "flow.fio",
+    "numa.fio",  # numa_cpu_nodes: where the jobs run, nothing outside the target
     "ssd-steadystate.fio",  # its write_bw_log left out, in a note
     "basic-verify.fio",  # verify: writes, then reads back and checks, the target only
     "backwards-read.fio",  # rw=read:-8k, fio's modifier
@@ -151,16 +161,15 @@ def test_a_global_description_describes_the_suite() -> None:
 
 
 @NEEDS_EXAMPLES
-def test_jobs_fio_runs_together_are_refused_with_the_stonewall_to_add() -> None:
-    with pytest.raises(SuiteError) as info:
-        load_suite_file(EXAMPLES / "aio-read.fio")
-    (problem,) = info.value.problems
-    assert problem.line == 13
-    assert problem.message.startswith(
-        "[file1] (line 10), [file2] (line 13), [file3] (line 16) and [file4] (line 19) run at "
-        "the same time under fio"
-    )
-    assert "add stonewall to [file2], [file3] and [file4]" in problem.message
+def test_jobs_fio_runs_together_are_one_workload_of_as_many_parts() -> None:
+    """aio-read.fio: four jobs without a stonewall, which fio starts together (issue 24)."""
+    suite = load_suite_file(EXAMPLES / "aio-read.fio")
+    (w,) = suite.workloads
+    assert w.name == "file1"
+    assert [(p.name, p.iodepth) for p in w.parts] == [
+        ("file1", 4), ("file2", 32), ("file3", 8), ("file4", 16)]  # fmt: skip
+    assert {(p.rw, p.bs, p.ioengine, p.direct, p.size) for p in w.parts} == {
+        ("randread", 128 << 10, "libaio", True, 512 << 20)}  # fmt: skip
 
 
 @NEEDS_EXAMPLES
@@ -264,11 +273,8 @@ def test_new_group_alone_lets_fio_run_jobs_together(real_fio: str, tmp_path: Pat
     start = time.monotonic()
     subprocess.run([real_fio, "--output-format=json", str(job)], capture_output=True, check=True)
     assert time.monotonic() - start < 0.95
-    ((line, message),) = refused(job.read_text().replace("ioengine=null\n", ""))
-    assert line == 6
-    assert "(new_group starts a new reporting group, but fio still runs the jobs together)" in (
-        message
-    )
+    (workload,) = load(job.read_text().replace("ioengine=null\n", "")).workloads
+    assert [p.name for p in workload.parts] == ["a", "b"]  # one workload, run together
 
 
 # --- reading the text -------------------------------------------------------------------------
@@ -452,16 +458,14 @@ def test_ten_thousand_sections_are_read_fast_and_refused_whole() -> None:
         load(text)
     assert time.monotonic() - start < 5
     problems = info.value.problems
-    assert len(problems) == 10_001  # each exec_prerun, and the jobs fio runs at once
+    assert len(problems) == 10_000  # each exec_prerun (fio runs them together: one group)
     assert problems[0].message == (
         "[j0]: exec_prerun is refused (runs programs): it runs a shell command before the job"
     )
-    together = next(p for p in problems if "same time" in p.message)
-    assert together.message.startswith(
-        "[j0] (line 1), [j1] (line 4), [j2] (line 7), [j3] (line 10), [j4] (line 13) and 9995 "
-        "more run at the same time under fio"
+    assert problems[-1].message == (
+        "[j9999]: exec_prerun is refused (runs programs): it runs a shell command before the job"
     )
-    assert info.value.message.endswith("  - and 9981 more")
+    assert info.value.message.endswith("  - and 9980 more")
 
 
 def test_where_fio_would_write_is_replaced_never_used() -> None:
@@ -516,12 +520,10 @@ def test_suites_show_refuses_a_bad_file_and_lists_builtins_without_one(
     cli: Cli, tmp_path: Path
 ) -> None:
     path = tmp_path / "bad.fio"
-    path.write_text("[a]\n[b]\n")
+    path.write_text("[a]\n[b]\nwait_for=c\n")
     code, out, err = cli("suites", "show", str(path))
     assert code == ExitCode.BAD_INPUT and out == ""
-    assert err.startswith(
-        f"iobench: error: {path}:2: [a] (line 1) and [b] (line 2) run at the same time"
-    )
+    assert err.startswith(f'iobench: error: {path}:3: [b]: wait_for="c" names no job before it')
     code, out, _ = cli("suites", "show", "quick")
     assert code == 0 and out.startswith("quick: ")
     code, out, _ = cli("suites", "--json")

@@ -43,14 +43,14 @@ _EXAMPLES = "e.g. rand-r.read.iops>=5000, lat-read.read.p99<5ms or *.write.bw>=2
 
 
 def directions_of(w: Workload) -> tuple[str, ...]:
-    """The directions a workload does IO in."""
-    rw = w.rw
+    """The directions a workload (a group: any of its parts) does IO in."""
+    modes = {job.rw for job in w.jobs}
     out = []
-    if rw in ("read", "randread", "rw", "readwrite", "randrw"):
+    if modes & {"read", "randread", "rw", "readwrite", "randrw"}:
         out.append("read")
-    if rw in ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"):
+    if modes & {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"}:
         out.append("write")
-    if rw in ("trim", "randtrim", "trimwrite"):
+    if modes & {"trim", "randtrim", "trimwrite"}:
         out.append("trim")
     return tuple(out)
 

@@ -1,5 +1,6 @@
-"""``iobench export``: one stored run as CSV (a row per workload, direction and repetition)
-or as the JSON document ``iobench show RUN --json`` prints.
+"""``iobench export``: one stored run as CSV (a row per workload, direction and repetition,
+and per part of a group of jobs run together) or as the JSON document ``iobench show RUN
+--json`` prints.
 
 CSV: units are in the column names (``_bytes``, ``_bytes_per_s``, ``_ns``, ``_s``,
 ``_ms``, ``_pct``) and values are never converted; a value that was not measured or is
@@ -21,6 +22,7 @@ import json
 import re
 from typing import Any, Literal
 
+from iobench.analysis.results import with_parts
 from iobench.documents.printed import run_document
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord
@@ -75,6 +77,7 @@ COLUMNS: tuple[tuple[str, Kind], ...] = (
     ("error", "str"),
     ("client", "str"),  # --clients: the client as named, "all" for the aggregate
     ("clients", "num"),  # how many clients ran the step
+    ("part", "str"),  # a part of a group of jobs run together; empty: the whole workload
 )
 HEADER: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 _KINDS: dict[str, Kind] = dict(COLUMNS)
@@ -128,6 +131,7 @@ def result_rows(run: RunRecord, r: ResultRecord) -> list[dict[str, Any]]:
         "error": r.error,
         "client": r.client,
         "clients": r.clients,
+        "part": r.part,
     }
     for column, key in _PARAM_COLUMNS.items():
         base[column] = r.params.get(key)
@@ -165,11 +169,12 @@ def _cell(value: Any) -> str:
 
 
 def export_csv(run: RunRecord) -> str:
-    """One row per (target, workload, direction, repetition), in the run's stored order."""
+    """One row per (target, workload, direction, repetition), in the run's stored order; a
+    group of jobs run together followed by the rows of each part (``part``)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
-    for r in run.results:
+    for r in with_parts(run.results):
         for row in result_rows(run, r):
             writer.writerow([_cell(row.get(column)) for column in HEADER])
     return buffer.getvalue()

@@ -7,7 +7,7 @@ All values carry their unit in the name: bytes, bytes/s (``bw_bytes``), nanoseco
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -31,7 +31,8 @@ def percentile_key(p: float) -> str:
 
 @dataclass(frozen=True)
 class Workload:
-    """One fio job as a suite defines it (before it meets a target)."""
+    """One fio job as a suite defines it (before it meets a target), or a group of several
+    jobs that fio runs together (``parts``, see :func:`group`)."""
 
     name: str
     rw: str
@@ -52,20 +53,43 @@ class Workload:
 
     def area(self, limit: int | None) -> int:
         """The bytes this workload's I/O covers on a target of ``limit`` bytes (a file or
-        device; None: a test file iobench makes, of ``size`` bytes)."""
+        device; None: a test file iobench makes, of ``size`` bytes); a group's, its largest
+        part's."""
+        if self.parts:
+            return max(p.area(limit) for p in self.parts)
         if self.size_share is not None:
             base = self.size if limit is None else limit
             return max(1, int(base * self.size_share))
         return self.size if limit is None else min(self.size, limit)
 
+    # A group: the jobs fio runs at the same time (a job file's jobs that fio starts
+    # together, a TOML workload's [[workload.job]] tables), each a workload of its own named
+    # for its job; the fields above then sum them up (:func:`group`). Empty: one job.
+    parts: tuple[Workload, ...] = ()
+
+    @property
+    def jobs(self) -> tuple[Workload, ...]:
+        """The fio jobs it runs: a group's parts, else the workload itself."""
+        return self.parts or (self,)
+
     @property
     def writes(self) -> bool:
-        """True when the workload writes or trims (needs --destructive on a device)."""
-        return self.rw in WRITE_MODES
+        """True when the workload (any part of a group) writes or trims (needs
+        --destructive on a device)."""
+        return any(j.rw in WRITE_MODES for j in self.jobs)
 
     @property
     def params(self) -> dict[str, object]:
-        """The parameters that identify the workload, as shown in --json output."""
+        """The parameters that identify the workload, as shown in --json output; a group's
+        are its parts' (each with its name), and the longest runtime and ramp and the
+        largest size among them."""
+        if self.parts:
+            return {
+                "parts": [dict(p.params, name=p.name) for p in self.parts],
+                "runtime_s": self.runtime_s,
+                "ramp_s": self.ramp_s,
+                "size": self.size,
+            }
         return {
             "rw": self.rw,
             "bs": self.bs,
@@ -80,6 +104,34 @@ class Workload:
             "options": dict(self.options),
             **({"size_share": self.size_share} if self.size_share is not None else {}),
         }
+
+    def each_job(self, change: Callable[[Workload], Workload]) -> Workload:
+        """The workload with ``change`` made to each of its jobs (a group summed up anew)."""
+        if not self.parts:
+            return change(self)
+        return group(self.name, [change(p) for p in self.parts])
+
+
+def group(name: str, parts: Sequence[Workload]) -> Workload:
+    """A workload of ``parts`` that fio runs together. Its own fields sum them up for what
+    reads a workload whole: rw the parts' modes joined with '+', bs and iodepth the largest,
+    numjobs the sum (the jobs fio starts), runtime, ramp and size the largest, direct when
+    every part is; its options are none (each part has its own)."""
+    if len(parts) < 2:
+        raise ValueError("a group has at least two parts")
+    return Workload(
+        name=name,
+        rw="+".join(dict.fromkeys(p.rw for p in parts)),
+        bs=max(p.bs for p in parts),
+        iodepth=max(p.iodepth for p in parts),
+        numjobs=sum(p.numjobs for p in parts),
+        ioengine="+".join(dict.fromkeys(p.ioengine for p in parts)),
+        direct=all(p.direct for p in parts),
+        runtime_s=max(p.runtime_s for p in parts),
+        ramp_s=max(p.ramp_s for p in parts),
+        size=max(p.size for p in parts),
+        parts=tuple(parts),
+    )
 
 
 @dataclass(frozen=True)

@@ -301,6 +301,17 @@ class TargetRecord:
 
 
 @dataclass(frozen=True)
+class PartResult:
+    """One part of a group's result (model.Workload.parts): what its fio job did while the
+    other parts ran, as fio reported it (one reporting group per part)."""
+
+    name: str  # the part's (its job's) name
+    params: dict[str, Any]  # Workload.params of the part
+    metrics: dict[str, Any] | None  # as ResultRecord.metrics, of this part alone
+    samples: dict[str, Any] | None = None  # as ResultRecord.samples, of this part alone
+
+
+@dataclass(frozen=True)
 class ResultRecord:
     """One workload on one target, with the evidence it came from."""
 
@@ -330,6 +341,17 @@ class ResultRecord:
     # a step; None on one host. ``clients``: how many clients ran the step.
     client: str | None = None
     clients: int | None = None
+    # A group of jobs run together (Workload.parts): each part's own figures; the metrics
+    # above are then the group's (IOs summed, the longest runtime, histograms merged).
+    parts: tuple[PartResult, ...] = ()
+    # Set only on a part shown as a result of its own (analysis.results.part_results): the
+    # part's name, the workload's being its group's. Never stored as a row.
+    part: str | None = None
+
+    @property
+    def shown_name(self) -> str:
+        """The workload as results show it: ``group/part`` for a part of a group."""
+        return self.workload if self.part is None else f"{self.workload}/{self.part}"
 
 
 @dataclass(frozen=True)

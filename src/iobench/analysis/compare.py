@@ -33,6 +33,7 @@ from iobench.analysis.results import (
     is_ok,
     latency_field,
     params_key,
+    part_results,
     run_figures,
     section,
     sections,
@@ -349,6 +350,7 @@ def summarize_results(run: RunRecord) -> list[dict[str, Any]]:
         {
             "target": g.target,
             "workload": g.workload,
+            "part": g.part,  # a part of a group of jobs run together; null: the workload
             "client": g.client,
             "clients": g.clients,
             "direction": d,
@@ -366,7 +368,7 @@ def unstable(run: RunRecord) -> list[tuple[str, str, str, float]]:
     """(target, workload, direction, CV %) of every workload whose repetitions' IOPS vary by
     more than UNSTABLE_CV_PCT (:func:`iobench.analysis.stats.is_unstable`)."""
     return [
-        (g.target, g.workload, d, float(f.iops.cv_pct or 0.0))
+        (g.target, g.name, d, float(f.iops.cv_pct or 0.0))
         for g, d, f in run_figures(run)
         if is_unstable(f.iops)
     ]
@@ -391,6 +393,8 @@ class _Group:
 def _format_param(key: str, value: Any) -> str:
     if value is None:
         return "unset"
+    if key == "parts" and isinstance(value, list):
+        return f"{len(value)} jobs run together"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if key in ("bs", "size") and isinstance(value, int):
@@ -410,6 +414,12 @@ def shape(params: dict[str, Any]) -> dict[str, Any]:
     options = out.get("options")
     if isinstance(options, dict):
         out["options"] = {k: v for k, v in options.items() if k not in UNSHAPED_OPTIONS}
+    parts = out.get("parts")
+    if isinstance(parts, list):  # a group: the shape of each part, whatever its name
+        out["parts"] = [
+            shape({k: v for k, v in p.items() if k != "name"}) if isinstance(p, dict) else p
+            for p in parts
+        ]
     return out
 
 
@@ -574,20 +584,48 @@ def _matched_rows(
             for g in members:  # matched, but nothing to compare: said, not dropped
                 unmatched.append(((g.setup, g.position), _unmatched(g, setups, "no IO measured")))
             continue
-        for di, d in enumerate(DIRECTIONS):
-            having = [g for g in members if sections(g.results, d)]
-            if len(having) >= 2:
-                rows.append(((*order, di), _row(having, d, setups, baseline, failed_count)))
-            elif len(having) == 1:
-                g = having[0]
-                others = _others(setups)
-                unmatched.append(
-                    (
-                        (g.setup, g.position),
-                        _unmatched(g, setups, f"{others} measured its {d} direction"),
+        for k, group in enumerate([members, *_parts_of(members)]):
+            for di, d in enumerate(DIRECTIONS):
+                having = [g for g in group if sections(g.results, d)]
+                if len(having) >= 2:
+                    row = _row(having, d, setups, baseline, failed_count)
+                    rows.append(((*order, k * len(DIRECTIONS) + di), row))
+                elif len(having) == 1 and k == 0:
+                    g = having[0]
+                    others = _others(setups)
+                    unmatched.append(
+                        (
+                            (g.setup, g.position),
+                            _unmatched(g, setups, f"{others} measured its {d} direction"),
+                        )
                     )
-                )
     return rows, unmatched
+
+
+def _parts_of(members: Sequence[_Group]) -> list[list[_Group]]:
+    """Matched groups of jobs run together (of one shape, so with as many parts, of the same
+    shapes): each part's results in every setup, part by part, named ``group/part``."""
+    count = len(members[0].params.get("parts") or [])
+    out: list[list[_Group]] = []
+    for k in range(count):
+        matched = []
+        for g in members:
+            results = tuple(part_results(r)[k] for r in g.results if len(r.parts) > k)
+            if not results:
+                continue
+            params = results[0].params
+            matched.append(
+                dataclasses.replace(
+                    g,
+                    workload=results[0].shown_name,
+                    params=params,
+                    pkey=params_key(params),
+                    skey=shape_key(params),
+                    results=tuple(r for r in results if is_ok(r)),
+                )
+            )
+        out.append(matched)
+    return out
 
 
 def _failed_everywhere(

@@ -21,6 +21,7 @@ iobench allows no ``offset``), so what the earlier ones wrote is a prefix of the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -75,27 +76,34 @@ def _partly(w: Workload) -> str:
 def unwritten_reads(
     workloads: Sequence[Workload], area: int, *, written: bool
 ) -> list[UnwrittenRead]:
-    """The reading workloads, in order, that read blocks of their area that no earlier
-    workload wrote (``written``: the area was written before the first one, as a laid-out
-    or prefilled test file is; then only trims unwrite it). ``area``: the test area on
-    the target, at most each workload's size."""
+    """The reading workloads (a group: when a part of it reads), in order, that read blocks
+    of their area that no earlier workload wrote (``written``: the area was written before
+    the first one, as a laid-out or prefilled test file is; then only trims unwrite it).
+    ``area``: the test area on the target, at most each workload's size."""
     covered = area if written else 0  # bytes from the start known to be written
-    last: Workload | None = None  # the latest workload that wrote or trimmed
+    last: Workload | None = None  # the latest workload (or part) that wrote or trimmed
     found = []
     for w in workloads:
-        size = min(w.size, area)
-        if reads(w) and covered < size:
+        # A group's parts run together: each reads what was written before the group (its
+        # own writers write while it reads), and the group is named once.
+        jobs = [dataclasses.replace(j, name=f"{w.name}/{j.name}") for j in w.parts] or [w]
+        reading = next((j for j in jobs if reads(j) and covered < min(j.size, area)), None)
+        if reading is not None:
             if last is None:
                 why = "before any write"
             elif last.rw in _TRIMS or not writes_all(last):
                 why = f"after {_partly(last)}"
             else:
                 why = f"after {last.name}, which writes only the first {format_bytes(covered)}"
+            if reading is not w:
+                why += f" ({reading.name} reads while the others of {w.name} write)"
             found.append(UnwrittenRead(w.name, why))
-        if w.rw in _TRIMS:
-            covered, last = 0, w
-        elif writes_all(w):
-            covered, last = max(covered, size), w
-        elif writes(w):
-            last = w
+        for job in jobs:
+            size = min(job.size, area)
+            if job.rw in _TRIMS:
+                covered, last = 0, job
+            elif writes_all(job):
+                covered, last = max(covered, size), job
+            elif writes(job):
+                last = job
     return found

@@ -129,7 +129,9 @@ def _job_findings(suite: Suite, cpu_count: int | None) -> list[Finding]:
                     Finding(
                         "numjobs-over-cpus",
                         "warning",
-                        f"{w.name} runs {w.numjobs} jobs on {cpu_count} CPUs: the jobs compete "
+                        f"{w.name} runs {w.numjobs} jobs"
+                        f"{f' (its {len(w.parts)} parts together)' if w.parts else ''} on "
+                        f"{cpu_count} CPUs: the jobs compete "
                         "for CPU time, so the result may measure the CPU rather than the storage",
                         "use more iodepth and fewer jobs (numjobs <= CPU count), or a larger "
                         "machine",
@@ -142,13 +144,14 @@ def _job_findings(suite: Suite, cpu_count: int | None) -> list[Finding]:
 def _fitted(suite: Suite) -> list[Finding]:
     """``fitted-to-cpus``: which workloads run fewer jobs at a deeper queue, and how."""
     workloads = {w.name: w for w in suite.workloads}
+    workloads |= {f"{w.name}/{p.name}": p for w in suite.workloads for p in w.parts}
     fitted = [f for f in suite.fitted if f.workload in workloads]
     if not fitted:
         return []
     groups: dict[tuple[int, int, int, int], list[str]] = {}
     for f in fitted:
         w = workloads[f.workload]
-        groups.setdefault((f.numjobs, f.iodepth, w.numjobs, w.iodepth), []).append(w.name)
+        groups.setdefault((f.numjobs, f.iodepth, w.numjobs, w.iodepth), []).append(f.workload)
     parts = []
     for (was_jobs, was_depth, jobs, depth), names in groups.items():
         was, now = was_jobs * was_depth, jobs * depth
@@ -334,11 +337,15 @@ def _indicative(suite: Suite) -> Finding:
 
 
 def _random(w: Workload) -> bool:
-    return w.rw.startswith("rand")
+    """Random IO (a group: in any of its parts)."""
+    return any(job.rw.startswith("rand") for job in w.jobs)
 
 
 def _compressible(w: Workload) -> str | None:
-    """How a writing workload's data compresses or deduplicates, if it does."""
+    """How a writing workload's data (a group's: a writing part's) compresses or
+    deduplicates, if it does."""
+    if w.parts:
+        return next((how for job in w.parts if (how := _compressible(job))), None)
     opts: Mapping[str, str] = dict(w.options)
     if not w.writes:
         return None

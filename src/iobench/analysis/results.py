@@ -13,6 +13,7 @@ choice is returned with the values so a report can mark the fallback.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,29 @@ def is_ok(r: ResultRecord) -> bool:
 
 def ok_results(run: RunRecord, target: str | None = None) -> list[ResultRecord]:
     return [r for r in run.results if is_ok(r) and (target is None or r.target == target)]
+
+
+def part_results(r: ResultRecord) -> list[ResultRecord]:
+    """A group's parts (ResultRecord.parts) as results of their own: each with its name in
+    ``part``, its parameters, metrics and samples, and the group's evidence; none for a
+    workload of one job."""
+    return [
+        dataclasses.replace(
+            r,
+            params=p.params,
+            metrics=p.metrics,
+            samples=p.samples,
+            status=r.status if p.metrics else "failed",
+            parts=(),
+            part=p.name,
+        )
+        for p in r.parts
+    ]
+
+
+def with_parts(results: Sequence[ResultRecord]) -> list[ResultRecord]:
+    """Each result followed by its parts (:func:`part_results`)."""
+    return [x for r in results for x in (r, *part_results(r))]
 
 
 def section(r: ResultRecord, direction: str) -> dict[str, Any] | None:
@@ -174,6 +198,12 @@ class Group:
     results: tuple[ResultRecord, ...]  # by repetition
     client: str | None = None
     clients: int | None = None
+    part: str | None = None  # a part of a group (ResultRecord.part)
+
+    @property
+    def name(self) -> str:
+        """The workload as results show it: ``group/part`` for a part of a group."""
+        return self.workload if self.part is None else f"{self.workload}/{self.part}"
 
 
 def headline(r: ResultRecord) -> bool:
@@ -183,13 +213,18 @@ def headline(r: ResultRecord) -> bool:
 
 
 def groups(
-    run: RunRecord, target: str | None = None, *, headline_only: bool = False
+    run: RunRecord,
+    target: str | None = None,
+    *,
+    headline_only: bool = False,
+    parts: bool = False,
 ) -> list[Group]:
     """The run's ok results grouped by target, workload name, parameters, client and
     client count, in target order, then client count, suite order and client.
 
     ``headline_only``: only results that speak for their whole step (see :func:`headline`),
-    at the largest client count the run has: what a comparison compares.
+    at the largest client count the run has: what a comparison compares. ``parts``: each
+    group of jobs run together followed by its parts (:func:`part_results`).
     """
     order = {t.spec: i for i, t in enumerate(sorted(run.targets, key=lambda t: t.position))}
     chosen = ok_results(run, target)
@@ -197,9 +232,12 @@ def groups(
         chosen = [r for r in chosen if headline(r)]
         most = max((r.clients or 0 for r in chosen), default=0)
         chosen = [r for r in chosen if (r.clients or 0) == most]
-    found: dict[tuple[str, str, str, str | None, int | None], list[ResultRecord]] = {}
+    if parts:
+        chosen = [r for r in with_parts(chosen) if is_ok(r)]
+    Key = tuple[str, str, str | None, str, str | None, int | None]
+    found: dict[Key, list[ResultRecord]] = {}
     for r in chosen:
-        key = (r.target, r.workload, params_key(r.params), r.client, r.clients)
+        key = (r.target, r.workload, r.part, params_key(r.params), r.client, r.clients)
         found.setdefault(key, []).append(r)
     out = [
         Group(
@@ -211,8 +249,9 @@ def groups(
             results=tuple(sorted(rs, key=lambda r: r.repetition)),
             client=client,
             clients=clients,
+            part=part,
         )
-        for (t, w, pkey, client, clients), rs in found.items()
+        for (t, w, part, pkey, client, clients), rs in found.items()
     ]
     out.sort(
         key=lambda g: (
@@ -227,10 +266,11 @@ def groups(
 
 
 def run_figures(run: RunRecord) -> list[tuple[Group, str, Figures]]:
-    """Per group (see :func:`groups`) and direction it did: the repetitions' figures."""
+    """Per group (see :func:`groups`; a workload of several jobs followed by its parts) and
+    direction it did: the repetitions' figures."""
     return [
         (g, d, figures(g.results, d))
-        for g in groups(run)
+        for g in groups(run, parts=True)
         for d in DIRECTIONS
         if sections(g.results, d)
     ]

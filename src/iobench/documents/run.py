@@ -31,6 +31,7 @@ from iobench.jsontext import first_bad
 from iobench.model import DIRECTIONS
 from iobench.records import (
     ImportedRun,
+    PartResult,
     RecordError,
     ResultRecord,
     RunRecord,
@@ -79,6 +80,8 @@ def result_fields(r: ResultRecord, *, full: bool = True) -> dict[str, Any]:
     doc["started_at"] = r.started_at
     doc["finished_at"] = r.finished_at
     doc["samples"] = r.samples
+    if r.parts:  # a group of jobs run together: each part's figures (the above: the group's)
+        doc["parts"] = [part_fields(part, full=full) for part in r.parts]
     if full:
         doc["position"] = r.position
         doc["metrics_version"] = metrics.get("metrics_version")
@@ -86,6 +89,21 @@ def result_fields(r: ResultRecord, *, full: bool = True) -> dict[str, Any]:
         doc["job_file"] = r.job_file
         doc["fio_argv"] = r.fio_argv
         doc["fio_rc"] = r.fio_rc
+    return doc
+
+
+def part_fields(part: PartResult, *, full: bool = True) -> dict[str, Any]:
+    """One part of a group's result as a run document holds it: its name, parameters,
+    figures (the result's keys) and samples."""
+    metrics = part.metrics or {}
+    doc: dict[str, Any] = {"name": part.name, "params": part.params}
+    for d in DIRECTIONS:
+        doc[d] = metrics.get(d)
+    doc["cpu"] = metrics.get("cpu")
+    doc["samples"] = part.samples
+    if full:
+        doc["metrics_version"] = metrics.get("metrics_version")
+        doc["fio_errno"] = metrics.get("error")
     return doc
 
 
@@ -262,7 +280,14 @@ def _metrics(r: Mapping[str, Any]) -> dict[str, Any] | None:
     return upgraded(metrics, r["params"])
 
 
-def _check_samples(path: str, r: Mapping[str, Any], i: int) -> None:
+def _part(path: str, p: Mapping[str, Any], i: int, k: int) -> PartResult:
+    _check_samples(path, p, i, f".parts[{k}]")
+    metrics = _metrics({**p, "status": "ok"}) or {}
+    metrics.pop("disk_util", None)  # the group's (one fio run), not a part's
+    return PartResult(name=p["name"], params=p["params"], metrics=metrics, samples=p.get("samples"))
+
+
+def _check_samples(path: str, r: Mapping[str, Any], i: int, where: str = "") -> None:
     samples: dict[str, Any] = r.get("samples") or {}
     for direction in DIRECTIONS:
         series: dict[str, list[Any]] = samples.get(direction) or {}
@@ -270,7 +295,7 @@ def _check_samples(path: str, r: Mapping[str, Any], i: int) -> None:
             if len(series[key]) != len(series["t_s"]):
                 raise _fail(
                     path,
-                    f"results[{i}].samples.{direction}",
+                    f"results[{i}]{where}.samples.{direction}",
                     f"{key!r} has {len(series[key])} values for {len(series['t_s'])} seconds",
                 )
 
@@ -299,4 +324,5 @@ def _result(path: str, r: Mapping[str, Any], i: int, first: Mapping[str, int]) -
         samples=r.get("samples"),
         client=r.get("client"),
         clients=r.get("clients"),
+        parts=tuple(_part(path, p, i, k) for k, p in enumerate(r.get("parts") or ())),
     )

@@ -25,6 +25,7 @@ from iobench.engine.lifecycle import (
     run_findings,
     signals_deferred,
 )
+from iobench.engine.parts import group_result, missing_part, part_entries
 from iobench.engine.preflight import Preflight, PreparedTarget
 from iobench.engine.request import Chooser, Outcome, RunRequest
 from iobench.engine.steps import (
@@ -45,7 +46,7 @@ from iobench.probe.diskstats import disk_util
 from iobench.probe.diskstats import snapshot as disk_snapshot
 from iobench.probe.host import read_text
 from iobench.probe.throttle import effective, throttle_text, throttles_of
-from iobench.records import ResultRecord, SuiteDefinition, TargetRecord
+from iobench.records import PartResult, ResultRecord, SuiteDefinition, TargetRecord
 from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE
 from iobench.store.repository import Store
 from iobench.targets import check_block_device_writable
@@ -245,8 +246,8 @@ class LocalRun:
     ) -> ResultRecord:
         """Run one workload once on one target and store the result (or the failure)."""
         assert self.workdir is not None
-        w = p.placed(w)  # as it runs there: pinned with --pin-to-device
-        job = build_jobfile(w, p.filename, p.size_of(w))
+        w = p.placed(w)  # as it runs there: pinned with --pin-to-device, its area capped
+        job = build_jobfile(w, p.filename, w.size)
         ctx = self.preflight.context_of(p.target.spec)
         devices = list(ctx.get("io_devices") or [])  # the block devices that serve its IO
         disks_before = disk_snapshot(devices)
@@ -352,20 +353,32 @@ def result_record(
     run: FioRun | None = None,
     failure: FioFailed | None = None,
 ) -> ResultRecord:
-    """The stored row of one workload on one target: its result or its failure."""
+    """The stored row of one workload (as placed on the target) on one target: its result
+    or its failure."""
     output = run.output if run else None
-    params = dict(w.params, size=p.size_of(w))
+    params = w.params
+    metrics = workload_metrics(output, params) if output else None
+    samples = parse_interval_logs(run.logs) if run else None
+    error = failure.message if failure else None
+    parts: tuple[PartResult, ...] = ()
+    if w.parts and output is not None and run is not None:
+        entries = part_entries(output.jobs, w)
+        if entries is None:
+            metrics, error = None, missing_part(output.jobs)
+        else:
+            metrics, parts, samples = group_result(entries, w, run.logs, output.disk_util)
     return ResultRecord(
         target=p.target.spec,
         workload=w.name,
         position=position,
-        status="ok" if failure is None else "failed",
+        status="ok" if error is None else "failed",
         params=params,
-        metrics=workload_metrics(output, params) if output else None,
+        metrics=metrics,
         job_file=job,
         fio_version=output.fio_version if output else None,
-        error=failure.message if failure else None,
+        error=error,
         repetition=step.repetition,
-        samples=parse_interval_logs(run.logs) if run else None,
+        samples=samples,
+        parts=parts,
         **fio_evidence(run, failure),
     )

@@ -66,8 +66,11 @@ class PreparedTarget:
         return w.area(self.size_limit)
 
     def placed(self, w: Workload) -> Workload:
-        """The workload as it runs on this target: pinned with --pin-to-device."""
-        return placed(w, self.pin)
+        """The workload as it runs on this target: pinned with --pin-to-device, its test
+        area (each part's of a group) capped at the file's or device's size."""
+        return placed(w, self.pin).each_job(
+            lambda job: dataclasses.replace(job, size=self.size_of(job))
+        )
 
 
 def prepare_target(
@@ -137,7 +140,7 @@ def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]
     capped = [
         w.name
         for w in suite.workloads
-        if limit is not None and w.size_share is None and w.size > limit
+        if limit is not None and any(j.size_share is None and j.size > limit for j in w.jobs)
     ]
     if not capped or limit is None:
         return []

@@ -42,6 +42,7 @@ from iobench.engine.lifecycle import (
     recorded_run,
     run_findings,
 )
+from iobench.engine.parts import clients_parts, group_metrics, group_result, part_entries
 from iobench.engine.request import Outcome, RunRequest
 from iobench.engine.steps import (
     LAYOUT_BYTES_PER_S,
@@ -69,9 +70,9 @@ from iobench.fio.jobfile import (
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
-from iobench.model import JobResult, Suite
+from iobench.model import JobResult, Suite, Workload
 from iobench.probe import probe_host
-from iobench.records import ResultRecord, SuiteDefinition, TargetRecord
+from iobench.records import PartResult, ResultRecord, SuiteDefinition, TargetRecord
 from iobench.store.repository import Store
 
 CLEANUP_TIMEOUT_S = 30.0
@@ -153,7 +154,7 @@ def _check_placement(request: RunRequest) -> None:
             "leave out --pin-to-device (or run iobench on each host)",
         )
     for w in request.suite.workloads:
-        named = [key for key, _ in w.options if key in ("cpus_allowed", "cpumask")]
+        named = [key for j in w.jobs for key, _ in j.options if key in ("cpus_allowed", "cpumask")]
         if named:
             raise UserError(
                 f"workload {w.name} sets {named[0]}, which does not go with --clients: the "
@@ -407,13 +408,13 @@ class ClientsRun:
         assert w is not None
         live = [c for c in clients if c.name in done]
         shares: list[ClientShare] = []
-        entries: list[JobResult] = []
+        entries: list[list[JobResult]] = []  # each client's: its job's, or its parts'
+        parts: list[tuple[PartResult, ...]] = []
         failed = [c.name for c in clients if c.name in self.dead]
         for c in live:
             got = done[c.name]
-            entry = None if isinstance(got, BaseException) else _entry(got, section_name(
-                w.name, self.tags[c.name]))  # fmt: skip
-            if isinstance(got, BaseException) or entry is None:
+            found = None if isinstance(got, BaseException) else _entries(got, w, self.tags[c.name])
+            if isinstance(got, BaseException) or found is None:
                 why = (
                     error_text(got)
                     if isinstance(got, BaseException)
@@ -422,25 +423,28 @@ class ClientsRun:
                 self.dead[c.name] = f"failed in {step.name}: {why}"
                 told.notes.append(f"client {c.name} failed: {why}")
                 failed.append(c.name)
-                self._store(run_id, step, c.name, jobs[c.name], got, None, None, why)
+                self._store(run_id, step, c.name, jobs[c.name], got, None, None, error=why)
                 continue
             self.fio_version = self.fio_version or (got.output.fio_version if got.output else None)
-            metrics = job_metrics(entry, (), w.params)
-            samples = parse_interval_logs(got.logs, epoch=True)
+            if w.parts:
+                metrics, own, samples = group_result(found, w, got.logs, epoch=True)
+                parts.append(own)
+            else:
+                metrics, own = job_metrics(found[0], (), w.params), ()
+                samples = parse_interval_logs(got.logs, epoch=True)
             shares.append(ClientShare(c.name, metrics, samples))
-            entries.append(entry)
-            self._store(run_id, step, c.name, jobs[c.name], got, metrics, samples)
+            entries.append(found)
+            self._store(run_id, step, c.name, jobs[c.name], got, metrics, samples, parts=own)
         if not entries:
             raise FioFailed(
                 f"{w.name}: every client failed: "
                 + "; ".join(f"{n}: {self.dead.get(n, 'failed')}" for n in failed),
                 "see the messages; `iobench clients check` tests the clients",
             )
-        # The clients' jobs together: each client's can have its own IOs in flight.
-        together = dict(w.params, numjobs=w.numjobs * len(entries))
-        merged = job_metrics(merge_jobs(entries, sum_rates=True), (), together)
+        merged = _aggregate(w, entries, shares)
         merged["clients"] = step_timing(shares, failed)
-        self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares))
+        together = clients_parts(parts, entries, w) if w.parts else ()
+        self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares), together)
         return merged
 
     def _store(
@@ -452,6 +456,7 @@ class ClientsRun:
         got: FioRun | BaseException | None,
         metrics: dict[str, Any] | None,
         samples: dict[str, Any] | None,
+        parts: tuple[PartResult, ...] = (),
         error: str | None = None,
     ) -> None:
         """One client's result (or the aggregate's, with ``got`` None); failed when
@@ -473,6 +478,7 @@ class ClientsRun:
             samples=None if error else samples,
             client=client,
             clients=step.clients,
+            parts=() if error else parts,
             **fio_evidence(run, got if isinstance(got, BaseException) else None),
         )
         self.store.add_result(run_id, record)
@@ -520,10 +526,24 @@ def method_findings_for(suite: Suite, target: str, ran: set[str]) -> list[Findin
     )
 
 
-def _entry(run: FioRun, section: str) -> JobResult | None:
+def _entries(run: FioRun, w: Workload, tag: str) -> list[JobResult] | None:
+    """A client's entries in its fio report: its job's, or each part's of a group; None
+    when one is missing."""
     if run.output is None:
         return None
-    for job in run.output.jobs:
-        if job.jobname == section:
-            return job
-    return None
+    if w.parts:
+        return part_entries(run.output.jobs, w, tag)
+    section = section_name(w.name, tag)
+    return next(([job] for job in run.output.jobs if job.jobname == section), None)
+
+
+def _aggregate(
+    w: Workload, entries: Sequence[Sequence[JobResult]], shares: Sequence[ClientShare]
+) -> dict[str, Any]:
+    """The clients' aggregate of a step: IOPS and bandwidth summed, latency merged from
+    the bins; a group's from each client's group (its IOs counted part by part)."""
+    merged = merge_jobs([merge_jobs(e) for e in entries], sum_rates=True)
+    if w.parts:
+        return group_metrics([s.metrics for s in shares], merged, sum_rates=True)
+    # The clients' jobs together: each client's can have its own IOs in flight.
+    return job_metrics(merged, (), dict(w.params, numjobs=w.numjobs * len(entries)))

@@ -142,7 +142,10 @@ def time_based(w: Workload) -> bool:
 
 
 def expected_seconds(w: Workload) -> float:
-    """How long a workload should take: ramp + runtime, or size-bound for non-time-based."""
+    """How long a workload should take: ramp + runtime, or size-bound for non-time-based;
+    a group as long as its longest part."""
+    if w.parts:
+        return max(expected_seconds(part) for part in w.parts)
     run = w.runtime_s
     if not time_based(w):
         run = min(run, 1.0 + w.numjobs * w.size / LAYOUT_BYTES_PER_S)

@@ -125,6 +125,11 @@ def build_jobfile(
     Latency is always measured in full (never ``gtod_reduce``); completion and total latency
     both get percentiles and json+ histogram bins; ``group_reporting`` makes fio sum the
     jobs' histograms exactly, so numjobs > 1 yields one result per workload.
+
+    A group (``workload.parts``) is a section per part, no stonewall between them, so fio
+    starts them together; each part has ``new_group``, so fio reports each part (its
+    numjobs summed) as a group of its own, in the order of the parts (groupid 0, 1, ...),
+    and the part's test area is its size within ``size``.
     """
     lines = [
         *comment_lines(f"iobench {__version__}: workload {workload.name}"),
@@ -132,11 +137,24 @@ def build_jobfile(
         "[global]",
         f"filename={target_path if client else TARGET_LINK}",
         *([] if client else [NO_CREATE]),
-        *_global_options(workload, size, client=client),
-        "",
-        f"[{section_name(workload.name, client)}]",
-        *shape_options(workload),
     ]
+    if not workload.parts:
+        lines += [
+            *_global_options(workload, size, client=client),
+            "",
+            f"[{section_name(workload.name, client)}]",
+            *shape_options(workload),
+        ]
+        return checked("\n".join(lines) + "\n")
+    lines += report_options(logs=True, client=client)
+    for part in workload.parts:
+        lines += [
+            "",
+            f"[{section_name(part.name, client)}]",
+            "new_group",
+            *run_options(part, min(part.size, size)),
+            *shape_options(part),
+        ]
     return checked("\n".join(lines) + "\n")
 
 
@@ -253,15 +271,21 @@ def plain_job(workload: Workload, path: str, size: int, *, section: str, title: 
     """One workload as a section plain fio runs on its own or after others in one file:
     the options of :func:`build_jobfile`'s job file, all in the section (a [global] would
     carry over into the next step's), the file by its path, and ``stonewall`` so that it
-    starts when the step before it has ended."""
-    lines = [
-        *comment_lines(title),
-        f"[{section}]",
-        *shape_options(workload),
-        *_plain_filename_lines(path),
-        *_global_options(workload, size),
-        "stonewall",
-    ]
+    starts when the step before it has ended. A group is a section per part (``section``
+    the first's, with its part's ``name=``; the others named for their parts), the first
+    with ``stonewall``, the others with ``new_group`` so that fio starts them with it and
+    reports each apart."""
+    lines = comment_lines(title)
+    for i, part in enumerate(workload.jobs):
+        named = workload.parts and i == 0 and section != part.name  # fio reports it by name=
+        lines += [
+            f"[{section if i == 0 else section_name(part.name)}]",
+            *([f"name={part.name}"] if named else []),
+            *shape_options(part),
+            *_plain_filename_lines(path),
+            *_global_options(part, min(part.size, size) if workload.parts else size),
+            "stonewall" if i == 0 else "new_group",
+        ]
     return checked("\n".join(lines) + "\n")
 
 

@@ -35,6 +35,13 @@ _DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 Series = dict[tuple[int, int], float]  # (direction, interval index) -> value
 
 
+def job_number(name: str) -> int | None:
+    """The job a log file is of (fio numbers a job file's jobs from 1, in order), by its
+    name; None for a file that is not one of iobench's interval logs."""
+    m = _NAME.match(name)
+    return int(m.group(2)) if m else None
+
+
 def _rows(text: str) -> list[tuple[int, float, int]]:
     rows = []
     for line in text.splitlines():

@@ -14,6 +14,7 @@ comments (:func:`~iobench.fio.jobfile.comment_lines`), or as values that
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -121,8 +122,14 @@ def _comment(text: str, *, lead: str = "", indent: str = "") -> list[str]:
 def suite_jobfile(export: Export) -> str:
     """The suite of ``export`` as one job file for plain fio."""
     sections = _sections(export)
+    steps: list[str] = []
+    for name, body in sections:  # a group's parts after its first: started with it
+        if "new_group" in body and steps:
+            steps[-1] += f" with {name}" if " with " not in steps[-1] else f", {name}"
+        else:
+            steps.append(name)
     lines = [
-        *_header(export, [name for name, _ in sections]),
+        *_header(export, steps),
         "",
         "[global]",
         *_target_lines(export),
@@ -159,18 +166,12 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
             )
         )
     for w in export.suite.workloads:
-        section = base = section_name(w.name)
-        n = 1
-        while section.lower() in taken:
-            n += 1
-            section = f"{base}.{n}"
-        taken.add(section.lower())
+        if w.parts:
+            out += _group_sections(export, w, taken)
+            continue
+        section = _section(w.name, taken)
         title = f"workload {quoted(w.name)}" if section != w.name else f"workload {w.name}"
         renamed = section != w.name and valid_name(w.name)
-        options = [*shape_options(w), *run_options(w, export.size_of(w))]
-        if dict(w.options).get("time_based") == "0":
-            # fio's default, said: fio's JSON echoes it, so an import knows it was not
-            options.append("time_based=0")
         out.append(
             (
                 section,
@@ -178,12 +179,54 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
                     *_comment(f"{title}: {_shape_text(w, _fit_of(export, w))}"),
                     f"[{section}]",
                     *([f"name={w.name}"] if renamed else []),
-                    *_description(options),
-                    *options,
+                    *_options(export, w),
                     "stonewall",
                 ],
             )
         )
+    return out
+
+
+def _section(name: str, taken: set[str]) -> str:
+    """A section for ``name`` that no earlier section has (``taken``: theirs, lowercase)."""
+    section = base = section_name(name)
+    n = 1
+    while section.lower() in taken:
+        n += 1
+        section = f"{base}.{n}"
+    taken.add(section.lower())
+    return section
+
+
+def _options(export: Export, w: Workload) -> list[str]:
+    """A job's options: its description (them said once more), its shape, how long and
+    over how much it runs."""
+    options = [*shape_options(w), *run_options(w, export.size_of(w))]
+    if dict(w.options).get("time_based") == "0":
+        # fio's default, said: fio's JSON echoes it, so an import knows it was not
+        options.append("time_based=0")
+    return [*_description(options), *options]
+
+
+def _group_sections(export: Export, w: Workload, taken: set[str]) -> list[tuple[str, list[str]]]:
+    """A group's parts, a section each with no stonewall between them, so fio starts them
+    together: the first, which waits for the step before it (stonewall), is the section of
+    the group's name with its part's as ``name=`` (so the file reads back as the same group,
+    suites.jobfile); the others report apart (``new_group``)."""
+    out = []
+    for i, part in enumerate(w.parts):
+        section = _section(w.name if i == 0 else part.name, taken)
+        title = f"workload {quoted(w.name)}, job {quoted(part.name)}"
+        together = f" (run together with the {len(w.parts) - 1} after it)" if i == 0 else ""
+        fit = _fit_of(export, dataclasses.replace(part, name=f"{w.name}/{part.name}"))
+        lines = [
+            *_comment(f"{title}{together}: {_shape_text(part, fit)}"),
+            f"[{section}]",
+            *([f"name={part.name}"] if section != part.name else []),
+            *_options(export, part),
+            "stonewall" if i == 0 else "new_group",
+        ]
+        out.append((section, lines))
     return out
 
 
@@ -426,7 +469,7 @@ _KEYS = frozenset(
     | _PATH_KEYS
     | set(OPTION_KEYS)
 )
-_FLAGS = frozenset({"stonewall"})
+_FLAGS = frozenset({"stonewall", "new_group"})
 
 
 def check_plain(text: str) -> None:

@@ -243,6 +243,7 @@ def _spec(p: Preflight) -> dict[str, Any] | None:
                 **_burst_figures(p.promise, w.bs),
             }
             for w in p.suite.workloads
+            if not w.parts  # a group mixes what it asks of the volume (specs)
         ],
     }
 

@@ -43,8 +43,23 @@ def known(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def _parts(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """A group's parts' parameters (``params["parts"]``), none for a workload of one job."""
+    parts = params.get("parts")
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
 def shape_cells(params: dict[str, Any]) -> list[str]:
-    """rw, bs and "QD x jobs" as three strings; ``-`` for what is not known."""
+    """rw, bs and "QD x jobs" as three strings; ``-`` for what is not known. A group's
+    are its parts', joined with ``+``."""
+    parts = _parts(params)
+    if parts:
+        cells = [shape_cells(p) for p in parts]
+        return [
+            "+".join(dict.fromkeys(c[0] for c in cells)),
+            "+".join(dict.fromkeys(c[1] for c in cells)),
+            "+".join(c[2].replace(" ", "") for c in cells),
+        ]
     bs = params.get("bs")
     if isinstance(bs, int) and not isinstance(bs, bool):
         bs_text = format_size_short(bs) if bs > 0 else "-"
@@ -59,7 +74,15 @@ def shape_cells(params: dict[str, Any]) -> list[str]:
 
 def workload_shape(params: dict[str, Any], *, detail: bool = False) -> str:
     """``randread 4k QD32x4``; ``randrw 70/30 8k QD16x2``; ``-`` for unknown values. With
-    ``detail``, also ``buffered`` (direct=0) and the runtime."""
+    ``detail``, also ``buffered`` (direct=0) and the runtime. A group: its parts' shapes,
+    joined with `` + ``."""
+    members = _parts(params)
+    if members:
+        shown = " + ".join(workload_shape(p) for p in members)
+        runtime = params.get("runtime_s")
+        if detail and isinstance(runtime, int | float) and not isinstance(runtime, bool):
+            shown += f" {format_duration(float(runtime))}"
+        return shown
     rw, bs, _ = shape_cells(params)
     mix = params.get("rwmixread")
     if isinstance(mix, int | float) and rw in ("rw", "readwrite", "randrw"):
@@ -227,7 +250,7 @@ def result_lines(run: RunRecord) -> list[ResultLine]:
     return [
         ResultLine(
             target=g.target if g.client is None else f"{g.target}, {g.clients} clients",
-            workload=g.workload,
+            workload=g.name,
             shape=workload_shape(g.params),
             direction=d,
             n=f.n,

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iobench.analysis.findings import note_findings
-from iobench.analysis.results import latency_value
+from iobench.analysis.results import latency_value, with_parts
 from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
 from iobench.records import RunRecord
@@ -100,7 +100,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
     repeated = any(r.repetition > 1 for r in run.results)
     lines = result_lines(run) if repeated else []
     for t in run.targets:
-        rows = [r for r in run.results if r.target == t.spec]
+        rows = with_parts([r for r in run.results if r.target == t.spec])
         used_clat = False
         if not rows:
             console.print(
@@ -133,7 +133,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         for r in rows:
             p = r.params
-            shape = [markup_literal(r.workload), *_shape(p)]
+            shape = [markup_literal(r.shown_name), *_shape(p)]
             if r.status != "ok" or not r.metrics:
                 why = markup_literal(literal(r.error or "")[:80])
                 table.add_row(*shape, "", "[red]failed[/]: " + why)
@@ -219,7 +219,7 @@ def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: 
     for r in (r for r in rows if r.status != "ok"):
         error = markup_literal(literal(r.error.splitlines()[0])[:80] if r.error else "")
         table.add_row(
-            markup_literal(r.workload),
+            markup_literal(r.shown_name),
             "",
             "",
             markup_literal(f"#{r.repetition}"),
@@ -309,13 +309,27 @@ def render_suites(suites: list[Suite], console: Console) -> None:
         )
         columns = ["workload", "rw", "bs", "iodepth", "numjobs", "engine", "direct"]
         columns += ["runtime", "ramp", "size"]
-        with_options = any(w.options for w in s.workloads)
+        with_options = any(job.options for w in s.workloads for job in w.jobs)
         for col in [*columns, *(["options"] if with_options else [])]:
             table.add_column(col)
-        for w in s.workloads:
+        rows = [
+            (name, job)
+            for w in s.workloads
+            for name, job in (
+                # run together: the group's name, then each of its jobs as GROUP/JOB
+                [(w.name, None), *((f"{w.name}/{j.name}", j) for j in w.parts)]
+                if w.parts
+                else [(w.name, w)]
+            )
+        ]
+        for name, job in rows:
+            if job is None:
+                table.add_row(markup_literal(name), "jobs run together:")
+                continue
+            w = job
             options = " ".join(f"{k}={v}" for k, v in w.options)
             table.add_row(
-                markup_literal(w.name),
+                markup_literal(name),
                 markup_literal(
                     w.rw + (f" ({w.rwmixread}% read)" if w.rwmixread is not None else "")
                 ),

@@ -29,6 +29,7 @@ from iobench.errors import StoreError, StoreGone, UserError
 from iobench.iocount import upgraded
 from iobench.probe.process import own_start, still_running
 from iobench.records import (
+    PartResult,
     RecordError,
     ResultRecord,
     RunBrief,
@@ -514,8 +515,8 @@ class Store:
                 "INSERT INTO results (run_id, target, workload, position, status, params_json,"
                 " metrics_json, job_file, fio_argv_json, fio_rc, fio_version, raw_output_z,"
                 " fio_stdout, fio_stderr, error, started_at, finished_at, repetition,"
-                " samples_json, client, clients)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " samples_json, client, clients, parts_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 _storable(
                     (
                         run_id,
@@ -539,6 +540,7 @@ class Store:
                         None if r.samples is None else _dumps(r.samples),
                         r.client,
                         r.clients,
+                        _dumps([_part_json(part) for part in r.parts]) if r.parts else None,
                     )
                 ),
             )
@@ -642,7 +644,8 @@ class Store:
         for r in self._conn.execute(
             "SELECT id, target, workload, position, status, params_json, metrics_json,"
             " job_file, fio_argv_json, fio_rc, fio_version, fio_stdout, fio_stderr, error,"
-            f" started_at, finished_at, repetition, samples_json, client, clients, {raw_column}"
+            " started_at, finished_at, repetition, samples_json, client, clients, parts_json,"
+            f" {raw_column}"
             " FROM results WHERE run_id = ? ORDER BY repetition, position, id",
             (run_id,),
         ):
@@ -672,6 +675,7 @@ class Store:
                     samples=self._json(run_id, r, "samples_json", dict, nullable=True),
                     client=r["client"],
                     clients=r["clients"],
+                    parts=self._parts(run_id, r),
                 )
             )
         # Every field every reader uses, typed as in an exported document: a damaged or
@@ -745,6 +749,22 @@ class Store:
             found = type(value).__name__
             raise self._unreadable(run_id, f"its {column} is a {found}, not a {shape.__name__}")
         return value
+
+    def _parts(self, run_id: int, row: sqlite3.Row) -> tuple[PartResult, ...]:
+        """A group's parts (its parts_json: name, params, metrics, samples each); the run
+        document's check (in get_run) types every field."""
+        found = self._json(run_id, row, "parts_json", list, nullable=True) or []
+        if not all(isinstance(p, dict) and isinstance(p.get("params"), dict) for p in found):
+            raise self._unreadable(run_id, "its parts_json holds a part without params")
+        return tuple(
+            PartResult(
+                name=str(p.get("name")),
+                params=p["params"],
+                metrics=upgraded(p.get("metrics"), p["params"]),
+                samples=p.get("samples"),
+            )
+            for p in found
+        )
 
     def _suite_def(self, run_id: int, row: sqlite3.Row) -> SuiteDefinition:
         try:
@@ -848,6 +868,15 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _part_json(part: PartResult) -> dict[str, Any]:
+    return {
+        "name": part.name,
+        "params": part.params,
+        "metrics": part.metrics,
+        "samples": part.samples,
+    }
 
 
 def _dumps(value: Any) -> str:

@@ -113,6 +113,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN proc_start TEXT;
     ALTER TABLE runs ADD COLUMN leftovers_json TEXT NOT NULL DEFAULT '[]'
     """,
+    # 5: workloads of several jobs run together (issue 24): each part's name, parameters,
+    # metrics and samples beside the group's own (NULL: one job).
+    """
+    ALTER TABLE results ADD COLUMN parts_json TEXT
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -37,15 +37,23 @@ def fit_to_cpus(suite: Suite, cpus: int | None) -> Suite:
         return suite
     fitted: list[Fitted] = []
 
-    def fit(w: Workload) -> Workload:
-        if w.numjobs <= cpus or w.ioengine in SYNC_ENGINES:
+    def fit(w: Workload, name: str, most: int) -> Workload:
+        if w.numjobs <= most or w.ioengine in SYNC_ENGINES:
             return w
-        fitted.append(Fitted(w.name, w.numjobs, w.iodepth, cpus))
+        fitted.append(Fitted(name, w.numjobs, w.iodepth, most))
         return dataclasses.replace(
-            w, numjobs=cpus, iodepth=fitted_iodepth(w.iodepth, w.numjobs, cpus)
+            w, numjobs=most, iodepth=fitted_iodepth(w.iodepth, w.numjobs, most)
         )
 
-    workloads = tuple(fit(w) for w in suite.workloads)
+    def fit_group(w: Workload) -> Workload:
+        """A group's jobs run together: with more of them than CPUs, each part runs at most
+        its share of the CPUs (at least one job)."""
+        if w.numjobs <= cpus:
+            return w
+        share = max(1, cpus // len(w.parts))
+        return w.each_job(lambda part: fit(part, f"{w.name}/{part.name}", share))
+
+    workloads = tuple(fit_group(w) if w.parts else fit(w, w.name, cpus) for w in suite.workloads)
     if not fitted:
         return suite
     return dataclasses.replace(suite, workloads=workloads, fitted=(*suite.fitted, *fitted))

@@ -6,15 +6,16 @@ at its first ``;`` or ``#``; ``[NAME]`` starts a section, and a section whose na
 with ``global`` holds options for the jobs after it (several add up, as in fio); every
 other section is a job. Values are read with fio's units (``4k`` is 4096 bytes, ``4KiB``
 4000 unless ``kb_base=1000``; a bare ``runtime`` is seconds) and its option names
-(``blocksize``, ``readwrite``, ``timeout`` ...), then handed to the loader's allow-list as
+(``blocksize``, ``readwrite``, ``timeout`` ...), then handed to the loader as
 iobench's own keys, so a job file is checked exactly like a TOML suite.
 
 What a job file may say that a TOML suite may not: where fio does its I/O (``filename``,
 ``directory``, ``filename_format``, ``opendir``: replaced by the target, said as a note),
-the order of its jobs (``stonewall``, ``wait_for``: iobench runs one job after another, so
-jobs fio would run together are refused), ``name``, ``description``, ``group_reporting``
-and ``kb_base``. ``include``, ``$VAR``, ``${VAR}``, fio's ``$ncpus``-style keywords and
-``(...)`` arithmetic are refused. docs/suites.md, "fio job files", says it for users.
+the order of its jobs (``stonewall``, ``wait_for``, ``new_group``: the jobs fio starts
+together become one workload of several parts), ``name``, ``description``,
+``group_reporting`` and ``kb_base``. ``include``, ``${VAR}``, fio's ``$ncpus``-style
+keywords and ``(...)`` arithmetic are expanded before (fio/language.py). docs/suites.md,
+"fio job files", says it for users.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ MAX_LINE = LINE_BYTES
 
 # Where fio does its I/O: iobench replaces them with the target named on its command line.
 TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
-# fio's other names for the allow-list's keys (fio --cmdhelp shows each as "alias"): the
+# fio's other names for the typed keys (fio --cmdhelp shows each as "alias"): the
 # plain renames of options.ALIASES; rwmixwrite and buffered are inverted in _table.
 FIO_ALIASES = {fio: ours for fio, ours in ALIASES.items() if " " not in ours}
 # Options about the job file itself, read here and not handed to fio as they are.
@@ -107,7 +108,7 @@ FIO_SPELLINGS: tuple[str, ...] = (
     *TARGET_OPTIONS,
 )
 
-# How fio reads each allow-listed key's value.
+# How fio reads each typed key's value.
 _SIZES = frozenset({"bs", "size", "blockalign", "buffer_compress_chunk", "rate"})
 _SECONDS = frozenset({"runtime", "ramp"})
 _INTS = frozenset(
@@ -175,14 +176,14 @@ _TIME_WHAT = "a whole number with an optional unit: us, ms, s, m, h or d"
 
 
 def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
-    """``value`` as the allow-list's parser for ``key`` takes it (ints, bools, floats in
+    """``value`` as the typed parser for ``key`` takes it (ints, bools, floats in
     seconds, sizes in bytes); _Refused when fio would read it otherwise."""
     if value is None:
         if key in _FLAGS:
             return True
         if key in _BOOLS or key in CORE_KEYS or key in OPTION_KEYS:
             raise _Refused(f"{spelled} needs a value: {spelled}=...")
-        return True  # an unknown option: the allow-list refuses it by name
+        return True  # an option without a typed parser: the loader checks it by name
     if key in _BOOLS or key in _FLAGS:
         if value not in ("0", "1"):
             alone = f" (or {spelled} alone for 1)" if key in _FLAGS else ""
@@ -196,6 +197,19 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
             return ",".join(str(fio_bytes(v, kb_base)) for v in value.split(","))
         except ValueError:
             raise _why_not(spelled, value, _SIZE_WHAT, "1.5k is 1k") from None
+    if key in ("rate", "rate_iops") and "," in value:  # one a direction, empty: no cap
+        try:
+            parts = [
+                str(fio_bytes(v, kb_base) if key == "rate" else fio_bytes(v, 1000)) if v else ""
+                for v in value.split(",")
+            ]
+        except ValueError:
+            what = _SIZE_WHAT if key == "rate" else "a whole number"
+            raise _Refused(
+                f"{spelled}={show_value(value)}: each direction's value (READ,WRITE[,TRIM]; "
+                f"empty: no cap) must be {what} as fio reads it"
+            ) from None
+        return as_written(",".join(parts), value)
     if key in _SIZES:
         try:
             return as_written(fio_bytes(value, kb_base), value)
@@ -213,7 +227,7 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
         return as_written(_bssplit(spelled, value, kb_base), value)
     if key == "random_distribution" and value.startswith("zoned_abs:"):
         return as_written(_zoned_abs(value, kb_base), value)
-    return value  # text (rw, ioengine, ...), or wrong: the allow-list says why
+    return value  # text (rw, ioengine, ...), or wrong: the loader says why
 
 
 def _bssplit(spelled: str, value: str, kb_base: int) -> str:
@@ -237,8 +251,8 @@ def _bssplit(spelled: str, value: str, kb_base: int) -> str:
 def _zoned_abs(value: str, kb_base: int) -> str:
     """zoned_abs with its zone sizes in bytes as fio reads them (with the job's kb_base, as
     fio's split parser does), so fio, which is not given kb_base, reads the same zones; a
-    zone that is not a size as fio reads it, or is beyond the allow-list's bound, is left
-    as written for the allow-list to refuse."""
+    zone that is not a size as fio reads it, or is beyond the typed bound, is left
+    as written for the loader to refuse."""
     zones = []
     for zone in value.split(":")[1:]:
         pct, slash, size = zone.partition("/")
@@ -310,7 +324,7 @@ class _Read:
 def _table(
     section: JobSection, where: Section, kb_base: int, read: _Read
 ) -> tuple[dict[str, object], dict[str, Setting]]:
-    """A section's options as the loader's table (allow-list keys, typed values) and its
+    """A section's options as the loader's table (typed keys and values) and its
     settings about the file (STRUCTURE); what is refused goes to ``read.problems``."""
     table: dict[str, object] = {}
     settings: dict[str, Setting] = {}
@@ -422,6 +436,7 @@ class _Job:
     name: str  # fio's name for it: its name= option, else its section's name
     line: int  # its section's
     settings: dict[str, Setting]  # its own and its [global] sections'
+    section: str = ""  # its section's name
 
 
 @dataclass(frozen=True)
@@ -433,7 +448,9 @@ class JobFile:
     data: dict[str, object]
     lines: JobLines
     labels: tuple[str, ...]  # each [global] section's name
-    applies: tuple[int, ...]  # per job: how many [global] sections come before it
+    # per workload ("workload", i) or part of a group ("job", k): how many [global]
+    # sections come before it
+    applies: dict[Section, int]
     problems: tuple[SuiteProblem, ...]
     notes: tuple[SuiteNote, ...]
 
@@ -483,10 +500,12 @@ def read_job_file(text: str) -> JobFile:
                 names.append(show_key(str(name.value)))
         workloads.append({"name": name.value, **table})
         applies.append(len(defaults))
-        jobs.append(_Job(str(name.value), section.line, settings))
-    read.problems.extend(_order(jobs))
+        jobs.append(_Job(str(name.value), section.line, settings, section.name))
+    runs, order_problems = _runs(jobs)
+    read.problems.extend(order_problems)
     _name_after_sections(workloads, from_global, read)
-    data: dict[str, object] = {"defaults": defaults, "workload": workloads}
+    grouped, scopes = _grouped(runs, workloads, jobs, applies, read.lines)
+    data: dict[str, object] = {"defaults": defaults, "workload": grouped}
     description = next((d for d in _descriptions(sections)), None)
     if description is not None:
         data["description"] = description
@@ -494,7 +513,7 @@ def read_job_file(text: str) -> JobFile:
         data,
         read.lines,
         tuple(labels),
-        tuple(applies),
+        scopes,
         tuple(read.problems),
         _notes(read, unbounded),
     )
@@ -524,12 +543,14 @@ def _descriptions(sections: Iterable[JobSection]) -> Iterable[str]:
                     yield option.value
 
 
-def _order(jobs: Sequence[_Job]) -> list[SuiteProblem]:
-    """Jobs fio would run at the same time: iobench runs each workload on its own, one
-    after another, so a job must wait for the one before it (stonewall, or wait_for=it).
-    Also wait_for naming no earlier job (fio refuses it)."""
+def _runs(jobs: Sequence[_Job]) -> tuple[list[list[int]], list[SuiteProblem]]:
+    """The jobs fio runs at the same time, as indexes into ``jobs`` in the order fio starts
+    them (fio 3.33 backend.c ``run_threads``): it starts the jobs in file order until one
+    with stonewall (which waits for every job before it), passing over a job whose wait_for
+    names a job that has not ended (it starts once that one has); each such round is run by
+    iobench as one workload, the next round once it has ended. Also wait_for naming no
+    earlier job (fio refuses it)."""
     problems: list[SuiteProblem] = []
-    runs: list[list[_Job]] = []
     earlier: set[str] = set()
     for job in jobs:
         wait = job.settings.get("wait_for")
@@ -542,38 +563,61 @@ def _order(jobs: Sequence[_Job]) -> list[SuiteProblem]:
                     wait.line,
                 )
             )
-        stonewall = job.settings.get("stonewall")
-        after = bool(stonewall and stonewall.value) or (
-            wait is not None and runs != [] and wait.value == runs[-1][-1].name
-        )
-        if after or not runs:
-            runs.append([job])
-        else:
-            runs[-1].append(job)
         earlier.add(job.name)
+    runs: list[list[int]] = []
+    ended: set[str] = set()
+    pending = list(range(len(jobs)))
+    while pending:
+        started: list[int] = []
+        for i in pending:
+            stonewall = jobs[i].settings.get("stonewall")
+            if stonewall is not None and stonewall.value and started:
+                break
+            wait = jobs[i].settings.get("wait_for")
+            if wait is not None and wait.value in earlier and wait.value not in ended:
+                continue
+            started.append(i)
+        started = started or pending[:1]  # waits for a job that never runs: refused above
+        runs.append(started)
+        ended |= {jobs[i].name for i in started}
+        pending = [i for i in pending if i not in started]
+    return runs, problems
+
+
+def _grouped(
+    runs: Sequence[Sequence[int]],
+    workloads: Sequence[dict[str, object]],
+    jobs: Sequence[_Job],
+    applies: Sequence[int],
+    lines: JobLines,
+) -> tuple[list[dict[str, object]], dict[Section, int]]:
+    """The workloads as iobench runs them, one per run of jobs fio starts together
+    (:func:`_runs`): a job alone as it is, several as a group named after the first one's
+    section, each job a part (``job``: its table, at ("job", k) in ``lines``, where its
+    lines are moved); and how many [global] sections apply to each workload or part."""
+    out: list[dict[str, object]] = []
+    scopes: dict[Section, int] = {}
+    moved: dict[Section, Section] = {}
+    groups: dict[Section, int] = {}  # a group's workload -> its first job's line
+    parts = 0
     for run in runs:
-        if len(run) > 1:
-            problems.append(_together(run))
-    return problems
-
-
-def _together(run: Sequence[_Job]) -> SuiteProblem:
-    named = [f"[{show_key(j.name)}] (line {j.line})" for j in run]
-    later = [f"[{show_key(j.name)}]" for j in run[1:]]
-    grouped = [j for j in run[1:] if "new_group" in j.settings]
-    why = (
-        " (new_group starts a new reporting group, but fio still runs the jobs together)"
-        if grouped
-        else ""
-    )
-    return SuiteProblem(
-        f"{_listed(named)} run at the same time under fio: nothing makes "
-        f"{'them' if len(later) > 1 else 'it'} wait for the job before{why}. iobench runs "
-        "each job as a workload of its own, one after another, so it cannot run them "
-        f"together; add stonewall to {_listed(later)} to run them one after another, or run "
-        "the file with fio itself",
-        run[1].line,
-    )
+        where: Section = ("workload", len(out))
+        if len(run) == 1:
+            moved[("workload", run[0])] = where
+            scopes[where] = applies[run[0]]
+            out.append(workloads[run[0]])
+            continue
+        for i in run:
+            moved[("workload", i)] = ("job", parts)
+            scopes[("job", parts)] = applies[i]
+            parts += 1
+        groups[where] = jobs[run[0]].line
+        out.append({"name": jobs[run[0]].section, "job": [workloads[i] for i in run]})
+    lines.headers = {moved.get(k, k): v for k, v in lines.headers.items()} | groups
+    lines.keys = {(moved.get(w, w), key): v for (w, key), v in lines.keys.items()}
+    lines.keys |= {(where, "name"): line for where, line in groups.items()}
+    lines.spelled = {(moved.get(w, w), key): v for (w, key), v in lines.spelled.items()}
+    return out, scopes
 
 
 def _left_out_notes(read: _Read) -> list[SuiteNote]:

@@ -1,9 +1,10 @@
 """Load suites from TOML: the built-in ones shipped with iobench and users' own files.
 
 A suite file is data that ends up in a fio job file, and fio job files are code (they can
-run commands, delete files and write to any device). So every key goes through a typed
-allow-list: iobench's own workload fields, then a short list of safe fio options. Anything
-else is refused with the reason, and every error names the file and the line of the key.
+run commands, delete files and write to any device). So every key is checked: iobench's own
+workload fields by their typed parsers, then fio's options by the installed fio's own option
+table (fio/catalogue.py), each refused only for a hazard (suites/hazards.py) and checked by
+fio itself (``fio --parse-only``). Every error names the file and the line of the key.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from iobench.fio.catalogue import current as current_catalogue
 from iobench.fio.jobfile import run_options, shape_options
 from iobench.fio.language import Expanded, Files, HostFigures, expand
 from iobench.fio.runner import fio_parse_only
-from iobench.model import Expectation, Override, Suite, SuiteNote, Workload
+from iobench.model import Expectation, Override, Suite, SuiteNote, Workload, group
 from iobench.suites.hazards import option_hazard
 from iobench.suites.jobfile import FIO_SPELLINGS, REPORTED, read_job_file
 from iobench.suites.jobfile import SUFFIXES as JOB_FILE_SUFFIXES
@@ -37,6 +38,7 @@ from iobench.suites.options import (
     CORE_KEYS,
     DOCS,
     MAX_BUFFER_BYTES,
+    MAX_NUMJOBS,
     MAX_RAMP_S,
     MAX_RUNTIME_S,
     MAX_SIZE,
@@ -72,7 +74,9 @@ _PACKAGE = "iobench.suites"
 
 # --- where keys are: tomllib gives no positions, so find them in the text -------------------
 
-Section = tuple[str, int]  # ("top", 0), ("defaults", 0), ("workload", n), ("sub", 0)
+# ("top", 0), ("defaults", 0), ("workload", n), ("job", k): the k-th [[workload.job]] of the
+# file (a part of a group), ("sub", 0)
+Section = tuple[str, int]
 # No two neighbouring parts of a pattern match the same characters, so a long line cannot
 # make them backtrack (the class after the brackets holds the spaces).
 _HEADER_RE = re.compile(r"^\s*(\[\[?)([A-Za-z0-9_.\-\"' ]+)\]\]?\s*(?:#.*)?$")
@@ -87,6 +91,7 @@ class _Lines:
         self._headers: dict[Section, int] = {}
         section: Section = ("top", 0)
         workloads = -1
+        jobs = -1  # [[workload.job]] tables, counted over the whole file
         in_string: str | None = None
         for lineno, line in enumerate(text.splitlines(), start=1):
             if in_string is not None:
@@ -100,6 +105,10 @@ class _Lines:
                 if parts == ["workload"] and double:
                     workloads += 1
                     section = ("workload", workloads)
+                    self._headers[section] = lineno
+                elif parts == ["workload", "job"] and double and workloads >= 0:
+                    jobs += 1
+                    section = ("job", jobs)
                     self._headers[section] = lineno
                 elif parts == ["defaults"] and not double:
                     section = ("defaults", 0)
@@ -163,6 +172,11 @@ class Dialect:
     def named(self, name: str) -> str:
         return f'{self.workload} "{name}": ' if self.workload == "workload" else f"[{name}]: "
 
+    def part(self, group: str, name: str) -> str:
+        """How a part of a group is named: by its own section in a job file, as a job of
+        its workload in TOML (``group``: how the workload is named)."""
+        return self.named(name) if self.workload != "workload" else f'{group[:-2]}, job "{name}": '
+
 
 TOML = Dialect(
     workload="workload",
@@ -183,10 +197,13 @@ JOB_FILE = Dialect(
 @dataclass(frozen=True)
 class Scopes:
     """A job file's [global] sections (``data["defaults"]``, a list of tables) and, for
-    each job, how many of them come before it and so apply to it."""
+    each job (a workload, or a part of a group), how many of them come before it and so
+    apply to it."""
 
     labels: tuple[str, ...]  # each [global] section's name, as a message's prefix
-    applies: tuple[int, ...]  # per job
+    # per workload ("workload", i) or part of a group ("job", k): how many [global]
+    # sections apply to it
+    applies: Mapping[Section, int]
 
 
 # --- building a suite ------------------------------------------------------------------------
@@ -293,14 +310,15 @@ class _Builder:
         )
 
     def fio_check(self, workloads: Sequence[Workload]) -> None:
-        """fio's own checks (``fio --parse-only``) of every workload as iobench will write it:
+        """fio's own checks (``fio --parse-only``) of every job as iobench will write it:
         what fio refuses is reported at the line of the option it names."""
         fio = self.catalogue.fio
-        pending = list(range(len(workloads)))
+        jobs = self.jobs_of(workloads)
+        pending = list(range(len(jobs)))
         for _ in range(SuiteError.SHOWN):
             if fio is None or not pending:
                 return
-            text = "\n".join(line for i in pending for line in _check_section(i, workloads[i]))
+            text = "\n".join(line for i in pending for line in _check_section(i, jobs[i][0]))
             rc, said = fio_parse_only(fio, text)
             if rc == 0:
                 return
@@ -312,37 +330,67 @@ class _Builder:
                 return
             index = int(dropped.group(1))
             pending.remove(index)
-            self.fio_refused(index, workloads[index].name, said)
+            self.fio_refused(jobs[index], said)
 
-    def fio_refused(self, index: int, name: str, said: str) -> None:
-        """What fio said of workload ``index``, at the line of the option it names."""
+    def jobs_of(self, workloads: Sequence[Workload]) -> list[tuple[Workload, Section, str]]:
+        """Every fio job of ``workloads`` (a group's parts, else the workload), with the
+        section it was written in and how a problem names it."""
+        out: list[tuple[Workload, Section, str]] = []
+        for i, w in enumerate(workloads):
+            named = self.dialect.named(w.name)
+            if not w.parts:
+                out.append((w, ("workload", i), named))
+                continue
+            first = self.job_index(i)
+            out += [
+                (p, ("job", first + k), self.dialect.part(named, p.name))
+                for k, p in enumerate(w.parts)
+            ]
+        return out
+
+    def fio_refused(self, job: tuple[Workload, Section, str], said: str) -> None:
+        """What fio said of ``job``, at the line of the option it names."""
+        _, section, where = job
         found = re.search(r"(?:failed parsing |Bad option <)([A-Za-z0-9_.-]+)(?:=([^>\n]*))?", said)
         key = found.group(1) if found else None
-        line = self.option_line(index, key) if key else None
+        line = self.option_line(section, key) if key else None
         what = (
             f"{key}={show_value(found.group(2) or '')}" if found and found.group(2) else key
         ) or "the job"
         self.fail(
-            f"{self.dialect.named(name)}fio {self.catalogue.version} refuses {what} "
-            "(fio --parse-only)",
-            line or self.lines.header(("workload", index)),
+            f"{where}fio {self.catalogue.version} refuses {what} (fio --parse-only)",
+            line or self.lines.header(section),
             "`fio --cmdhelp=OPTION` shows what fio accepts",
         )
 
-    def option_line(self, index: int, option: str) -> int | None:
-        """The line of the option fio calls ``option`` in workload ``index`` (or in the
-        [defaults] or [global] sections it takes from)."""
-        sections: list[Section] = [("workload", index)]
+    def option_line(self, section: Section, option: str) -> int | None:
+        """The line of the option fio calls ``option`` in the job written at ``section``
+        (or in the workload, [defaults] or [global] sections it takes from)."""
+        sections: list[Section] = [section]
         if self.scopes is not None:
-            sections += [("defaults", k) for k in range(self.scopes.applies[index] - 1, -1, -1)]
+            applies = self.scopes.applies.get(section, 0)
+            sections += [("defaults", k) for k in range(applies - 1, -1, -1)]
         else:
+            if section[0] == "job":
+                sections.append(("workload", self.workload_of_job(section[1])))
             sections.append(("defaults", 0))
-        for section in sections:
+        for where in sections:
             for key in (option, *(k for k, (o, _) in self.passed.items() if o == option)):
-                line = self.lines.key(section, key)
-                if line is not None and line != self.lines.header(section):
+                line = self.lines.key(where, key)
+                if line is not None and line != self.lines.header(where):
                     return line
         return None
+
+    def workload_of_job(self, job: int) -> int:
+        """The index of the workload whose [[workload.job]] tables hold file-wide job ``job``."""
+        tables = self.data.get("workload")
+        assert isinstance(tables, list)
+        seen = 0
+        for i, t in enumerate(tables):
+            seen += len(t.get("job") or []) if isinstance(t, dict) else 0
+            if job < seen:
+                return i
+        return len(tables) - 1
 
     def head(self) -> tuple[str | None, object, object, set[str]]:
         """The suite's name, description and indicative flag, checked, and the top-level
@@ -380,9 +428,10 @@ class _Builder:
         suite_name = name if valid_name(name) else None
         return suite_name, description, indicative, reported
 
-    def defaults(self) -> tuple[Callable[[int], _Parsed], bool]:
-        """Each workload's shared values (by its index), and whether they are known: TOML's
-        [defaults] for every workload; a job file's [global] sections before the job."""
+    def defaults(self) -> tuple[Callable[[Section], _Parsed], bool]:
+        """Each workload's (or part's) shared values, by its section, and whether they are
+        known: TOML's [defaults] for every workload; a job file's [global] sections before
+        the job."""
         if self.scopes is not None:
             tables = self.data.get("defaults")
             assert isinstance(tables, list)
@@ -392,9 +441,9 @@ class _Builder:
             ]
             applies = self.scopes.applies
 
-            def scoped(index: int) -> _Parsed:
+            def scoped(section: Section) -> _Parsed:
                 merged: _Parsed = {}
-                for table in parsed[: applies[index]]:
+                for table in parsed[: applies.get(section, 0)]:
                     merged.update(table)
                 return merged
 
@@ -413,7 +462,7 @@ class _Builder:
         return (lambda _index: defaults), defaults_known
 
     def workloads(
-        self, defaults: Callable[[int], _Parsed], *, defaults_known: bool
+        self, defaults: Callable[[Section], _Parsed], *, defaults_known: bool
     ) -> tuple[list[Workload], bool]:
         """The workloads that are right, and whether that is all of them."""
         tables = self.data.get("workload")
@@ -438,26 +487,39 @@ class _Builder:
         complete = True
         seen: dict[str, int | None] = {}
         for index, table in enumerate(tables):
-            workload = self.workload(index, table, defaults(index), defaults_known=defaults_known)
+            workload = self.workload(index, table, defaults, defaults_known=defaults_known)
             if workload is None:
                 complete = False
             else:
                 workloads.append(workload)
-            name = table.get("name")
-            if not valid_name(name) or name.lower() == "global":
-                continue  # reported by workload()
-            name_line = self.lines.key(("workload", index), "name")
-            if name in seen:
-                first = seen[name]
-                where = f" at line {first}" if first else ""
-                self.fail(
-                    f"{self.dialect.named(name)}the name is already used by the "
-                    f"{self.dialect.workload}{where}; names must be unique within a suite",
-                    name_line,
-                )
-            else:
-                seen[name] = name_line
+            self.unique(table.get("name"), ("workload", index), seen, "a suite")
         return workloads, complete
+
+    def unique(
+        self,
+        name: object,
+        section: Section,
+        seen: dict[str, int | None],
+        within: str,
+        group: str | None = None,
+    ) -> None:
+        """Record ``name`` (of a workload, or of a part within the ``group`` named so) as
+        seen; a name seen before is a problem."""
+        if not valid_name(name) or name.lower() == "global":
+            return  # reported by name_of()
+        name_line = self.lines.key(section, "name")
+        if name in seen:
+            first = seen[name]
+            where = f" at line {first}" if first else ""
+            named = self.dialect.named(name) if group is None else self.dialect.part(group, name)
+            what = self.dialect.workload if group is None or self.dialect is not TOML else "job"
+            self.fail(
+                f"{named}the name is already used by the {what}{where}; names must be "
+                f"unique within {within}",
+                name_line,
+            )
+        else:
+            seen[name] = name_line
 
     def expectations(
         self,
@@ -658,19 +720,33 @@ class _Builder:
         self,
         index: int,
         table: Mapping[str, object],
-        defaults: _Parsed,
+        defaults: Callable[[Section], _Parsed],
         *,
         defaults_known: bool,
     ) -> Workload | None:
-        """The workload, or None when a problem was recorded (or [defaults] has one)."""
+        """The workload (a group when the table has [[workload.job]] tables), or None when
+        a problem was recorded (or [defaults] has one)."""
         section: Section = ("workload", index)
-        header = self.lines.header(section)
         before = len(self.problems)
         label = f"{self.dialect.workload} #{index + 1}: "
+        name = self.name_of(table, section, label, "randread-4k")
+        where = self.dialect.named(name) if name is not None else label
+        if "job" in table:
+            return self.group(index, table, name, where, defaults, defaults_known=defaults_known)
+        return self.one(
+            name, defaults(section), table, section, where, before, defaults_known=defaults_known
+        )
+
+    def name_of(
+        self, table: Mapping[str, object], section: Section, label: str, example: str
+    ) -> str | None:
+        """A workload's (or part's) name, checked; None when there is a problem with it."""
+        before = len(self.problems)
+        header = self.lines.header(section)
         name = table.get("name")
         name_line = self.lines.key(section, "name")
         if name is None:
-            self.fail(f'{label}missing name, e.g. name = "randread-4k"', header)
+            self.fail(f'{label}missing name, e.g. name = "{example}"', header)
         elif not self.screen("name", name, label, name_line):
             pass
         elif not valid_name(name):
@@ -681,9 +757,106 @@ class _Builder:
                 "name",
                 name_line,
             )
-        named = isinstance(name, str) and len(self.problems) == before
-        where = self.dialect.named(str(name)) if named else label
-        merged = {**defaults, **self.section(table, section, where)}
+        return name if isinstance(name, str) and len(self.problems) == before else None
+
+    def group(
+        self,
+        index: int,
+        table: Mapping[str, object],
+        name: str | None,
+        where: str,
+        defaults: Callable[[Section], _Parsed],
+        *,
+        defaults_known: bool,
+    ) -> Workload | None:
+        """A workload of several jobs run together: each [[workload.job]] table a part,
+        with the workload's own keys and [defaults] beneath its own, checked as a workload
+        of its own is; None when a problem was recorded."""
+        section: Section = ("workload", index)
+        before = len(self.problems)
+        jobs = table["job"]
+        if not isinstance(jobs, list) or not all(isinstance(j, dict) for j in jobs) or not jobs:
+            self.fail(
+                f"{where}job must be a list of tables: start each job of the workload with "
+                "[[workload.job]] (double brackets)",
+                self.lines.key(section, "job"),
+            )
+            return None
+        shared = self.section({k: v for k, v in table.items() if k != "job"}, section, where)
+        if len(jobs) == 1:  # one job: a workload of its own
+            job = {k: v for k, v in jobs[0].items() if k != "name"}
+            own = self.section(job, ("job", self.job_index(index)), where)
+            return self.one(
+                name, {**defaults(section), **shared}, {}, section, where, before,
+                defaults_known=defaults_known, own=own,
+            )  # fmt: skip
+        parts: list[Workload | None] = []
+        seen: dict[str, int | None] = {}
+        for k, job in enumerate(jobs):
+            part: Section = ("job", self.job_index(index) + k)
+            label = f"{where[:-2]}, job #{k + 1}: "
+            part_name = self.name_of(job, part, label, "reader")
+            self.unique(job.get("name"), part, seen, "its workload", where)
+            if part_name is None:
+                parts.append(None)
+                continue
+            inherited = {**defaults(part), **shared}
+            parts.append(
+                self.one(
+                    part_name, inherited, job, part, self.dialect.part(where, part_name),
+                    len(self.problems), defaults_known=defaults_known,
+                )
+            )  # fmt: skip
+        made = [p for p in parts if p is not None]
+        if len(self.problems) > before or name is None or len(made) < len(parts):
+            return None
+        self.check_group(where, made, self.lines.header(section))
+        return None if len(self.problems) > before else group(name, made)
+
+    def check_group(self, where: str, parts: Sequence[Workload], line: int | None) -> None:
+        """What a group's jobs add up to, as one fio runs them all at once: at most
+        MAX_NUMJOBS processes and MAX_BUFFER_BYTES of I/O buffers."""
+        jobs = sum(p.numjobs for p in parts)
+        buffers = sum(p.bs * p.iodepth * p.numjobs for p in parts)
+        if jobs > MAX_NUMJOBS:
+            self.fail(
+                f"{where}its {len(parts)} jobs run {jobs} fio jobs at once (numjobs added up); "
+                f"at most {MAX_NUMJOBS}: each job is a process, more would exhaust the host",
+                line,
+            )
+        elif buffers > MAX_BUFFER_BYTES:
+            self.fail(
+                f"{where}its {len(parts)} jobs together allocate {format_bytes(buffers)} of "
+                f"I/O buffers (bs x iodepth x numjobs added up); at most "
+                f"{format_bytes(MAX_BUFFER_BYTES)}",
+                line,
+            )
+
+    def job_index(self, index: int) -> int:
+        """The file-wide index of workload ``index``'s first [[workload.job]] table."""
+        tables = self.data.get("workload")
+        assert isinstance(tables, list)
+        return sum(len(t.get("job") or []) for t in tables[:index] if isinstance(t, dict))
+
+    def one(
+        self,
+        name: str | None,
+        defaults: _Parsed,
+        table: Mapping[str, object],
+        section: Section,
+        where: str,
+        before: int,
+        *,
+        defaults_known: bool,
+        own: _Parsed | None = None,
+    ) -> Workload | None:
+        """One fio job: ``table`` (parsed, or given parsed as ``own``) over ``defaults``,
+        checked; None when a problem was recorded since ``before``."""
+        header = self.lines.header(section)
+        named = name is not None
+        if own is None:
+            own = self.section({k: v for k, v in table.items() if k != "name"}, section, where)
+        merged = {**defaults, **own}
         good = {key: value for key, value in merged.items() if value is not None}
         # A key that is there but wrong is not also missing; nor is one [defaults] may hold
         # when [defaults] itself is wrong.
@@ -719,6 +892,8 @@ class _Builder:
         merged: Mapping[str, object],
     ) -> None:
         """The engine is one this fio has, and every engine option is one of its own."""
+        if "ioengine" in merged and "ioengine" not in good:
+            return  # the engine is refused: its options follow from that, not said again
         engine = str(_value(good, "ioengine"))
         if "ioengine" in good and engine not in self.catalogue.engines:
             self.fail(
@@ -727,6 +902,7 @@ class _Builder:
                 f"engines: {', '.join(sorted(self.catalogue.engines))})",
                 good["ioengine"][1],
             )
+            return
         for key in merged:
             option, owner = self.passed.get(key, (key, None))
             if owner is None or option in self.catalogue.options_of(engine):
@@ -942,9 +1118,10 @@ def unmeasured_notes(workloads: Sequence[Workload]) -> tuple[SuiteNote, ...]:
         (_BW_OFF, "per-second bandwidth samples (fio's bandwidth figure is still there)"),
     ):  # fmt: skip
         found = [
-            f"{w.name} ({key}={value})"
+            f"{w.name if j is w else f'{w.name}/{j.name}'} ({key}={value})"
             for w in workloads
-            for key, value in w.options
+            for j in w.jobs
+            for key, value in j.options
             if key in keys and value not in ("0", "false")
         ]
         if found:
@@ -1134,12 +1311,12 @@ def apply_overrides(
                 "give a --size that holds the zones, or leave --size out",
             )
 
-    def override(w: Workload) -> Workload:
+    def override(job: Workload) -> Workload:
         return dataclasses.replace(
-            w,
-            runtime_s=w.runtime_s if runtime_s is None else float(runtime_s),
-            ramp_s=w.ramp_s if ramp_s is None else float(ramp_s),
-            size=w.size if size is None else int(size),
+            job,
+            runtime_s=job.runtime_s if runtime_s is None else float(runtime_s),
+            ramp_s=job.ramp_s if ramp_s is None else float(ramp_s),
+            size=job.size if size is None else int(size),
         )
 
     # A suite that is indicative because its runs are short stops being so when the user
@@ -1148,7 +1325,7 @@ def apply_overrides(
     given: dict[Override, object] = {"runtime": runtime_s, "size": size, "ramp": ramp_s}
     return dataclasses.replace(
         suite,
-        workloads=tuple(override(w) for w in suite.workloads),
+        workloads=tuple(w.each_job(override) for w in suite.workloads),
         indicative=indicative,
         notes=tuple(n for n in suite.notes if n.about not in given or given[n.about] is None),
         overridden=suite.overridden | {name for name, value in given.items() if value is not None},
@@ -1156,9 +1333,11 @@ def apply_overrides(
 
 
 def _zones_of(w: Workload) -> int | None:
-    """The bytes a workload's zoned_abs random_distribution covers, if it has one."""
-    distribution = dict(w.options).get("random_distribution")
-    return None if distribution is None else zoned_abs_bytes(distribution)
+    """The bytes a workload's zoned_abs random_distribution covers (the most of a group's
+    parts), if it has one."""
+    distributions = [dict(job.options).get("random_distribution") for job in w.jobs]
+    zones = [zoned_abs_bytes(d) for d in distributions if d is not None]
+    return max((z for z in zones if z is not None), default=None)
 
 
 def check_overrides(

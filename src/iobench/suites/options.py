@@ -1,8 +1,9 @@
-"""What a suite file may say: iobench's workload fields and an allow-list of fio options.
+"""What a suite file may say: iobench's workload fields, typed, and fio's options.
 
-Every key has a typed parser; fio options that run commands, write or read files of their
-own choosing, pick their own target, or switch latency measurement off are refused, each
-with its reason (docs/suites.md lists them).
+Every iobench key has a typed parser; the fio options iobench bounds (sizes, rates,
+distributions ...) have theirs; any other fio option is passed as written once the loader
+has found it in fio's own option table and outside every hazard class (suites/hazards.py;
+docs/suites.md lists them).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class InvalidValue(Exception):
 
 
 class _Written:
-    """A value a fio job file wrote in fio's units, converted to the allow-list's (runtime
+    """A value a fio job file wrote in fio's units, converted to the typed keys' (runtime
     ``10081m`` -> 604860.0 seconds, size ``2P`` -> bytes), still carrying the text the file
     wrote: a message shows that text, not the conversion (:func:`show_value`)."""
 
@@ -336,7 +337,7 @@ def _ioengine(key: str, value: object) -> str:
     )
 
 
-# --- fio options from the allow-list: (key, value) -> the value string fio reads ----------------
+# --- fio options iobench bounds: (key, value) -> the value string fio reads ----------------
 
 
 def _fio_int(lo: int, hi: int, why: str = "") -> Parser:
@@ -472,6 +473,29 @@ def bssplit_largest(normalised: str) -> int:
     """The largest block size in a bssplit value as :func:`_fio_bssplit` returns it."""
     entries = normalised.replace(",", ":").split(":")
     return max(int(entry.partition("/")[0]) for entry in entries)
+
+
+def _per_direction(parse: Parser) -> Parser:
+    """``parse`` for one value, or one a direction as fio's ``read,write[,trim]`` (an empty
+    one or 0: no cap in that direction)."""
+
+    def per_direction(key: str, value: object) -> str:
+        if not (isinstance(value, str) and "," in value):
+            return str(parse(key, value))
+        parts = value.split(",")
+        if not 2 <= len(parts) <= 3:
+            raise InvalidValue(
+                f"{key} per direction is READ,WRITE or READ,WRITE,TRIM, not {show_value(value)}"
+            )
+        try:
+            return ",".join(
+                "" if p.strip() in ("", "0") else str(parse(key, int(p) if p.isdigit() else p))
+                for p in parts
+            )
+        except InvalidValue as e:
+            raise InvalidValue(f"{e} (one direction of {show_value(value)})") from None
+
+    return per_direction
 
 
 def _fio_rate(key: str, value: object) -> str:
@@ -633,8 +657,8 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "random_distribution": _fio_distribution,
     "percentage_random": _fio_int(0, 100),
     "bssplit": _fio_bssplit,
-    "rate": _fio_rate,
-    "rate_iops": _fio_int(0, 2**31 - 1),  # 0: no cap (fio's default)
+    "rate": _per_direction(_fio_rate),
+    "rate_iops": _per_direction(_fio_int(0, 2**31 - 1)),  # 0: no cap (fio's default)
     "thinktime": _fio_thinktime,
     "iodepth_batch_submit": _fio_int(0, MAX_IODEPTH),
     "iodepth_batch_complete_min": _fio_int(0, MAX_IODEPTH),

@@ -20,7 +20,7 @@ from typing import Any
 from iobench.analysis.findings import Finding
 from iobench.cpus import format_cpu_list, parse_cpu_list
 from iobench.errors import UserError
-from iobench.model import Suite, Workload
+from iobench.model import Suite, Workload, group
 
 HINT = "leave out --pin-to-device"
 # What the note of a pinned run offers: pinning is what was asked for, not a fault.
@@ -92,20 +92,35 @@ def _queues_of(devices: Sequence[str]) -> str:
 def placed(w: Workload, pin: Pinning | None) -> Workload:
     """``w`` with ``cpus_allowed`` and ``cpus_allowed_policy=split`` from ``pin``; as it is
     without a pin or when its suite places it (cpus_allowed or cpumask). A policy the
-    suite set is kept."""
-    if pin is None or placed_already(w):
+    suite set is kept. The parts of a group that the suite does not place share the CPUs
+    of their jobs together, each part the next of them."""
+    if pin is None:
         return w
-    added = [("cpus_allowed", format_cpu_list(pin.for_jobs(w.numjobs)))]
-    if "cpus_allowed_policy" not in dict(w.options):
-        added.append(("cpus_allowed_policy", "split"))
-    return dataclasses.replace(w, options=(*w.options, *added))
+    cpus = pin.for_jobs(_pinned_jobs(w))
+    parts = []
+    for job in w.jobs:
+        if placed_already(job):
+            parts.append(job)
+            continue
+        mine, cpus = cpus[: job.numjobs] or pin.for_jobs(job.numjobs), cpus[job.numjobs :]
+        added = [("cpus_allowed", format_cpu_list(mine))]
+        if "cpus_allowed_policy" not in dict(job.options):
+            added.append(("cpus_allowed_policy", "split"))
+        parts.append(dataclasses.replace(job, options=(*job.options, *added)))
+    return group(w.name, parts) if w.parts else parts[0]
+
+
+def _pinned_jobs(w: Workload) -> int:
+    """The jobs of ``w`` that a pin places (those of the parts its suite does not)."""
+    return sum(job.numjobs for job in w.jobs if not placed_already(job))
 
 
 def check_jobs(suite: Suite, pin: Pinning) -> None:
-    """As the guide's script: no workload it pins runs more jobs than the CPUs it has."""
-    over = [w for w in suite.workloads if not placed_already(w) and w.numjobs > len(pin.cpus)]
+    """As the guide's script: no workload it pins (a group: its jobs together) runs more
+    jobs than the CPUs it has."""
+    over = [w for w in suite.workloads if _pinned_jobs(w) > len(pin.cpus)]
     if over:
-        runs = ", ".join(f"{w.name} runs {w.numjobs}" for w in over[:4])
+        runs = ", ".join(f"{w.name} runs {_pinned_jobs(w)}" for w in over[:4])
         more = f" (and {len(over) - 4} more)" if len(over) > 4 else ""
         n = len(pin.cpus)
         raise UserError(
@@ -122,16 +137,18 @@ def pin_findings(suite: Suite, pin: Pinning) -> list[Finding]:
     groups: dict[str, list[str]] = {}
     kept: list[str] = []
     for w in suite.workloads:
-        opts = dict(placed(w, pin).options)
-        if placed_already(w):
-            keys = (*EXPLICIT, "cpus_allowed_policy")
-            own = "; ".join(f"{k}={opts[k]}" for k in keys if k in opts)
-            kept.append(f"{w.name} ({own})")
-            continue
-        shown = f"cpus_allowed={opts['cpus_allowed']}"
-        if opts["cpus_allowed_policy"] != "split":  # the suite's own policy
-            shown += f" (cpus_allowed_policy={opts['cpus_allowed_policy']})"
-        groups.setdefault(shown, []).append(w.name)
+        for job, pinned in zip(w.jobs, placed(w, pin).jobs, strict=True):
+            name = f"{w.name}/{job.name}" if w.parts else w.name
+            opts = dict(pinned.options)
+            if placed_already(job):
+                keys = (*EXPLICIT, "cpus_allowed_policy")
+                own = "; ".join(f"{k}={opts[k]}" for k in keys if k in opts)
+                kept.append(f"{name} ({own})")
+                continue
+            shown = f"cpus_allowed={opts['cpus_allowed']}"
+            if opts["cpus_allowed_policy"] != "split":  # the suite's own policy
+                shown += f" (cpus_allowed_policy={opts['cpus_allowed_policy']})"
+            groups.setdefault(shown, []).append(name)
     n = pin.queues
     parts = [f"{shown} for {', '.join(names)}" for shown, names in groups.items()]
     if kept:
