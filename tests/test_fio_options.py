@@ -5,6 +5,7 @@ the final job, and the options users' files rely on run the way fio runs them.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -279,3 +280,47 @@ def _stored(db: Path) -> list[dict[str, str]]:
             {"workload": w, "job_file": j}
             for w, j in con.execute("SELECT workload, job_file FROM results ORDER BY id")
         ]
+
+
+def test_a_template_with_includes_and_variables_runs_as_fio_would(
+    cli: Cli, tmp_path: Path, real_fio: str, isolated_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template of the field's shape: shared options in an included file beside it,
+    ${VAR}s from the environment, $ncpus computed as fio has bc compute it, arithmetic in
+    parentheses, a value fio reads as its leading number; run by real fio and stored with
+    what was replaced."""
+    (tmp_path / "common.inc").write_text("ioengine=psync\nsize=${SIZE}\ntime_based\nruntime=1\n")
+    path = _fio_file(
+        tmp_path,
+        "[global]\ninclude common.inc\nrw=${RW}\n"
+        "[qd]\nbs=${BS}\niodepth=(${QD}*2)\nnumjobs=$ncpus/2\n"
+        "[capped]\nstonewall\nrw=randrw\nbs=4k\nrate_iops=200,100\nloops=128*1\n",
+    )
+    monkeypatch.setenv("SIZE", "4m")
+    monkeypatch.setenv("RW", "randread")
+    monkeypatch.setenv("QD", "2")
+    monkeypatch.setenv("BS", "8k")
+    monkeypatch.chdir(tmp_path.parent)  # fio looks in the working directory first
+    target = tmp_path / "target"
+    target.mkdir()
+    code, out, err = cli("run", str(target), "--suite", str(path), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    first, capped = doc["results"]
+    assert first["workload"] == "qd" and first["status"] == "ok"
+    assert first["params"]["bs"] == 8192 and first["params"]["iodepth"] == 4
+    assert first["params"]["numjobs"] == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert capped["status"] == "ok" and capped["params"]["rw"] == "randrw"
+    # the caps per direction held: fio's IOPS, each direction within its own cap
+    assert capped["read"]["iops"] == pytest.approx(200, rel=0.2)
+    assert capped["write"]["iops"] == pytest.approx(100, rel=0.2)
+    code, exported, err = cli("export", str(doc["run_id"]), "--format", "json")
+    assert code == 0, err
+    suite = json.loads(exported)["suite_def"]
+    assert str(tmp_path / "common.inc") in suite["includes"]
+    written = {v["written"] for v in suite["variables"]}
+    assert {"${SIZE}", "${QD}", "$ncpus", "128*1"} <= written
+    notes = " ".join(w["message"] for w in doc["warnings"])
+    assert "128*1 = 128 (fio reads the leading number)" in notes
+    jobs = {r["workload"]: r["job_file"] for r in _stored(isolated_db)}
+    assert "rate_iops=200,100" in jobs["capped"]

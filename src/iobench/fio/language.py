@@ -11,8 +11,9 @@ user's job file means what it means to fio, and what was put in is recorded.
 - ``${VAR}`` in a value is the environment variable VAR (fio leaves an unset one as it is,
   and then fails to read the value: a problem here, naming it).
 - ``$ncpus``, ``$mb_memory`` and ``$pagesize`` are the online CPUs, the memory in MiB and the
-  page size of the host that runs the job; a value that is then arithmetic in parentheses,
-  ``($ncpus*2)``, is computed (+, -, *, /, % of whole numbers).
+  page size of the host that runs the job; a value holding one is computed whole, as fio
+  has bc compute it (``10*$mb_memory``), and a value in parentheses, ``(2*4)``, is computed
+  (+, -, *, /, % of whole numbers); elsewhere fio reads ``128*2`` as its leading number.
 
 The result is the file's text with every include put in its place and every variable
 replaced, with where each line came from, and each replacement said. Pure: reading a file
@@ -38,6 +39,14 @@ MAX_TOTAL_BYTES = 4 << 20  # every file included, together
 KEYWORDS = ("$ncpus", "$mb_memory", "$pagesize")
 _VAR_RE = re.compile(r"\$\{([^}]*)\}")
 _KEYWORD_RE = re.compile(r"\$(ncpus|mb_memory|pagesize)\b")
+# Whole-number options where fio reads ``128*2`` as 128 (strtoll, then no unit it knows):
+# said as a replacement, so the user sees what fio runs.
+LEADING_NUMBER_KEYS = frozenset(
+    {"iodepth", "numjobs", "runtime", "timeout", "ramp_time", "size", "filesize", "io_size"}
+    | {"io_limit", "nrfiles", "nr_files", "loops", "startdelay", "iodepth_batch", "rate_iops"}
+    | {"iodepth_low", "bs", "blocksize", "fsync", "thinktime", "offset"}
+)
+_LEADING_RE = re.compile(r"\s*([0-9]{1,30})\s*[-+*/][-+*/0-9 \t]*")
 _SECTION_RE = re.compile(r"^\s*\[")
 _MAX_VALUE = 1 << 62
 
@@ -213,12 +222,11 @@ def _replaced(
     """The line with its value's variables replaced (an option's value only: what follows
     the first '=' before any comment)."""
     content = line.lstrip(" \t")
-    if not content or content[0] in ";#[" or "=" not in line or "$" not in line:
+    if not content or content[0] in ";#[" or "=" not in line:
         return line
     key, _, rest = line.partition("=")
     value, cut, comment = _split_comment(rest)
-    if "$" not in value:
-        return line
+    keyworded = bool(_KEYWORD_RE.search(value))
 
     def env(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -239,6 +247,13 @@ def _replaced(
         return figure
 
     value = _KEYWORD_RE.sub(keyword, _VAR_RE.sub(env, value))
+    leading = _LEADING_RE.fullmatch(value)
+    if leading and not keyworded and key.strip().lower() in LEADING_NUMBER_KEYS:
+        # fio 3.33 computes only in parentheses or with a keyword: strtoll reads the rest
+        out.replaced.append(
+            Replaced(value.strip(), leading.group(1), "fio reads the leading number")
+        )
+        value = leading.group(1)
     if value.strip().startswith("(") and value.strip().endswith(")"):
         computed = arithmetic(value.strip())
         if computed is None:
@@ -246,6 +261,20 @@ def _replaced(
                 where,
                 f"{key.strip()}={value.strip()}: not arithmetic iobench can compute "
                 "(whole numbers with + - * / % and parentheses)",
+            )
+        else:
+            out.replaced.append(Replaced(value.strip(), str(computed), "arithmetic"))
+            value = str(computed)
+    elif keyworded and re.search(r"[-+*/]", value) and "'" not in value:
+        # a value holding a keyword is computed whole, by bc (init.c bc_calc)
+        computed = arithmetic(value.strip())
+        if computed is None:
+            out.problem(
+                where,
+                f"{key.strip()}={value.strip()}: fio computes a value holding $ncpus, "
+                "$mb_memory or $pagesize as arithmetic of whole numbers (+ - * / % and "
+                "parentheses, no units), and this is not",
+                "write the value in whole numbers, e.g. ($mb_memory*1024*1024)",
             )
         else:
             out.replaced.append(Replaced(value.strip(), str(computed), "arithmetic"))

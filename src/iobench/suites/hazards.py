@@ -26,6 +26,7 @@ logs (left out), its reporting options (set by iobench), the order of the jobs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 RUNS = "runs programs"
@@ -117,7 +118,8 @@ def option_hazard(option: str, value: str | None) -> Hazard | None:
 
 def engine_hazard(engine: str, built: frozenset[str] | None) -> Hazard | None:
     """Why an ``ioengine`` value is refused (``built``: this fio's engines, when known)."""
-    if engine.startswith("external") or "/" in engine:
+    if engine.startswith("external") or "/" in engine or re.search(r"\.so(\.|$)", engine):
+        # fio dlopen()s a name it does not know as a library (ioengines.c)
         return Hazard(RUNS, "it loads native code from a file")
     if engine == "exec":
         return Hazard(RUNS, "it runs a program")

@@ -184,6 +184,8 @@ def _typed(key: str, spelled: str, value: str | None, kb_base: int) -> object:
         if key in _BOOLS or key in CORE_KEYS or key in OPTION_KEYS:
             raise _Refused(f"{spelled} needs a value: {spelled}=...")
         return True  # an option without a typed parser: the loader checks it by name
+    if key in _FLAGS and _INT_RE.fullmatch(value):
+        return int(value, 0) != 0  # fio's "set" options: any whole number, not 0 is set
     if key in _BOOLS or key in _FLAGS:
         if value not in ("0", "1"):
             alone = f" (or {spelled} alone for 1)" if key in _FLAGS else ""

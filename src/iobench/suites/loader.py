@@ -67,7 +67,7 @@ from iobench.suites.options import (
     zoned_abs_bytes,
 )
 from iobench.suites.userfile import MAX_FILE_BYTES, TOO_BIG, exists, read_suite_file
-from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, shown
+from iobench.units import format_bytes, format_size_short, listed, non_ascii_digit, printable, shown
 
 DEFAULT_SUITE = "quick"
 _PACKAGE = "iobench.suites"
@@ -232,6 +232,10 @@ def _value(good: Mapping[str, _ParsedValue], key: str) -> object:
     return good[key][0] if key in good else BUILTIN_DEFAULTS[key]
 
 
+# fio runs (``--parse-only``, 10 ms each) to ask about names fio's help does not list
+MAX_FIO_ASKS = 32
+
+
 class _Builder:
     """Checks a parsed suite file and builds its Suite.
 
@@ -259,6 +263,7 @@ class _Builder:
         # fio options beyond iobench's typed ones, passed through as fio reads them:
         # the table's key -> (fio's name for it, the engine it belongs to, or None)
         self.passed: dict[str, tuple[str, str | None]] = {}
+        self.asked: dict[str, bool] = {}  # fio_reads: what fio said of each unlisted name
         self.path = path
         self.lines = lines
         self.source = source
@@ -680,13 +685,17 @@ class _Builder:
         some names its help does not show); asked of fio itself, for plain names only."""
         fio = self.catalogue.fio
         text = fio_text(value)
-        if fio is None or self.problems or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", key):
-            return False  # (a file refused anyway runs no fio at all)
+        if fio is None or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", key):
+            return False
         if text is not None and not re.fullmatch(r"[A-Za-z0-9_.:/,%+-]{0,256}", text):
             return False
         job = f"[j]\n{key}" + (f"={text}" if text is not None else "") + "\n"
-        rc, said = fio_parse_only(fio, job)
-        return rc == 0 and "Bad option" not in said
+        if job not in self.asked:
+            if len(self.asked) >= MAX_FIO_ASKS:
+                return False  # a file of hundreds of unknown names: no more fio runs
+            rc, said = fio_parse_only(fio, job)
+            self.asked[job] = rc == 0 and "Bad option" not in said
+        return self.asked[job]
 
     def section(self, table: Mapping[str, object], section: Section, where: str) -> _Parsed:
         """Check every key of a [defaults] or [[workload]] table, in file order; a key whose
@@ -729,6 +738,8 @@ class _Builder:
         section: Section = ("workload", index)
         before = len(self.problems)
         label = f"{self.dialect.workload} #{index + 1}: "
+        if self.dialect is JOB_FILE and isinstance(table.get("name"), str):
+            label = f"[{printable(str(table['name'])[:64])}]: "  # the section as written
         name = self.name_of(table, section, label, "randread-4k")
         where = self.dialect.named(name) if name is not None else label
         if "job" in table:
