@@ -195,3 +195,66 @@ def test_what_fio_misreads_is_refused_in_a_job_file_and_unknown_in_an_import(tex
     with pytest.raises(ValueError):
         fio_bytes(text)
     assert fio_size(text) is None or text == "4kx"  # fio's first-letter rule: 4 KiB
+
+
+def test_a_value_with_a_keyword_is_computed_whole_as_fio_has_bc_do_it(
+    real_fio: str, tmp_path: Path
+) -> None:
+    """fio (init.c bc_calc) hands a value holding $ncpus, $mb_memory or $pagesize to bc,
+    parentheses or not; iobench computes the same and fio --showcmd agrees."""
+    text = "[j]\nrw=read\nsize=10*$pagesize\nnumjobs=$ncpus*2-1\niodepth=2*(1+$ncpus)\n"
+    here = HostFigures.here()
+    suite = parse_job_file(text, "k.fio", "k.fio", environ={}, host=here)
+    (w,) = suite.workloads
+    assert (w.size, w.numjobs, w.iodepth) == (
+        10 * here.pagesize,
+        here.ncpus * 2 - 1,
+        2 * (1 + here.ncpus),
+    )
+    shown = subprocess.run(
+        [real_fio, "--showcmd", str(write(tmp_path / "k.fio", text))],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert f"--size={10 * here.pagesize}" in shown
+    assert f"--numjobs={here.ncpus * 2 - 1}" in shown
+    assert f"--iodepth={2 * (1 + here.ncpus)}" in shown
+    with pytest.raises(SuiteError) as info:
+        parse_job_file("[j]\nrw=read\nsize=4k*$ncpus\n", "k.fio", "k.fio", environ={}, host=HOST)
+    assert "fio computes a value holding $ncpus" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "value"),
+    [
+        ("iodepth=128*${LF}", "iodepth", 128),  # xfstests' LOAD_FACTOR
+        ("iodepth=16/2", "iodepth", 16),
+        ("numjobs=2+1", "numjobs", 2),
+        ("runtime=100*1", "runtime_s", 100.0),
+    ],
+)
+def test_arithmetic_without_parentheses_is_what_fio_reads_and_is_said(
+    line: str, key: str, value: object
+) -> None:
+    """fio computes nothing else: strtoll reads the leading number (runtime=2*1 runs 2 s
+    under fio 3.33); iobench runs that, and says so in a note."""
+    suite = parse_job_file(
+        f"[j]\nrw=read\nsize=1m\n{line}\n", "a.fio", "a.fio", environ={"LF": "3"}, host=HOST
+    )
+    (w,) = suite.workloads
+    assert getattr(w, key) == value
+    (note,) = [n for n in suite.notes if "variables" in n.message]
+    assert "(fio reads the leading number)" in note.message
+
+
+def test_an_option_that_takes_a_range_keeps_it() -> None:
+    suite = parse_job_file(
+        "[j]\nrw=read\nsize=8m\nfilesize=1m-4m\nstartdelay=0-2\nbsrange=4k-16k\n",
+        "r.fio",
+        "r.fio",
+        environ={},
+        host=HOST,
+    )
+    options = dict(suite.workloads[0].options)
+    assert options["filesize"] == "1m-4m" and options["startdelay"] == "0-2"
+    assert not [n for n in suite.notes if "leading number" in n.message]

@@ -41,10 +41,11 @@ _VAR_RE = re.compile(r"\$\{([^}]*)\}")
 _KEYWORD_RE = re.compile(r"\$(ncpus|mb_memory|pagesize)\b")
 # Whole-number options where fio reads ``128*2`` as 128 (strtoll, then no unit it knows):
 # said as a replacement, so the user sees what fio runs.
+# (Not the options that take a range, low-high: filesize, startdelay, bsrange ...)
 LEADING_NUMBER_KEYS = frozenset(
-    {"iodepth", "numjobs", "runtime", "timeout", "ramp_time", "size", "filesize", "io_size"}
-    | {"io_limit", "nrfiles", "nr_files", "loops", "startdelay", "iodepth_batch", "rate_iops"}
-    | {"iodepth_low", "bs", "blocksize", "fsync", "thinktime", "offset"}
+    {"iodepth", "numjobs", "runtime", "timeout", "ramp_time", "size", "io_size", "io_limit"}
+    | {"nrfiles", "nr_files", "loops", "iodepth_batch", "rate_iops", "iodepth_low", "fsync"}
+    | {"bs", "blocksize", "thinktime", "offset"}
 )
 _LEADING_RE = re.compile(r"\s*([0-9]{1,30})\s*[-+*/][-+*/0-9 \t]*")
 _SECTION_RE = re.compile(r"^\s*\[")

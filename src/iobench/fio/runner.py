@@ -116,35 +116,40 @@ def fio_help(path: str, args: list[str]) -> str:
     """What ``fio ARGS`` (``--cmdhelp=...``, ``--enghelp=...``: fio's own description of its
     options, iobench.fio.catalogue) prints, stdout then stderr, bounded; "" when it does not
     answer."""
-    try:
-        done = subprocess.run(
-            [path, *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=HELP_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    out = done.stdout[:MAX_HELP_BYTES] + b"\n" + done.stderr[:MAX_HELP_BYTES]
-    return out.decode("utf-8", "replace")
+    rc, out = _ask_fio([path, *args], None)
+    return "" if rc == -1 else out
 
 
 def fio_parse_only(path: str, job_text: str) -> tuple[int, str]:
     """``fio --parse-only`` on ``job_text`` (given on fio's standard input): fio's own
     checks of every option, nothing run; (its exit status, what it printed)."""
+    return _ask_fio([path, "--parse-only", "-"], job_text.encode("utf-8"))
+
+
+def _ask_fio(argv: list[str], given: bytes | None) -> tuple[int, str]:
+    """(exit status, stdout then stderr, bounded) of a short fio command that does no I/O;
+    (-1, why) when it cannot start or does not answer within HELP_TIMEOUT_S, in which case
+    it is killed with everything it started (a session of its own)."""
     try:
-        done = subprocess.run(
-            [path, "--parse-only", "-"],
-            input=job_text.encode("utf-8"),
-            capture_output=True,
-            timeout=HELP_TIMEOUT_S,
-            check=False,
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if given is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
-    except (OSError, subprocess.SubprocessError) as e:
+    except (OSError, ValueError) as e:
         return -1, str(e)
-    out = done.stdout[:MAX_HELP_BYTES] + b"\n" + done.stderr[:MAX_HELP_BYTES]
-    return done.returncode, out.decode("utf-8", "replace")
+    try:
+        out, err = proc.communicate(given, timeout=HELP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return -1, f"{argv[0]} did not answer within {HELP_TIMEOUT_S} s"
+    return proc.returncode, (out[:MAX_HELP_BYTES] + b"\n" + err[:MAX_HELP_BYTES]).decode(
+        "utf-8", "replace"
+    )
 
 
 @dataclass(frozen=True)
