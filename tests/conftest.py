@@ -172,3 +172,13 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+@pytest.fixture
+def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory of the test's own, ``tmp_path/work`` (relative names resolve
+    there: suite paths, fio's includes)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work

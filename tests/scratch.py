@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -236,3 +237,15 @@ def capped_volume(
     scratch.stack.callback(group.remove)
     group.set(read_iops=iops, read_bps=bps, write_iops=write_iops, write_bps=write_bps)
     return dev, group
+
+
+def iobench_in(group: Cgroup, db: Path, *args: str, timeout: float = 300) -> tuple[int, str, str]:
+    """The iobench CLI in a process of its own inside the cgroup (fio inherits it)."""
+    done = subprocess.run(
+        group.command([sys.executable, "-m", "iobench", "--db", str(db), *args]),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr

@@ -19,22 +19,10 @@ import pytest
 
 from conftest import Cli
 from iobench.units import format_iops, format_rate
-from scratch import Cgroup, MiB, Scratch, capped_volume
+from scratch import Cgroup, MiB, Scratch, capped_volume, iobench_in
 from test_report import CHROMIUM, check_report
 
 pytestmark = [pytest.mark.fio, pytest.mark.root]
-
-
-def iobench_in(group: Cgroup, db: Path, *args: str, timeout: float = 300) -> tuple[int, str, str]:
-    """The iobench CLI in a process of its own inside the cgroup (fio inherits it)."""
-    done = subprocess.run(
-        group.command([sys.executable, "-m", "iobench", "--db", str(db), *args]),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 def report_renders(group: Cgroup, db: Path, run: object, tmp_path: Path, *expected: str) -> None:

@@ -24,15 +24,6 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.fixture
-def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory of the test's own (fio looks for an include there first)."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
-
-
 def test_an_include_is_read_from_the_including_files_directory(tmp_path: Path, cwd: Path) -> None:
     main = write(tmp_path / "a" / "main.fio", "[global]\ninclude common.fio\n[j]\nrw=read\n")
     write(tmp_path / "a" / "common.fio", "bs=16k\nruntime=1\nsize=8m\n")

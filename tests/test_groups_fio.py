@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from conftest import Cli
 from hosts import FioHosts, fio_hosts_fixture
 from iobench.suites.loader import parse_job_file
-from scratch import Cgroup, MiB, Scratch, capped_volume
+from scratch import Cgroup, MiB, Scratch, capped_volume, iobench_in
 from test_clients import fio_percentiles
 from test_groups import GROUP_TOML, JOBS
 
@@ -106,14 +105,6 @@ rw=randwrite
 bs=4k
 iodepth=4
 """
-
-
-def iobench_in(group: Cgroup, db: Path, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        group.command([sys.executable, "-m", "iobench", "--db", str(db), *args]),
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    return done.returncode, done.stdout, done.stderr
 
 
 def plain_fio(fio: str, group: Cgroup, job: Path) -> dict[str, Any]:

@@ -24,8 +24,7 @@ from iobench.iocount import io_size, upgraded
 from iobench.records import ImportedRun, ResultRecord, TargetRecord, now_iso
 from iobench.store import Store
 from iobench.units import format_iops
-from scratch import MiB, Scratch, capped_volume
-from test_capped import iobench_in
+from scratch import MiB, Scratch, capped_volume, iobench_in
 from test_import_terse import meta, recorded_json, terse_lines
 from test_import_text import normal_part
 

@@ -72,16 +72,8 @@ KINDS: dict[str, tuple[Callable[[Path, str], None], str]] = {
 }
 
 
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    return work
-
-
-def _refused(cli: Cli, here: Path, suite: str) -> str:
-    target = here.parent
+def _refused(cli: Cli, cwd: Path, suite: str) -> str:
+    target = cwd.parent
     code, out, err = cli("doctor", str(target), "--suite", suite)
     assert (code, out) == (2, ""), err
     return err
@@ -90,12 +82,12 @@ def _refused(cli: Cli, here: Path, suite: str) -> str:
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("spelled", ["{}", "{}.fio", "{}.toml", "./{}", "{abs}"])
 def test_each_kind_is_said_as_it_is(
-    cli: Cli, here: Path, isolated_db: Path, kind: str, spelled: str
+    cli: Cli, cwd: Path, isolated_db: Path, kind: str, spelled: str
 ) -> None:
     make, said = KINDS[kind]
-    name = spelled.format("s", abs=here / "s")
-    make(here, Path(name).name)
-    err = _refused(cli, here, name)
+    name = spelled.format("s", abs=cwd / "s")
+    make(cwd, Path(name).name)
+    err = _refused(cli, cwd, name)
     assert err == f"iobench: error: {name}: {said}\n"
     assert not isolated_db.exists()
 
@@ -115,15 +107,15 @@ def test_each_kind_is_said_as_it_is(
     ],
 )  # fmt: skip
 def test_what_cannot_be_looked_at_says_why(
-    cli: Cli, here: Path, isolated_db: Path, name: str, said: str
+    cli: Cli, cwd: Path, isolated_db: Path, name: str, said: str
 ) -> None:
-    (here / "file.fio").write_text("[a]\nrw=read\n")
-    err = _refused(cli, here, name)
+    (cwd / "file.fio").write_text("[a]\nrw=read\n")
+    err = _refused(cli, cwd, name)
     assert err == f"iobench: error: {name}: {said}\n"
 
 
-def test_an_unknown_bare_name_is_an_unknown_suite(cli: Cli, here: Path) -> None:
-    err = _refused(cli, here, "missing")
+def test_an_unknown_bare_name_is_an_unknown_suite(cli: Cli, cwd: Path) -> None:
+    err = _refused(cli, cwd, "missing")
     assert err.startswith("iobench: error: " + UNKNOWN.format(name="missing"))
 
 

@@ -39,7 +39,7 @@ from iobench.probe.throttle import (
     throttle_text,
     throttles_of,
 )
-from scratch import Cgroup, MiB, Scratch, capped_volume
+from scratch import MiB, Scratch, capped_volume, iobench_in
 
 LOOP = [{"kname": "loop3", "maj_min": "7:3"}, {"kname": "vda", "maj_min": "254:0"}]
 
@@ -258,14 +258,6 @@ iodepth = 8
 """
 
 
-def _in(group: Cgroup, db: Path, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        group.command([sys.executable, "-m", "iobench", "--db", str(db), *args]),
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    return done.returncode, done.stdout, done.stderr
-
-
 @pytest.mark.root
 def test_info_doctor_run_show_and_reports_carry_a_real_throttle(
     scratch: Scratch, tmp_path: Path, real_fio: str
@@ -275,18 +267,18 @@ def test_info_doctor_run_show_and_reports_carry_a_real_throttle(
     db = tmp_path / "r.db"
     cg = "/" + group.path.name
     want = f"{loop}: read 3.00k IOPS (cgroup v1 {cg})"
-    code, out, err = _in(group, db, "info", dev)
+    code, out, err = iobench_in(group, db, "info", dev)
     assert code == 0, err
     assert f"io throttles     {want}" in out
-    code, out, err = _in(group, db, "info", dev, "--json")
+    code, out, err = iobench_in(group, db, "info", dev, "--json")
     limits = json.loads(out)["target"]["context"]["throttles"]["limits"]
     assert [(e["device"], e["cgroup"], e["read_iops"]) for e in limits] == [(loop, cg, 3000)]
     suite = tmp_path / "capped.toml"
     suite.write_text(CAPPED_SUITE)
-    code, out, err = _in(group, db, "doctor", dev, "--suite", str(suite))
+    code, out, err = iobench_in(group, db, "doctor", dev, "--suite", str(suite))
     assert code == 0, err
     assert want in out and "[throttled]" in out and "[ram-backed]" not in out
-    code, out, err = _in(group, db, "run", dev, "--suite", str(suite), "--json")
+    code, out, err = iobench_in(group, db, "run", dev, "--suite", str(suite), "--json")
     assert code == 0, err
     doc: dict[str, Any] = json.loads(out)
     by_id = {w["id"]: w for w in doc["warnings"]}

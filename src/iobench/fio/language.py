@@ -134,28 +134,30 @@ def expand(
 ) -> Expanded:
     """``text`` (the job file ``path``) expanded; see the module's docstring."""
     out = Expanded()
-    _take(text, path, path, read, environ, host, out, ())
+    _take(text, path, _Reading(read, environ, host, out), ())
     return out
 
 
-def _take(
-    text: str,
-    shown: str,
-    real: str,
-    read: Files,
-    environ: Mapping[str, str],
-    host: HostFigures,
-    out: Expanded,
-    stack: tuple[str, ...],
-) -> None:
-    """Append ``text``'s lines (the file ``shown``, at ``real``) to ``out``, its includes
-    in their places."""
-    stack = (*stack, os.path.realpath(real))
+@dataclass(frozen=True)
+class _Reading:
+    """What reading a job file and its includes needs, and where it puts what it read."""
+
+    files: Files
+    environ: Mapping[str, str]
+    host: HostFigures
+    out: Expanded
+
+
+def _take(text: str, path: str, how: _Reading, stack: tuple[str, ...]) -> None:
+    """Append ``text``'s lines (the file at ``path``) to the expansion, its includes in
+    their places."""
+    out = how.out
+    stack = (*stack, os.path.realpath(path))
     for number, line in enumerate(text.split("\n"), start=1):
-        where = Origin(shown, number)
+        where = Origin(path, number)
         content = line.strip(" \t\r")
         if content.startswith("include") and not content.startswith(("#", ";")):
-            _include(content, where, real, read, environ, host, out, stack)
+            _include(content, where, path, how, stack)
             continue
         if len(stack) > 1 and _SECTION_RE.match(line):
             out.problem(
@@ -164,20 +166,12 @@ def _take(
                 'section in one ("No new sections in included files")',
             )
             continue
-        out.lines.append(_replaced(line, where, environ, host, out))
+        out.lines.append(_replaced(line, where, how.environ, how.host, out))
         out.origins.append(where)
 
 
-def _include(
-    content: str,
-    where: Origin,
-    real: str,
-    read: Files,
-    environ: Mapping[str, str],
-    host: HostFigures,
-    out: Expanded,
-    stack: tuple[str, ...],
-) -> None:
+def _include(content: str, where: Origin, real: str, how: _Reading, stack: tuple[str, ...]) -> None:
+    out, read = how.out, how.files
     name = content[len("include") + 1 :]  # as fio: what follows "include" and one character
     if not name:
         out.problem(where, "include names no file: include FILE")
@@ -206,7 +200,7 @@ def _include(
         out.problem(where, f"include {name}: the files included add up to more than 4 MiB")
         return
     out.includes.append(found)
-    _take(included, found, found, read, environ, host, out, stack)
+    _take(included, found, how, stack)
 
 
 def _resolve(name: str, real: str, exists: Callable[[str], bool]) -> str:
