@@ -42,6 +42,7 @@ LOADING = {
     "filestat-ioengine.fio",
     "flow.fio",
     "numa.fio",  # numa_cpu_nodes: where the jobs run, nothing outside the target
+    "exitwhat.fio",  # rate=300,300,300: one a direction
     "ssd-steadystate.fio",  # its write_bw_log left out, in a note
     "basic-verify.fio",  # verify: writes, then reads back and checks, the target only
     "backwards-read.fio",  # rw=read:-8k, fio's modifier
@@ -413,7 +414,7 @@ def test_a_hostile_job_file_is_refused_with_every_reason_at_once() -> None:
          "file is text"),
         ("[j]\nrw=" + "r" * 100_000 + "\n", 2, "a line of 100003 bytes is too long (at "
          "most 8000)"),
-        ("[s q ]\nrw=read\n", 1, "job #1: name must be 1-128 characters without a blank at "
+        ("[s q ]\nrw=read\n", 1, "[s q ]: name must be 1-128 characters without a blank at "
          "either end, none of ; # $ \\ [ ] and no control or invisible character; not "
          '"s q "'),
         ("[j\nrw=read\n[j2]\n", 1, 'a section header is [NAME] alone on its line, not "[j"'),

@@ -36,6 +36,7 @@ from iobench.suites.options import (
     ALIASES,
     BUILTIN_DEFAULTS,
     CORE_KEYS,
+    DEPRECATED,
     DOCS,
     MAX_BUFFER_BYTES,
     MAX_NUMJOBS,
@@ -655,7 +656,7 @@ class _Builder:
                 self.fail(f"{where}{show_key(spelled)} must be a string, a number or true/false, "
                           f"not {show_value(value)}", line)  # fmt: skip
             return None
-        if fio_text(value) in NO_OPS.get(key, ()):
+        if fio_text(value) in NO_OPS.get(key, ()) or key in DEPRECATED:
             return None  # changes nothing: accepted, and left out
         reason = refusal(key) if self.dialect is TOML else None
         if reason is not None:
@@ -685,8 +686,8 @@ class _Builder:
         some names its help does not show); asked of fio itself, for plain names only."""
         fio = self.catalogue.fio
         text = fio_text(value)
-        if fio is None or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", key):
-            return False
+        if fio is None or self.problems or not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", key):
+            return False  # (a file refused anyway runs no fio at all)
         if text is not None and not re.fullmatch(r"[A-Za-z0-9_.:/,%+-]{0,256}", text):
             return False
         job = f"[j]\n{key}" + (f"={text}" if text is not None else "") + "\n"

@@ -726,6 +726,10 @@ ALIASES: Mapping[str, str] = {
 _REFUSED_PREFIXES = (("log_", _LOGS),)
 # Values of REFUSED options that change nothing (fio's defaults, or what iobench sets
 # anyway): accepted, and left out of the workload.
+# Options fio 3.33 still parses but ignores (options.c FIO_OPT_DEPRECATED; `fio --parse-only`
+# says "Option verifysort is deprecated"); its help does not list them. Accepted, left out.
+DEPRECATED = frozenset({"verifysort", "verifysort_nr"})
+
 NO_OPS: Mapping[str, tuple[str, ...]] = {
     "unified_rw_reporting": ("0", "none"),
     "group_reporting": ("0",),
