@@ -4,6 +4,9 @@
   tables, each allowed by name with the reason.
 - No import cycle between iobench modules, counting every import: at module level and in
   functions, but not under ``if TYPE_CHECKING:``.
+- The packages (and top-level modules) stand in LAYERS, lowest first: each imports only
+  from layers below its own, counting the same imports (an import under
+  ``if TYPE_CHECKING:`` is a type only, and may name a higher layer).
 """
 
 from __future__ import annotations
@@ -27,6 +30,29 @@ RULE_TABLES = {
         "one `if fact: append(Finding(...))` per thing the target is (throttled, RAM, ...)"
     ),
 }
+
+
+# Lowest first. A package imports only from packages of lower layers (and from itself);
+# two packages of one layer do not import each other. A new package or top-level module
+# gets a place here.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("iobench", "errors", "units", "jsontext", "cpus", "model"),  # import nothing of iobench
+    ("records", "invoker", "output"),  # stored rows, running a command, the terminal
+    ("probe",),  # reading /proc, /sys and the host
+    ("targets",),  # what a target is, resolved and checked
+    ("fio",),  # fio's language, job files, running and parsing fio
+    ("iocount",),  # counting IOs from fio's output
+    ("documents",),  # the JSON documents' envelopes, the run document, its schema
+    ("analysis",),  # pure computation over stored runs
+    ("expect", "metrics", "specs"),  # expectations, stored metrics, provider specs
+    ("suites",),  # suites and job files read and checked
+    ("store", "clients"),  # SQLite; fio servers
+    ("engine",),  # running a suite: preflight, local and clients execution
+    ("report",),  # terminal, Markdown, HTML and printed documents
+    ("export", "importer"),  # whole commands' work, above the report
+    ("cli",),  # the commands: the only printing
+    ("__main__",),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -261,4 +287,61 @@ def test_cycles_are_found_and_described() -> None:
         "modules in a cycle: a, b, c",
         "  cycle: a -> b (a.py:1); b -> a (b.py:3)",
         "  cycle: a -> b (a.py:1); b -> c (b.py:2); c -> a (c.py:4)",
+    ]
+
+
+def _package(module: str) -> str:
+    """iobench.fio.jobfile -> fio; iobench.units -> units; iobench -> iobench."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def upward_imports(
+    graph: dict[str, dict[str, list[str]]], layers: tuple[tuple[str, ...], ...]
+) -> list[str]:
+    """Each import of a package from its own layer or a higher one, with where it is."""
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    out = []
+    for module, edges in sorted(graph.items()):
+        for target, wheres in sorted(edges.items()):
+            a, b = _package(module), _package(target)
+            if a != b and rank[b] >= rank[a]:
+                way = "sideways" if rank[b] == rank[a] else "upwards"
+                out += [
+                    f"{where} {module} imports {target} ({a} -> {b}: {way})" for where in wheres
+                ]
+    return out
+
+
+def test_every_package_has_a_layer() -> None:
+    placed = [package for layer in LAYERS for package in layer]
+    packages = {_package(module) for module in _modules()}
+    assert not packages - set(placed), (
+        f"packages without a layer in LAYERS: {packages - set(placed)}"
+    )
+    assert not set(placed) - packages, f"LAYERS names what is gone: {set(placed) - packages}"
+    assert len(placed) == len(set(placed)), "a package in two layers"
+
+
+def test_imports_run_downwards() -> None:
+    upward = upward_imports(import_graph(), LAYERS)
+    assert not upward, (
+        "imports from the same or a higher layer (LAYERS in tests/test_structure.py; move "
+        "what is imported down, or the importer up):\n  " + "\n  ".join(upward)
+    )
+
+
+def test_upward_imports_are_found() -> None:
+    graph = {
+        "iobench.fio.jobfile": {"iobench.engine.steps": ["fio/j.py:9"], "iobench": ["x:1"]},
+        "iobench.engine.steps": {"iobench.fio.runner": ["engine/steps.py:3"]},
+        "iobench.fio.runner": {"iobench.fio.jobfile": ["fio/runner.py:5"]},
+        "iobench.store": {"iobench.clients": ["store/__init__.py:7"]},
+        "iobench.clients": {},
+        "iobench": {},
+    }
+    layers = (("iobench",), ("fio",), ("store", "clients"), ("engine",))
+    assert upward_imports(graph, layers) == [
+        "fio/j.py:9 iobench.fio.jobfile imports iobench.engine.steps (fio -> engine: upwards)",
+        "store/__init__.py:7 iobench.store imports iobench.clients (store -> clients: sideways)",
     ]

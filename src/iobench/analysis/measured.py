@@ -43,9 +43,8 @@ from iobench.analysis.cpuload import (
 from iobench.analysis.drops import Drop, detect_drop
 from iobench.analysis.findings import Finding
 from iobench.analysis.iocounts import bytes_per_io, counts_differ
-from iobench.analysis.results import headline
+from iobench.analysis.results import headline, metric_value
 from iobench.analysis.throttles import at_throttle
-from iobench.expect import metric_value
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord, TargetRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate

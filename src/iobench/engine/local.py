@@ -29,7 +29,6 @@ from iobench.engine.parts import group_result, missing_part, part_entries
 from iobench.engine.preflight import Preflight, PreparedTarget
 from iobench.engine.request import Chooser, Outcome, RunRequest
 from iobench.engine.steps import (
-    TIMEOUT_MARGIN_S,
     Observer,
     Step,
     expected_seconds,
@@ -38,7 +37,7 @@ from iobench.engine.steps import (
 from iobench.errors import FioFailed, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import FioInfo, FioRun, LiveStats, run_fio
+from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, LiveStats, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Workload
 from iobench.probe.cpu import StepLoad
