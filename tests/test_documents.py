@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import get_args
 
 from iobench.documents import VERSIONS, Kind, envelope
-from iobench.documents.printed import run_document
 from iobench.documents.run import read_run_document, stored_document
 from iobench.importer import import_files
+from iobench.report.printed import run_document
 from iobench.store import Store
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from iobench.documents.printed import run_document
 from iobench.export import HEADER, export_csv, export_json, read_csv
 from iobench.importer import import_files
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
+from iobench.report.printed import run_document
 from iobench.store import Store
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"

@@ -19,12 +19,12 @@ from iobench.analysis.histogram import percentiles_from_bins
 from iobench.engine.parts import group_metrics, group_result, part_entries
 from iobench.errors import SuiteError
 from iobench.fio.jobfile import build_jobfile, plain_job
-from iobench.fio.suitefile import Export, suite_jobfile
 from iobench.model import DirectionResult, JobResult, LatencyStats, Workload, group
 from iobench.records import PartResult, ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from iobench.suites import apply_overrides, fit_to_cpus, load_suite
 from iobench.suites.loader import parse_job_file, parse_suite
 from iobench.suites.pin import Pinning, check_jobs, placed
+from iobench.suites.suitefile import Export, suite_jobfile
 
 GROUP_TOML = """\
 name = "together"

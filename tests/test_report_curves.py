@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from iobench.documents.printed import run_document
 from iobench.records import ResultRecord, RunRecord, SuiteDefinition, TargetRecord
 from iobench.report.html import render_html
 from iobench.report.markdown import render_markdown
+from iobench.report.printed import run_document
 from iobench.report.terminal import render_run
 from test_report import Browser, Page, needs_chromium
 

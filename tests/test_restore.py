@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from conftest import Cli
-from iobench.documents.printed import run_document
 from iobench.documents.run import read_run_document
 from iobench.errors import UserError
 from iobench.export import export_json
 from iobench.importer import import_files
+from iobench.report.printed import run_document
 from iobench.store import Store
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"

@@ -4,6 +4,9 @@
   tables, each allowed by name with the reason.
 - No import cycle between iobench modules, counting every import: at module level and in
   functions, but not under ``if TYPE_CHECKING:``.
+- The packages (and top-level modules) stand in LAYERS, lowest first: each imports only
+  from layers below its own, counting every import, those under ``if TYPE_CHECKING:`` too
+  (a type from a higher layer is knowledge of it all the same).
 """
 
 from __future__ import annotations
@@ -27,6 +30,29 @@ RULE_TABLES = {
         "one `if fact: append(Finding(...))` per thing the target is (throttled, RAM, ...)"
     ),
 }
+
+
+# Lowest first. A package imports only from packages of lower layers (and from itself);
+# two packages of one layer do not import each other. A new package or top-level module
+# gets a place here.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("iobench", "errors", "units", "jsontext", "cpus", "model"),  # import nothing of iobench
+    ("records", "invoker", "output"),  # stored rows, running a command, the terminal
+    ("probe",),  # reading /proc, /sys and the host
+    ("targets",),  # what a target is, resolved and checked
+    ("fio",),  # fio's language, job files, running and parsing fio
+    ("iocount",),  # counting IOs from fio's output
+    ("documents",),  # the JSON documents' envelopes, the run document, its schema
+    ("analysis",),  # pure computation over stored runs
+    ("expect", "metrics", "specs"),  # expectations, stored metrics, provider specs
+    ("suites",),  # suites and job files read and checked
+    ("store", "clients"),  # SQLite; fio servers
+    ("engine",),  # running a suite: preflight, local and clients execution
+    ("report",),  # terminal, Markdown, HTML and printed documents
+    ("export", "importer"),  # whole commands' work, above the report
+    ("cli",),  # the commands: the only printing
+    ("__main__",),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -129,13 +155,19 @@ def _imported(
             yield base
 
 
-def import_graph() -> dict[str, dict[str, list[str]]]:
-    """Module -> imported module -> where (file:line), between iobench modules."""
+def import_graph(*, type_checking: bool = False) -> dict[str, dict[str, list[str]]]:
+    """Module -> imported module -> where (file:line), between iobench modules; with
+    ``type_checking``, the imports under ``if TYPE_CHECKING:`` too."""
     modules = _modules()
     known = set(modules)
     graph: dict[str, dict[str, list[str]]] = {m: {} for m in modules}
     for module, (path, tree) in modules.items():
-        for stmt in _imports(tree):
+        stmts = (
+            (n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))
+            if type_checking
+            else _imports(tree)
+        )
+        for stmt in stmts:
             for target in _imported(module, path.name == "__init__.py", stmt, known):
                 if target == module:
                     continue
@@ -261,4 +293,69 @@ def test_cycles_are_found_and_described() -> None:
         "modules in a cycle: a, b, c",
         "  cycle: a -> b (a.py:1); b -> a (b.py:3)",
         "  cycle: a -> b (a.py:1); b -> c (b.py:2); c -> a (c.py:4)",
+    ]
+
+
+def _package(module: str) -> str:
+    """iobench.fio.jobfile -> fio; iobench.units -> units; iobench -> iobench."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def upward_imports(
+    graph: dict[str, dict[str, list[str]]], layers: tuple[tuple[str, ...], ...]
+) -> list[str]:
+    """Each import of a package from its own layer or a higher one, with where it is."""
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    out = []
+    for module, edges in sorted(graph.items()):
+        for target, wheres in sorted(edges.items()):
+            a, b = _package(module), _package(target)
+            if a != b and rank[b] >= rank[a]:
+                way = "sideways" if rank[b] == rank[a] else "upwards"
+                out += [
+                    f"{where} {module} imports {target} ({a} -> {b}: {way})" for where in wheres
+                ]
+    return out
+
+
+def test_every_package_has_a_layer() -> None:
+    placed = [package for layer in LAYERS for package in layer]
+    packages = {_package(module) for module in _modules()}
+    assert not packages - set(placed), (
+        f"packages without a layer in LAYERS: {packages - set(placed)}"
+    )
+    assert not set(placed) - packages, f"LAYERS names what is gone: {set(placed) - packages}"
+    assert len(placed) == len(set(placed)), "a package in two layers"
+
+
+def test_imports_run_downwards() -> None:
+    upward = upward_imports(import_graph(type_checking=True), LAYERS)
+    assert not upward, (
+        "imports from the same or a higher layer (LAYERS in tests/test_structure.py; move "
+        "what is imported down, or the importer up):\n  " + "\n  ".join(upward)
+    )
+
+
+def test_layers_count_type_only_imports() -> None:
+    """engine.steps imports fio.runner under `if TYPE_CHECKING:` only: the layer check
+    sees it, the cycle check does not."""
+    steps = "iobench.engine.steps"
+    assert "iobench.fio.runner" in import_graph(type_checking=True)[steps]
+    assert "iobench.fio.runner" not in import_graph()[steps]
+
+
+def test_upward_imports_are_found() -> None:
+    graph = {
+        "iobench.fio.jobfile": {"iobench.engine.steps": ["fio/j.py:9"], "iobench": ["x:1"]},
+        "iobench.engine.steps": {"iobench.fio.runner": ["engine/steps.py:3"]},
+        "iobench.fio.runner": {"iobench.fio.jobfile": ["fio/runner.py:5"]},
+        "iobench.store": {"iobench.clients": ["store/__init__.py:7"]},
+        "iobench.clients": {},
+        "iobench": {},
+    }
+    layers = (("iobench",), ("fio",), ("store", "clients"), ("engine",))
+    assert upward_imports(graph, layers) == [
+        "fio/j.py:9 iobench.fio.jobfile imports iobench.engine.steps (fio -> engine: upwards)",
+        "store/__init__.py:7 iobench.store imports iobench.clients (store -> clients: sideways)",
     ]

@@ -18,9 +18,9 @@ import pytest
 from conftest import Cli
 from iobench import __version__
 from iobench.errors import UserError
-from iobench.fio.suitefile import Export, check_plain, suite_jobfile
 from iobench.model import Suite, Workload
 from iobench.suites import builtin_names, fit_to_cpus, load_builtin, load_suite
+from iobench.suites.suitefile import Export, check_plain, suite_jobfile
 from scratch import MiB, Scratch, sha256_of
 
 

@@ -14,19 +14,16 @@ import pytest
 import iobench.probe.host as host_module
 from iobench.errors import ExitCode, TargetUnsafe, UserError
 from iobench.model import Target
+from iobench.probe.devices import DeviceFacts, Signature, mounts_from_mountinfo, signatures_of
 from iobench.targets import (
-    DeviceFacts,
     Refusal,
-    Signature,
     check_block_device_writable,
     check_free_space,
     format_refusals,
     free_space_margin,
     hold_device,
-    mounts_from_mountinfo,
     refusals,
     resolve_target,
-    signatures_of,
 )
 from scratch import SBIN_PATH, MiB, Scratch, run_tool, sha256_of, tool
 

@@ -26,9 +26,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iobench.analysis.results import headline
+from iobench.analysis.results import headline, metric_value
 from iobench.errors import UserError
-from iobench.model import DIRECTIONS, PERCENTILES, Expectation, Suite, Workload, percentile_key
+from iobench.model import (
+    DIRECTIONS,
+    PERCENTILES,
+    Expectation,
+    Suite,
+    directions_of,
+    percentile_key,
+)
 from iobench.records import ResultRecord, RunRecord
 from iobench.units import parse_count, parse_latency_ns, parse_rate, rate_is_decimal
 
@@ -40,19 +47,6 @@ DOCS = "docs/expect.md"
 
 _EXPR = re.compile(r"^\s*(?P<lhs>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>\S.*?)\s*$")
 _EXAMPLES = "e.g. rand-r.read.iops>=5000, lat-read.read.p99<5ms or *.write.bw>=200MB/s"
-
-
-def directions_of(w: Workload) -> tuple[str, ...]:
-    """The directions a workload (a group: any of its parts) does IO in."""
-    modes = {job.rw for job in w.jobs}
-    out = []
-    if modes & {"read", "randread", "rw", "readwrite", "randrw"}:
-        out.append("read")
-    if modes & {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"}:
-        out.append("write")
-    if modes & {"trim", "randtrim", "trimwrite"}:
-        out.append("trim")
-    return tuple(out)
 
 
 def _value(metric: str, text: str, where: str) -> float:
@@ -179,28 +173,6 @@ class Check:
             "measured": self.measured,
             "passed": self.passed,
         }
-
-
-def metric_value(metrics: dict[str, Any] | None, direction: str, metric: str) -> float | None:
-    """One expectation metric from one result's stored metrics."""
-    if not metrics:
-        return None
-    if direction == "total":
-        values = [(metrics.get(d) or {}).get("iops" if metric == "iops" else "bw_bytes")
-                  for d in DIRECTIONS if metrics.get(d)]  # fmt: skip
-        return float(sum(v for v in values if v is not None)) if values else None
-    section = metrics.get(direction)
-    if not section:
-        return None
-    if metric == "iops":
-        return _num(section.get("iops"))
-    if metric == "bw":
-        return _num(section.get("bw_bytes"))
-    return _num((section.get("lat_ns") or {}).get(metric))
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _compare(measured: float, op: str, value: float) -> bool:

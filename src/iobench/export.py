@@ -23,10 +23,10 @@ import re
 from typing import Any, Literal
 
 from iobench.analysis.results import with_parts
-from iobench.documents.printed import run_document
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord
 from iobench.report.literal import json_literal, literal
+from iobench.report.printed import run_document
 
 Kind = Literal["str", "num", "bool"]
 

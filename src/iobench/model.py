@@ -134,6 +134,19 @@ def group(name: str, parts: Sequence[Workload]) -> Workload:
     )
 
 
+def directions_of(w: Workload) -> tuple[str, ...]:
+    """The directions a workload (a group: any of its parts) does IO in."""
+    modes = {job.rw for job in w.jobs}
+    out = []
+    if modes & {"read", "randread", "rw", "readwrite", "randrw"}:
+        out.append("read")
+    if modes & {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"}:
+        out.append("write")
+    if modes & {"trim", "randtrim", "trimwrite"}:
+        out.append("trim")
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Expectation:
     """``WORKLOAD.DIRECTION.METRIC OP VALUE`` (iobench.expect), the value in base units:

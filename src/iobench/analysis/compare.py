@@ -50,9 +50,9 @@ from iobench.analysis.verdicts import (
 )
 from iobench.documents import envelope
 from iobench.errors import UserError
+from iobench.fio.options import PLACEMENT_KEYS
 from iobench.model import DIRECTIONS
 from iobench.records import ResultRecord, RunRecord
-from iobench.suites.options import PLACEMENT_KEYS
 from iobench.units import format_duration, format_size_short
 
 # The parameters that say how long or over how much a workload measured, not what it is:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iobench.analysis.throttles import context_throttles, devices_line, throttle_line
+from iobench.probe.context import Storage
 from iobench.probe.throttle import KEYS, limit_text
 from iobench.units import format_bytes
 
@@ -46,7 +47,7 @@ def host_lines(host: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _disk_line(d: dict[str, Any]) -> str:
+def _disk_line(d: Mapping[str, Any]) -> str:
     rot = d.get("rotational")
     blocks = None
     if d.get("logical_block_size"):
@@ -82,7 +83,7 @@ def target_lines(target: dict[str, Any], *, identity: bool = True) -> list[tuple
             ),
         )
     ]
-    fs = ctx.get("filesystem") or {}
+    fs = Storage.of(ctx).filesystem
     if fs:
         kind = _join(
             "RAM-backed" if fs.get("ram_backed") else None,
@@ -94,7 +95,7 @@ def target_lines(target: dict[str, Any], *, identity: bool = True) -> list[tuple
         nfs = fs.get("nfs")
         if nfs:
             lines.append(("nfs", _join(*(f"{k} {v}" for k, v in nfs.items() if v is not None))))
-    for m in ctx.get("mounts") or []:
+    for m in Storage.of(ctx).mounts:
         lines.append(("mounted", _join(m.get("target"), m.get("fstype"), m.get("options"))))
     lines += _device_lines(ctx, identity)
     lines.extend(queue_lines(ctx.get("queues")))
@@ -111,8 +112,8 @@ def _device_lines(ctx: dict[str, Any], identity: bool) -> list[tuple[str, str]]:
     """The device chain (each device's type, and with ``identity`` its path and backing
     file), each disk, and the block note."""
     lines = []
-    block = ctx.get("block") or {}
-    chain = block.get("chain") or []
+    storage = Storage.of(ctx)
+    block, chain = storage.block, storage.chain
     if chain:
         if identity:
             text = " -> ".join(
@@ -123,7 +124,7 @@ def _device_lines(ctx: dict[str, Any], identity: bool) -> list[tuple[str, str]]:
         else:
             text = " -> ".join(str(c.get("type")) for c in chain)
         lines.append(("device chain", text))
-    for d in block.get("disks") or []:
+    for d in storage.disks:
         lines.append((f"disk {d.get('path') or d.get('kname')}", _disk_line(d)))
     if block.get("note"):
         lines.append(("note", str(block["note"])))
@@ -137,8 +138,9 @@ def _throttle_limits(ctx: dict[str, Any]) -> str | None:
     MiB/s (cgroup v1)``, per device in order; "none" when looked for and none found."""
     if not isinstance(ctx.get("throttles"), dict):
         return None  # not looked for (a run stored before iobench did)
-    if not ctx.get("io_devices"):
-        return "none: no block device" if ctx.get("block") else None
+    storage = Storage.of(ctx)
+    if not storage.io_devices:
+        return "none: no block device" if storage.block else None
     found = context_throttles(ctx)
     if not found:
         return "none"

@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from iobench.analysis.coverage import unwritten_reads
-from iobench.expect import directions_of
-from iobench.model import Expectation, Suite, Workload
+from iobench.model import Expectation, Suite, Workload, directions_of
 from iobench.units import (
     format_bytes,
     format_duration,

@@ -43,10 +43,10 @@ from iobench.analysis.cpuload import (
 from iobench.analysis.drops import Drop, detect_drop
 from iobench.analysis.findings import Finding
 from iobench.analysis.iocounts import bytes_per_io, counts_differ
-from iobench.analysis.results import headline
+from iobench.analysis.results import headline, metric_value
 from iobench.analysis.throttles import at_throttle
-from iobench.expect import metric_value
 from iobench.model import DIRECTIONS
+from iobench.probe.context import Storage
 from iobench.records import ResultRecord, RunRecord, TargetRecord
 from iobench.units import format_bytes, format_iops, format_ns, format_rate
 
@@ -79,10 +79,6 @@ class Ceiling:
     duplex: bool
 
 
-def _disks(ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    return list((ctx.get("block") or {}).get("disks") or [])
-
-
 def in_vm(host: dict[str, Any]) -> bool:
     """The host is a virtual machine: its disks' links and rotational flags are what the
     hypervisor emulates, not the hardware's."""
@@ -94,9 +90,9 @@ def ram_backed(t: TargetRecord) -> bool:
     """As probed (``ram_backed``: tmpfs, a RAM disk, a loop device over RAM); runs stored
     before that field existed: from the filesystem and the disks' names."""
     ctx = t.context or {}
-    fs = ctx.get("filesystem") or {}
-    return bool(ctx.get("ram_backed") or fs.get("ram_backed")) or any(
-        str(d.get("kname") or "").startswith(("zram", "ram")) for d in _disks(ctx)
+    storage = Storage.of(ctx)
+    return bool(ctx.get("ram_backed") or storage.filesystem.get("ram_backed")) or any(
+        str(d.get("kname") or "").startswith(("zram", "ram")) for d in storage.disks
     )
 
 
@@ -105,7 +101,7 @@ def spinning_disk(ctx: dict[str, Any], host: dict[str, Any]) -> str | None:
     virtual disk's rotational flag says nothing)."""
     if in_vm(host):
         return None
-    for d in _disks(ctx):
+    for d in Storage.of(ctx).disks:
         if d.get("rotational") and d.get("transport") not in VIRTUAL_TRANSPORTS:
             return str(d.get("path") or d.get("kname"))
     return None
@@ -113,10 +109,11 @@ def spinning_disk(ctx: dict[str, Any], host: dict[str, Any]) -> str | None:
 
 def ceiling(ctx: dict[str, Any], host: dict[str, Any]) -> Ceiling | None:
     """The most the target's path can carry, where iobench can tell for sure."""
-    fs = ctx.get("filesystem") or {}
+    storage = Storage.of(ctx)
+    fs = storage.filesystem
     if fs.get("network") and fs.get("link_bytes_per_s"):
         return Ceiling(float(fs["link_bytes_per_s"]), "the host's fastest network link", True)
-    disks = _disks(ctx)
+    disks = storage.disks
     if len(disks) != 1 or in_vm(host):
         # Several disks (RAID, LVM over many) add up; in a VM the guest sees emulated links.
         return None

@@ -31,6 +31,28 @@ _KINDS: tuple[LatencyKind, ...] = ("lat", "clat")
 # -- which results count ----------------------------------------------------------------------
 
 
+def metric_value(metrics: dict[str, Any] | None, direction: str, metric: str) -> float | None:
+    """One expectation metric from one result's stored metrics."""
+    if not metrics:
+        return None
+    if direction == "total":
+        values = [(metrics.get(d) or {}).get("iops" if metric == "iops" else "bw_bytes")
+                  for d in DIRECTIONS if metrics.get(d)]  # fmt: skip
+        return float(sum(v for v in values if v is not None)) if values else None
+    section = metrics.get(direction)
+    if not section:
+        return None
+    if metric == "iops":
+        return _num(section.get("iops"))
+    if metric == "bw":
+        return _num(section.get("bw_bytes"))
+    return _num((section.get("lat_ns") or {}).get(metric))
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
 def is_ok(r: ResultRecord) -> bool:
     """A result that finished and has metrics."""
     return r.status == "ok" and r.metrics is not None

@@ -131,7 +131,7 @@ def sweep(
       iobench sweep /mnt/vol --bs 4k,16k,64k,256k,1m --qd 1,2,4,8,16,32,64,128 --jobs 1,4
       iobench sweep /dev/sdb --rw randread --bs 4k --qd 1,4,16,64 --p99-under 2ms --json
     """
-    from iobench.documents.printed import run_document
+    from iobench.report.printed import run_document
 
     checks.overwrite_needs_destructive(destructive, overwrite_signatures)
     modes = parse_list(rw, _mode, "--rw")

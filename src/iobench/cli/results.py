@@ -42,7 +42,7 @@ def list_(env: Environment, limit: int, label: str | None, as_json: bool) -> Non
     Example:
       iobench list --label ceph-rbd
     """
-    from iobench.documents.printed import runs_document
+    from iobench.report.printed import runs_document
     from iobench.report.terminal import render_run_list
 
     if not env.db_exists():  # reading creates nothing
@@ -70,7 +70,7 @@ def show(env: Environment, run_ref: str, as_json: bool, raw: bool) -> None:
       iobench show 12 --json
       iobench show 12 --raw
     """
-    from iobench.documents.printed import run_document
+    from iobench.report.printed import run_document
     from iobench.report.terminal import render_evidence, render_run
 
     env.require_db()
@@ -242,8 +242,8 @@ def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json
       iobench import terse.out            # fio --output-format=terse
       iobench import run7.json            # exported on another machine
     """
-    from iobench.documents.printed import runs_document
     from iobench.importer import read_files, store_imports
+    from iobench.report.printed import runs_document
 
     imports = read_files(list(files))  # every file checked before the database is opened
     with env.open_store() as store:

@@ -148,7 +148,7 @@ def run(
       iobench run /dev/sdb --prefill --destructive
       iobench run /dev/vdb --suite volume --destructive --pin-to-device
     """
-    from iobench.documents.printed import run_document
+    from iobench.report.printed import run_document
     from iobench.report.terminal import render_run
 
     request = run_request(

@@ -1,5 +1,5 @@
 """``iobench suites``: the built-in suites, listed; ``suites export``: a suite as a job file
-that plain fio runs as it is (fio/suitefile.py)."""
+that plain fio runs as it is (suites/suitefile.py)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from iobench.output import STDOUT
 from iobench.units import parse_duration, parse_size
 
 if TYPE_CHECKING:
-    from iobench.fio.suitefile import Export
     from iobench.model import Suite
     from iobench.suites.pin import Pinning
+    from iobench.suites.suitefile import Export
 
 
 @click.group(invoke_without_command=True, subcommand_metavar="[COMMAND [ARGS]...]")
@@ -147,9 +147,9 @@ def export(env: Environment, /, name: str, output: str, force: bool, **options: 
       iobench suites export quick --target /mnt/vol --pin-to-device -o pinned.fio
       iobench suites export quick --unfitted -o quick-as-defined.fio
     """
-    from iobench.fio.suitefile import suite_jobfile
     from iobench.output import write_new, write_output
     from iobench.report.literal import literal
+    from iobench.suites.suitefile import suite_jobfile
 
     checks.overwrite_needs_destructive(options["destructive"], options["overwrite_signatures"])
     exported = _export(env, name, file_name=None if output == STDOUT else output, **options)
@@ -185,8 +185,8 @@ def _export(
     from iobench.engine import protected_paths
     from iobench.engine.preflight import prepare_target
     from iobench.engine.request import RunRequest
-    from iobench.fio.suitefile import Export
     from iobench.suites import apply_overrides, fit_to_cpus, load_suite
+    from iobench.suites.suitefile import Export
     from iobench.targets import resolve_target
 
     suite = apply_overrides(

@@ -1,18 +1,19 @@
 """Every JSON document iobench prints, exports or reads back (docs/json-schema.md).
 
 Each document starts with the same envelope, ``{"schema_version": N, "kind": KIND}``, made
-by :func:`envelope` from the one table of versions below. The modules of this package:
+by :func:`envelope` from the one table of versions below. The modules of this package (and
+the one above it that prints):
 
 - :mod:`iobench.documents.run`: the run document, both ways: a stored run's records written
   as the document holds them, and an exported document read back into records (``import``);
-- :mod:`iobench.documents.printed`: the run and runs documents as commands print them
+- :mod:`iobench.report.printed`: the run and runs documents as commands print them
   (``show --json``, ``run --json``, ``export --format json``, ``list --json``): the stored
   run with what is computed from it (summary, analyses, expectations, spec);
 - :mod:`iobench.documents.schema`: the run document's JSON Schema and its check, shared by
   ``import`` and the store (every stored run is checked when it is read).
 
-This package imports no command and no store; the store's own version (the SQLite schema,
-iobench.store.schema) is another thing.
+This package imports no command, no store and no analysis (docs/development.md, "Layers");
+the store's own version (the SQLite schema, iobench.store.schema) is another thing.
 """
 
 from __future__ import annotations

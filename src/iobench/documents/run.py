@@ -3,7 +3,7 @@ records written as the document holds them, and an exported document read back i
 records. Writer and reader sit together so that what one writes the other reads.
 
 Writing (:func:`run_fields`, :func:`result_fields`, :func:`target_fields`): what is stored
-and nothing computed; iobench.documents.printed adds what is computed (summary,
+and nothing computed; iobench.report.printed adds what is computed (summary,
 analyses) for the commands that print a run. :func:`stored_document` is the whole stored
 part, which the store checks every run it reads against (iobench.documents.schema).
 

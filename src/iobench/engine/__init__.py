@@ -15,8 +15,8 @@ from iobench.engine.local import STALL_S, execute_local
 from iobench.engine.preflight import Preflight, preflight
 from iobench.engine.remote import ClientsPreflight, clients_preflight, execute_clients
 from iobench.engine.request import Chooser, Outcome, RunRequest
-from iobench.engine.steps import TIMEOUT_MARGIN_S, NullObserver, Observer, Step
-from iobench.fio.runner import FioInfo
+from iobench.engine.steps import NullObserver, Observer, Step
+from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo
 from iobench.store.repository import Store
 
 __all__ = [

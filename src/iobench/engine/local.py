@@ -29,7 +29,6 @@ from iobench.engine.parts import group_result, missing_part, part_entries
 from iobench.engine.preflight import Preflight, PreparedTarget
 from iobench.engine.request import Chooser, Outcome, RunRequest
 from iobench.engine.steps import (
-    TIMEOUT_MARGIN_S,
     Observer,
     Step,
     expected_seconds,
@@ -38,9 +37,10 @@ from iobench.engine.steps import (
 from iobench.errors import FioFailed, UserError
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import FioInfo, FioRun, LiveStats, run_fio
+from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, LiveStats, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Workload
+from iobench.probe.context import Storage
 from iobench.probe.cpu import StepLoad
 from iobench.probe.diskstats import disk_util
 from iobench.probe.diskstats import snapshot as disk_snapshot
@@ -249,7 +249,7 @@ class LocalRun:
         w = p.placed(w)  # as it runs there: pinned with --pin-to-device, its area capped
         job = build_jobfile(w, p.filename, w.size)
         ctx = self.preflight.context_of(p.target.spec)
-        devices = list(ctx.get("io_devices") or [])  # the block devices that serve its IO
+        devices = list(Storage.of(ctx).io_devices)  # the block devices that serve its IO
         disks_before = disk_snapshot(devices)
         load = StepLoad.start([str(d.get("kname") or "") for d in devices])  # who used the CPU
         timeout_s = step.expected_s * 1.5 + self.timeout_margin_s
@@ -324,7 +324,7 @@ def note_fio_cgroup(
         return
     if any(f.id == "fio-cgroup" and f.target == spec for f in findings):
         return
-    devices = ctx.get("io_devices") or []
+    devices = Storage.of(ctx).io_devices
     fio = effective(throttles_of(fio_cgroup, read_text("/proc/self/mountinfo"), devices))
     stored = context_throttles(ctx)
     if fio == stored:

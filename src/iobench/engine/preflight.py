@@ -22,6 +22,7 @@ from iobench.engine.steps import Step, local_schedule
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Suite, Target, Workload
 from iobench.probe import probe_host, probe_target
+from iobench.probe.context import Storage
 from iobench.probe.throttle import throttle_text
 from iobench.probe.written import unwritten as unwritten_area
 from iobench.specs import Promise, Volume, spec_expectations
@@ -349,7 +350,7 @@ def target_facts(
 
 def compressing_why(ctx: dict[str, Any]) -> str | None:
     """How the target's filesystem compresses or deduplicates what is written."""
-    fs = ctx.get("filesystem") or {}
+    fs = Storage.of(ctx).filesystem
     fstype = fs.get("fstype")
     opts = fs.get("options_parsed") or {}
     if fstype == "btrfs":
@@ -369,9 +370,8 @@ def device_under(target: Target, context: dict[str, Any]) -> tuple[int | None, s
     """Size and name of the device that holds the target, from its probed context."""
     if target.kind == "block":
         return target.size_bytes, target.path
-    disks = (context.get("block") or {}).get("disks") or []
-    if disks:
-        disk = disks[0]
+    disk = Storage.of(context).first_disk
+    if disk:
         return disk.get("size_bytes"), disk.get("path") or disk.get("name")
     return None, None
 

@@ -46,7 +46,6 @@ from iobench.engine.parts import clients_parts, group_metrics, group_result, par
 from iobench.engine.request import Outcome, RunRequest
 from iobench.engine.steps import (
     LAYOUT_BYTES_PER_S,
-    TIMEOUT_MARGIN_S,
     Observer,
     Step,
     Told,
@@ -68,7 +67,7 @@ from iobench.fio.jobfile import (
     section_name,
 )
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import FioInfo, FioRun, run_fio
+from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
 from iobench.model import JobResult, Suite, Workload
 from iobench.probe import probe_host

@@ -16,10 +16,6 @@ if TYPE_CHECKING:
 
 # Assumed speed when estimating how long writing a test file (or a size-bound job) takes.
 LAYOUT_BYTES_PER_S = 100 * 2**20
-# Seconds of margin on top of ramp + runtime before a step is declared hung. For a fio
-# client, fio itself gives up on a server that stops answering after about 43 s (FIO.md
-# §2.4), and that is worth waiting for.
-TIMEOUT_MARGIN_S = 60.0
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from typing import Any
 from iobench.fio.language import fio_bytes, fio_microseconds
 
 UNKNOWN_TARGET = "(unknown)"
+# The options that say on which CPUs a job runs, not what it does.
+PLACEMENT_KEYS = ("cpus_allowed", "cpus_allowed_policy", "cpumask")
 
 
 def options_target(options: Mapping[str, str]) -> str:

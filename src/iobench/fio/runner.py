@@ -45,6 +45,10 @@ INSTALL_HINT = (
     "`dnf install fio` (Fedora/RHEL), `zypper install fio` (SUSE)"
 )
 POLL_S = 0.25
+# Seconds of margin on top of ramp + runtime before a step is declared hung. For a fio
+# client, fio itself gives up on a server that stops answering after about 43 s (FIO.md
+# §2.4), and that is worth waiting for.
+TIMEOUT_MARGIN_S = 60.0
 GRACE_S = 3.0
 
 

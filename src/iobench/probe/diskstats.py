@@ -17,7 +17,7 @@ in flight, io_ticks (ms busy), time in queue (ms), then discard and flush counte
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +61,7 @@ def read_stat(kname: str) -> DiskStat | None:
         return None
 
 
-def snapshot(devices: Sequence[dict[str, Any]]) -> Snapshot:
+def snapshot(devices: Sequence[Mapping[str, Any]]) -> Snapshot:
     """The counters of ``devices`` (``io_devices`` entries) now; unreadable ones are left out."""
     stats: dict[str, DiskStat] = {}
     roles: dict[str, str] = {}

@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from iobench.probe.context import Storage
 from iobench.probe.host import read_int, read_text, run_json
 from iobench.probe.queues import queue_context
 from iobench.probe.throttle import process_throttles
@@ -604,7 +605,7 @@ def _beneath(result: dict[str, Any], depth: int) -> dict[str, Any]:
     every device that serves the target's IO, and whether it all lives in RAM."""
     backings: dict[str, dict[str, Any]] = {}
     if depth < MAX_BACKING_DEPTH:
-        for node in (result.get("block") or {}).get("chain") or []:
+        for node in Storage.of(result).chain:
             if node.get("backing_file"):
                 backings[str(node["kname"])] = probe_target(
                     str(node["backing_file"]), _depth=depth + 1
@@ -627,7 +628,7 @@ def io_devices(
     Empty when no block device is involved (tmpfs, NFS)."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for i, node in enumerate((ctx.get("block") or {}).get("chain") or []):
+    for i, node in enumerate(Storage.of(ctx).chain):
         kname = str(node.get("kname") or "")
         if not kname or kname in seen:
             continue
@@ -657,10 +658,11 @@ def ram_backed_why(
     file in RAM; None when it does not (as far as iobench can tell). ``backings``: the
     probed backing files of the chain's loop devices (:func:`_beneath` probes them, up to
     MAX_BACKING_DEPTH loop devices deep)."""
-    fs = ctx.get("filesystem") or {}
+    storage = Storage.of(ctx)
+    fs = storage.filesystem
     if fs.get("ram_backed"):
         return f"{fs.get('fstype') or 'a RAM filesystem'}"
-    for node in (ctx.get("block") or {}).get("chain") or []:
+    for node in storage.chain:
         kname = str(node.get("kname") or "")
         if kname.startswith("zram"):
             return f"{kname} is a compressed RAM disk"

@@ -19,7 +19,7 @@ cannot be read is left out, and ``note`` says why when nothing could be read at 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -140,7 +140,7 @@ def process_throttles(
 
 
 def throttles_of(
-    cgroup_text: str | None, mountinfo: str | None, devices: Sequence[dict[str, Any]]
+    cgroup_text: str | None, mountinfo: str | None, devices: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """:func:`process_throttles` from a process's ``cgroup`` and ``mountinfo`` files."""
     result: dict[str, Any] = {"cgroups": [], "limits": [], "note": None}

@@ -22,7 +22,6 @@ from iobench import __version__
 from iobench.documents import envelope
 from iobench.engine.local import STALL_S
 from iobench.engine.preflight import Preflight
-from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import (
     LAYOUT_SECTION,
@@ -34,7 +33,7 @@ from iobench.fio.jobfile import (
     section_name,
 )
 from iobench.fio.logs import LOG_PREFIX
-from iobench.fio.runner import fio_argv
+from iobench.fio.runner import TIMEOUT_MARGIN_S, fio_argv
 from iobench.records import SuiteDefinition
 from iobench.report.context import host_lines, render_lines, target_lines
 from iobench.report.literal import (

@@ -17,10 +17,10 @@ from iobench.analysis.results import Figures, LatencyKind, run_figures
 from iobench.analysis.runcurves import LimitCell, LimitRow
 from iobench.analysis.stats import Summary, interval_shown, is_unstable
 from iobench.analysis.throttles import throttle_summary
-from iobench.fio.options import UNKNOWN_TARGET
+from iobench.fio.options import PLACEMENT_KEYS, UNKNOWN_TARGET
+from iobench.probe.context import Storage
 from iobench.records import RunRecord, TargetRecord
 from iobench.report.context import host_lines
-from iobench.suites.options import PLACEMENT_KEYS
 from iobench.units import format_duration, format_iops, format_ns, format_rate, format_size_short
 
 # How a report says that a p99 is completion latency (fio gave no total-latency percentiles).
@@ -209,9 +209,8 @@ def target_summaries(run: RunRecord) -> list[tuple[str, str]]:
     out = []
     for t in sorted(run.targets, key=lambda t: t.position):
         ctx = t.context or {}
-        fs = ctx.get("filesystem") or {}
-        disks = (ctx.get("block") or {}).get("disks") or []
-        disk = disks[0] if disks else {}
+        storage = Storage.of(ctx)
+        fs, disk = storage.filesystem, storage.first_disk or {}
         parts = [
             t.kind,
             str(fs["fstype"]) if fs.get("fstype") else None,

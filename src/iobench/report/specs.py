@@ -9,9 +9,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from iobench.analysis.results import headline
+from iobench.analysis.results import headline, metric_value
 from iobench.documents import envelope
-from iobench.expect import Check, check_run, failed_checks, metric_value, written_in_decimal
+from iobench.expect import Check, check_run, failed_checks, written_in_decimal
 from iobench.records import RunRecord
 from iobench.report.literal import literal, markup_literal
 from iobench.report.model import run_title

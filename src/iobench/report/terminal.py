@@ -11,6 +11,7 @@ from iobench.analysis.findings import note_findings
 from iobench.analysis.results import latency_value, with_parts
 from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
+from iobench.probe.context import Storage
 from iobench.records import RunRecord
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
@@ -230,13 +231,13 @@ def _render_repeated(t: Any, rows: list[Any], lines: list[ResultLine], console: 
 
 
 def _target_detail(ctx: dict[str, Any]) -> str:
-    fs = ctx.get("filesystem") or {}
+    storage = Storage.of(ctx)
+    fs = storage.filesystem
     parts = []
     if fs.get("fstype"):
         parts.append(str(fs["fstype"]))
-    disks = (ctx.get("block") or {}).get("disks") or []
-    if disks:
-        d = disks[0]
+    d = storage.first_disk
+    if d:
         name = d.get("path") or d.get("name")
         tran = d.get("transport")
         parts.append(f"{name}" + (f" {tran}" if tran else ""))

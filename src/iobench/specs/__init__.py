@@ -481,7 +481,7 @@ def spec_expectations(promise: Promise, suite: Suite) -> list[Expectation]:
                 value = units.parse_rate(shown)
                 out.append(Expectation(text, w.name, "total", "bw", ">=", value, source))
         elif outstanding == 1 and promise.latency_mean_ns:
-            from iobench.expect import directions_of
+            from iobench.model import directions_of
 
             ms = promise.latency_mean_ns / 1e6
             for d in directions_of(w):

@@ -670,8 +670,6 @@ OPTION_KEYS: Mapping[str, Parser] = {
     "random_generator": _fio_random_generator,
 }
 # The options that place fio's jobs on CPUs (--pin-to-device sets the first two).
-PLACEMENT_KEYS = ("cpus_allowed", "cpus_allowed_policy", "cpumask")
-
 WORKLOAD_KEYS = ("name", *CORE_KEYS, *OPTION_KEYS)
 TOP_KEYS = ("name", "description", "indicative", "expect", "defaults", "workload")
 

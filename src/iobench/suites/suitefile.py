@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iobench import __version__
-from iobench.engine.steps import TIMEOUT_MARGIN_S
 from iobench.errors import UserError
 from iobench.fio.jobfile import (
     LAYOUT_SECTION,
@@ -37,6 +36,7 @@ from iobench.fio.jobfile import (
     shape_options,
     why_not_plain,
 )
+from iobench.fio.runner import TIMEOUT_MARGIN_S
 from iobench.fio.textparams import DESCRIPTION_PREFIX
 from iobench.model import Fitted, Suite, Target, Workload
 from iobench.suites.fit import fitted_iodepth
