@@ -9,6 +9,7 @@ on a loop device over RAM in a real blkio cgroup.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 from iobench.analysis.curves import Estimate, Limits
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
+from iobench.analysis.measured import throttled_figures
 from iobench.analysis.throttles import (
     at_throttle,
     throttle_line,
@@ -39,6 +41,7 @@ from iobench.probe.throttle import (
     throttle_text,
     throttles_of,
 )
+from iobench.records import ResultRecord, TargetRecord
 from scratch import MiB, Scratch, capped_volume, iobench_in
 
 LOOP = [{"kname": "loop3", "maj_min": "7:3"}, {"kname": "vda", "maj_min": "254:0"}]
@@ -330,3 +333,29 @@ def test_fio_in_another_cgroup_than_iobench_is_reported(scratch: Scratch) -> Non
     assert f.id == "fio-cgroup" and f.target == dev
     assert f"read 3.00k IOPS (cgroup v1 /{group.path.name})" in f.message
     assert "(iobench's: none)" in f.message
+
+
+def test_each_direction_at_its_throttle_is_named() -> None:
+    """A reader and a writer run together (or a mixed workload) can each be at a throttle:
+    the at-throttle finding names both, not only the first."""
+    ctx = {
+        "throttles": {
+            "limits": [
+                {"device": "loop0", "version": 1, "cgroup": "/c", "read_iops": 3000,
+                 "write_iops": 3000, "read_bps": 100 * MiB, "write_bps": 100 * MiB},
+            ]
+        }
+    }  # fmt: skip
+    target = TargetRecord(0, "/v", "/v", "directory", None, ctx)
+    metrics = {
+        "read": {"iops": 3001.0, "bw_bytes": 11.7 * MiB},
+        "write": {"iops": 1524.0, "bw_bytes": 99.5 * MiB},
+    }
+    result = ResultRecord(
+        "/v", "rw", 0, "ok", {}, metrics, "", [], 0, None, None, None, None, None, "", ""
+    )
+    found = throttled_figures(target, result)
+    assert [(d, m) for d, m, _, _ in found] == [("read", "iops"), ("write", "bw_bytes")]
+    result = dataclasses.replace(result, metrics={"write": metrics["write"]})
+    assert [(d, m) for d, m, _, _ in throttled_figures(target, result)] == [("write", "bw_bytes")]
+    assert throttled_figures(None, result) == []

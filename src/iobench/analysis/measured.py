@@ -449,17 +449,23 @@ def first_device(metrics: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _throttle(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Finding | None:
     """A figure at a cgroup throttle iobench ran under: the throttle's, not the storage's."""
-    found = throttled_figure(t, r)
-    if found is None:
+    found = throttled_figures(t, r)
+    if not found:
         return None
-    d, metric, value, which = found
+    d, metric, value, _ = found[0]
+    said = " and ".join(f"{d} {_figure(m, v)} is {which}" for d, m, v, which in found)
     return Finding(
         "at-throttle",
         "info",
-        f"{r.workload} on {r.target}: {d} {_figure(metric, value)} is {which}: the throttle, "
-        "not the storage, set this figure",
+        f"{r.workload} on {r.target}: {said}: the throttle, not the storage, set "
+        + ("this figure" if len(found) == 1 else "these figures"),
         "to measure the storage itself, run outside that cgroup",
-        data={"direction": d, "metric": metric, "value": value},
+        data={
+            "direction": d,
+            "metric": metric,
+            "value": value,
+            "figures": [{"direction": d, "metric": m, "value": v} for d, m, v, _ in found],
+        },
     )
 
 
@@ -470,13 +476,22 @@ def _figure(metric: str, value: float) -> str:
 def throttled_figure(t: TargetRecord | None, r: ResultRecord) -> tuple[str, str, float, str] | None:
     """(direction, metric, value, which throttle) of the first figure of ``r`` at a
     cgroup throttle on its target's devices (analysis.throttles.at_throttle)."""
+    found = throttled_figures(t, r)
+    return found[0] if found else None
+
+
+def throttled_figures(t: TargetRecord | None, r: ResultRecord) -> list[tuple[str, str, float, str]]:
+    """Each direction's first figure of ``r`` at a throttle (a reader and a writer run
+    together, a mixed workload, can each be at one)."""
+    found: list[tuple[str, str, float, str]] = []
     if t is None:
-        return None
+        return found
     for d in DIRECTIONS:
         section = (r.metrics or {}).get(d) or {}
         for metric in ("iops", "bw_bytes"):
             value = section.get(metric)
             which = at_throttle(t.context, d, metric, value)
             if which and value is not None:
-                return d, metric, float(value), which
-    return None
+                found.append((d, metric, float(value), which))
+                break
+    return found
