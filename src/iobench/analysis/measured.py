@@ -460,12 +460,7 @@ def _throttle(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Findin
         f"{r.workload} on {r.target}: {said}: the throttle, not the storage, set "
         + ("this figure" if len(found) == 1 else "these figures"),
         "to measure the storage itself, run outside that cgroup",
-        data={
-            "direction": d,
-            "metric": metric,
-            "value": value,
-            "figures": [{"direction": d, "metric": m, "value": v} for d, m, v, _ in found],
-        },
+        data={"direction": d, "metric": metric, "value": value},  # the first of them
     )
 
 
