@@ -60,7 +60,10 @@ class Run:
         suite = tmp_path / "long.toml"
         suite.write_text(SUITE.format(runtime=runtime, extra=extra))
         self.err = tmp_path / "err"
+        self.tmp = tmp_path / "tmp"  # iobench's and its launchers' private directories
+        self.tmp.mkdir(exist_ok=True)
         env = {**os.environ, "IOBENCH_DB": str(db), self.mark.split("=")[0]: self.mark}
+        env["TMPDIR"] = str(self.tmp)
         with self.err.open("w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "iobench", "run", str(self.target), "--suite",
@@ -273,6 +276,9 @@ def test_a_killed_iobench_stops_the_jobs_on_its_fio_servers(
         _wait("the server's jobs to end", lambda: not _descendants(server), timeout_s=20)
         assert time.monotonic() - started < 15, "well before the runtime of 30 s ended"
         _wait("iobench's processes to end", lambda: not run.others(), timeout_s=10)
+        # each client's launcher removed its private directory, whichever way it learnt
+        # that iobench was gone (its watch, the parent-death signal, or both at once)
+        assert list(run.tmp.glob("iobench-client-*")) == []
     finally:
         run.close()
 
@@ -295,3 +301,36 @@ def test_the_mem_shm_segments_of_a_killed_fio_do_not_outlive_it(
     finally:
         run.close()
     assert Path("/proc/sysvipc/shm").read_text().splitlines() == before
+
+
+@pytest.mark.fio
+def test_a_launcher_started_by_a_thread_that_ends_lives_on_with_iobench(
+    tmp_path: Path, real_fio: str
+) -> None:
+    """The kernel's parent-death signal comes when the *thread* that started a process ends
+    (and again as each thread it was handed to ends): a launcher started from a worker
+    thread must not take that for iobench's death and stop its fio."""
+    import threading
+
+    work = tmp_path / "private"
+    work.mkdir()
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nioengine=null\nsize=1m\nrw=read\ntime_based\nruntime=2\n")
+    started: list[subprocess.Popen[bytes]] = []
+
+    argv = [sys.executable, "-m", "iobench.fio.launch", "--parent", str(os.getpid())]
+    argv += ["--dir", str(work), "--", real_fio, "--output-format=json", str(job)]
+
+    def start() -> None:
+        started.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        time.sleep(1.0)  # the launcher has asked for its parent-death signal by then
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()  # the starting thread is gone: the kernel sends the launcher its signal
+    (launcher,) = started
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 0, err.decode()
+    doc = json.loads(out)
+    assert doc["jobs"][0]["read"]["runtime"] >= 1900  # fio ran its 2 s, not stopped
+    assert work.exists()  # an orphaned launcher would have removed it

@@ -536,6 +536,7 @@ class Launch:
     def _watch(self) -> None:
         time.sleep(WATCH_S)
         if os.getppid() != self.options.parent:
+            _no_more_orphaned()
             raise Orphaned
         if not self.exceeded and _total_bytes(self.here) > self.options.spool:
             self.exceeded = True
@@ -598,8 +599,23 @@ def _become(uid: int, gid: int | None) -> None:
     os.setuid(uid)
 
 
+_parent = 0  # iobench's pid (run() sets it)
+
+
 def _orphaned(signum: int, frame: object) -> None:
+    """The parent-death signal. The kernel sends it when the *thread* that started the
+    launcher ends, and again as each thread it was handed to ends: iobench is gone only
+    when the launcher's parent is no longer iobench's process."""
+    if _parent and os.getppid() == _parent:
+        return  # a thread of iobench ended; iobench goes on
+    _no_more_orphaned()
     raise Orphaned
+
+
+def _no_more_orphaned() -> None:
+    """The watch and the parent-death signal can both say the launcher is orphaned: once
+    is enough, and a second Orphaned must not cut its stop and clean-up short."""
+    signal.signal(ORPHANED, signal.SIG_IGN)
 
 
 def _init(fio: int, said: int) -> None:
@@ -638,6 +654,8 @@ def _exit_like(status: int) -> int:
 def run(o: Options) -> int:
     for sig in _STOPS:  # iobench stops fio itself: it is in this process group
         signal.signal(sig, signal.SIG_IGN)
+    global _parent
+    _parent = o.parent
     signal.signal(ORPHANED, _orphaned)
     launch: Launch | None = None
     try:
@@ -652,11 +670,14 @@ def run(o: Options) -> int:
             return FAILED
         return _exit_like(status)
     except Orphaned:
-        if launch is not None:
-            launch.stop()
-        _unlink_owned(o.owned)
-        mounted = launch is not None and launch.bound == "tmpfs"
-        _remove_tree(o.directory, mounted, o.uid if o.uid is not None else os.geteuid())
+        _no_more_orphaned()
+        try:
+            if launch is not None:
+                launch.stop()
+        finally:
+            _unlink_owned(o.owned)
+            mounted = launch is not None and launch.bound == "tmpfs"
+            _remove_tree(o.directory, mounted, o.uid if o.uid is not None else os.geteuid())
         return FAILED
     except (OSError, LaunchError, ValueError) as e:
         if launch is not None:
