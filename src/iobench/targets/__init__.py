@@ -1,7 +1,10 @@
 """What the user named as a target, resolved, checked and guarded before anything writes
-to it: ``paths`` (a path resolved into a Target, its identity), ``checks`` (real storage,
-access, free space), ``guard`` (what may be written: a device's refusals, a file's users,
-the exclusive claim on a device)."""
+to it. A kind of target is a module (``directory``, ``file``, ``block``) with one object
+of the shape ``kind.Kind``, in the registry ``kinds.KINDS`` (``kind_of``, and
+``resolve_target``: the first kind that claims a name resolves it); ``paths`` is what
+the kinds named by a path share (located, the path as named, its identity); ``checks``
+(real storage, access, free space) and ``guard`` (what may be written: a device's
+refusals, a file's users, the exclusive claim on a device)."""
 
 from iobench.targets.checks import (
     check_access,
@@ -18,10 +21,14 @@ from iobench.targets.guard import (
     hold_device,
     refusals,
 )
-from iobench.targets.paths import ACCEPTED, identity, identity_of, named_path, resolve_target
+from iobench.targets.kind import Kind
+from iobench.targets.kinds import ACCEPTED, KINDS, kind_named, kind_of, resolve_target
+from iobench.targets.paths import identity, identity_of, named_path
 
 __all__ = [
     "ACCEPTED",
+    "KINDS",
+    "Kind",
     "Refusal",
     "check_access",
     "check_block_device_writable",
@@ -33,6 +40,8 @@ __all__ = [
     "hold_device",
     "identity",
     "identity_of",
+    "kind_named",
+    "kind_of",
     "named_path",
     "refusals",
     "resolve_target",

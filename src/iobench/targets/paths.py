@@ -1,5 +1,6 @@
-"""A target named by a path: resolved (by ``stat``, links followed) into a Target, the
-path as the user named it, and what names it whatever path leads to it (its identity)."""
+"""What the kinds named by a path share: the path located (``stat``, links followed) or
+said why not, the path as the user named it, and what names it whatever path leads to it
+(its identity)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,14 @@ import errno
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from iobench.errors import UserError
 from iobench.model import Target
-from iobench.probe.devices import block_device_size
-
-ACCEPTED = (
-    "accepted targets: a directory (iobench creates a test file in it and removes it "
-    "afterwards), an existing regular file, or a block device such as /dev/sdb or /dev/nvme0n1"
-)
 
 
-def _char_device_hint(real: str) -> str:
+def _char_device_hint(real: str, accepted: str) -> str:
     name = Path(real).name
     if m := re.fullmatch(r"nvme(\d+)", name):
         return f"{real} is an NVMe controller; its namespaces are block devices: /dev/nvme{m[1]}n1"
@@ -27,20 +23,20 @@ def _char_device_hint(real: str) -> str:
         return f"use the namespace's block device instead: /dev/nvme{m[1]}n{m[2]}"
     if name.startswith("sg"):
         return "SCSI generic devices are not accepted; use the disk's block device (/dev/sdX)"
-    return ACCEPTED
+    return accepted
 
 
-def _missing(spec: str, absolute: str) -> UserError:
+def _missing(spec: str, absolute: str, accepted: str) -> UserError:
     if Path(absolute).is_symlink():
         return UserError(
             f"{spec} is a symbolic link to {Path(absolute).readlink()}, which does not exist",
-            hint=ACCEPTED,
+            hint=accepted,
         )
     parent = Path(absolute).parent
     if parent.is_dir():
         return UserError(
             f"{spec} does not exist",
-            hint=f"to benchmark a directory, create it first: mkdir {absolute}  ({ACCEPTED})",
+            hint=f"to benchmark a directory, create it first: mkdir {absolute}  ({accepted})",
         )
     return UserError(
         f"{spec} does not exist, and neither does its parent directory {parent}",
@@ -139,16 +135,23 @@ def named_path(spec: str, real: str) -> str:
     return real if os.path.realpath(named) != real else named
 
 
-def resolve_target(spec: str) -> Target:
-    """What ``spec`` names: a directory, an existing file or a block device (symlinks followed).
+@dataclass(frozen=True)
+class Located:
+    """A path the user named, found: ``absolute`` as typed (links and ``..`` kept, for
+    messages), ``real`` with its links resolved, ``named`` as a run stores and shows it
+    (:func:`named_path`), ``st`` what it leads to."""
 
-    The Target's ``spec`` is the absolute path the user named (:func:`named_path`), its
-    ``path`` the file or device that path leads to. Raises UserError for a missing path, a
-    character device, a socket, a FIFO, or a path that cannot be accessed, saying what it
-    is (as the user typed it) and what is accepted.
-    """
-    if not spec.strip():
-        raise UserError("the target is empty", hint=ACCEPTED)
+    spec: str
+    absolute: str
+    real: str
+    named: str
+    st: os.stat_result
+
+
+def locate(spec: str, accepted: str) -> Located:
+    """Find what the path ``spec`` leads to (symlinks followed). Raises UserError for a
+    missing path or one that cannot be accessed, saying what it is (as the user typed
+    it); ``accepted``: the targets iobench accepts, for the hint."""
     # As os.path.abspath, keeping '..' and symbolic links for the messages; the working
     # directory asked only for a relative target, and said when it has no path.
     start = "/" if spec.startswith("/") else _physical_directory()
@@ -156,7 +159,7 @@ def resolve_target(spec: str) -> Target:
     try:
         st = Path(spec).stat()  # as the kernel resolves it: a ".." after a link, as fio would
     except FileNotFoundError:
-        raise _missing(spec, absolute) from None
+        raise _missing(spec, absolute, accepted) from None
     except NotADirectoryError:
         raise UserError(f"{spec}: a part of the path is a file, not a directory") from None
     except PermissionError:
@@ -171,29 +174,23 @@ def resolve_target(spec: str) -> Target:
     real = os.path.realpath(spec)
     if len(os.fsencode(real)) > _PATH_MAX:  # a relative target in a too deep directory
         raise _too_long(spec, real)
-    mode = st.st_mode
-    named = named_path(spec, real)
-    if stat.S_ISDIR(mode):
-        try:
-            vfs = os.statvfs(real)
-            free: int | None = vfs.f_bavail * vfs.f_frsize
-        except OSError:
-            free = None
-        return Target(spec=named, path=real, kind="directory", size_bytes=None, free_bytes=free)
-    if stat.S_ISREG(mode):
-        return Target(spec=named, path=real, kind="file", size_bytes=st.st_size)
-    if stat.S_ISBLK(mode):
-        return Target(spec=named, path=real, kind="block", size_bytes=block_device_size(real, st))
+    return Located(spec, absolute, real, named_path(spec, real), st)
+
+
+def unclaimed(found: Located, accepted: str) -> UserError:
+    """What a path no kind claims is (a character device, a socket, a FIFO ...), and what
+    is accepted instead."""
+    mode, real = found.st.st_mode, found.real
     if stat.S_ISCHR(mode):
-        what, hint = "a character device", _char_device_hint(real)
+        what, hint = "a character device", _char_device_hint(real, accepted)
     elif stat.S_ISSOCK(mode):
-        what, hint = "a socket", ACCEPTED
+        what, hint = "a socket", accepted
     elif stat.S_ISFIFO(mode):
-        what, hint = "a named pipe (FIFO)", ACCEPTED
+        what, hint = "a named pipe (FIFO)", accepted
     else:
-        what, hint = "neither a file, a directory nor a block device", ACCEPTED
-    shown = spec if real == absolute else f"{spec} (-> {real})"
-    raise UserError(f"{shown} is {what}; iobench cannot benchmark it", hint=hint)
+        what, hint = "neither a file, a directory nor a block device", accepted
+    shown = found.spec if real == found.absolute else f"{found.spec} (-> {real})"
+    return UserError(f"{shown} is {what}; iobench cannot benchmark it", hint=hint)
 
 
 def identity(st: os.stat_result) -> tuple[int, int]:

@@ -1,0 +1,32 @@
+"""A block device: fio reads (and with --destructive, after the guard, writes) the device
+itself (docs/safety.md)."""
+
+from __future__ import annotations
+
+import stat
+
+from iobench.model import Target
+from iobench.probe.devices import block_device_size
+from iobench.targets.kind import Named
+
+
+class Block:
+    name = "block"
+    noun = "block device"
+    accepts = "a block device such as /dev/sdb or /dev/nvme0n1"
+    own_file = False
+    loss = "DESTROYS ALL DATA ON IT"
+
+    def claims(self, named: Named) -> bool:
+        return stat.S_ISBLK(named.located.st.st_mode)
+
+    def resolve(self, named: Named) -> Target:
+        found = named.located
+        size = block_device_size(found.real, found.st)
+        return Target(spec=found.named, path=found.real, kind="block", size_bytes=size)
+
+    def under(self, path: str) -> str:
+        return ""
+
+
+BLOCK = Block()

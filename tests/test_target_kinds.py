@@ -1,0 +1,122 @@
+"""The registry of the kinds of target (issue 25, part 1): each kind claims what it is,
+the first that claims a name resolves it, a kind named by a prefix is never looked up as
+a path, and what the rest of iobench asks of a kind (its noun, whether iobench makes a
+test file in it, what writing to it does, where a finding puts it) comes from the kind."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from iobench.errors import UserError
+from iobench.model import Target
+from iobench.targets import (
+    ACCEPTED,
+    KINDS,
+    Kind,
+    kind_named,
+    kind_of,
+    resolve_target,
+)
+from iobench.targets import kinds as registry
+from iobench.targets.kind import Named
+from scratch import Scratch
+
+
+def test_every_kind_is_found_by_its_stored_name_and_names_itself() -> None:
+    names = [k.name for k in KINDS]
+    assert names == ["directory", "file", "block"]
+    assert len(set(names)) == len(names)
+    for kind in KINDS:
+        assert kind_named(kind.name) is kind
+        assert kind.accepts in ACCEPTED
+    with pytest.raises(KeyError):
+        kind_named("unknown")  # an imported run's target is of no kind
+
+
+def test_the_accepted_list_is_said_as_before() -> None:
+    assert ACCEPTED == (
+        "accepted targets: a directory (iobench creates a test file in it and removes it "
+        "afterwards), an existing regular file, or a block device such as /dev/sdb or "
+        "/dev/nvme0n1"
+    )
+
+
+def test_a_directory_and_a_file_are_claimed_by_their_own_kind(tmp_path: Path) -> None:
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"x" * 4096)
+    link = tmp_path / "link"
+    link.symlink_to(data)
+    for spec, name, noun, own in (
+        (str(tmp_path), "directory", "directory", True),
+        (str(data), "file", "file", False),
+        (str(link), "file", "file", False),
+    ):
+        target = resolve_target(spec)
+        kind = kind_of(target)
+        assert (kind.name, kind.noun, kind.own_file) == (name, noun, own)
+        claimed = [k.name for k in KINDS if k.claims(Named(spec, ACCEPTED))]
+        assert claimed == [name], spec
+    assert kind_of(resolve_target(str(data))).under(str(data)) == f" under {data}"
+
+
+@pytest.mark.root
+def test_a_block_device_is_claimed_by_the_block_kind(scratch: Scratch) -> None:
+    loop = scratch.loop(scratch.image(8 << 20))
+    target = resolve_target(loop)
+    kind = kind_of(target)
+    assert (kind.name, kind.noun, kind.own_file) == ("block", "block device", False)
+    assert target.size_bytes == 8 << 20
+    assert [k.name for k in KINDS if k.claims(Named(loop, ACCEPTED))] == ["block"]
+    assert kind.under(loop) == "", "a finding about the device is about the target itself"
+    assert kind.loss == "DESTROYS ALL DATA ON IT"
+
+
+def test_what_no_kind_claims_is_said_with_what_is_accepted(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    sock = tmp_path / "sock"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(sock))
+        for spec, what in ((fifo, "a named pipe (FIFO)"), (sock, "a socket")):
+            with pytest.raises(UserError) as e:
+                resolve_target(str(spec))
+            assert e.value.message == f"{spec} is {what}; iobench cannot benchmark it"
+            assert e.value.hint == ACCEPTED
+
+
+class _Prefixed:
+    """A kind named by a prefix, as NBD's and RBD's will be: never a path."""
+
+    name = "mem"
+    noun = "memory area"
+    accepts = "mem:NAME"
+    own_file = False
+    loss = "LOSES IT"
+
+    def claims(self, named: Named) -> bool:
+        return named.spec.startswith("mem:")
+
+    def resolve(self, named: Named) -> Target:
+        return Target(spec=named.spec, path=named.spec, kind="file", size_bytes=1 << 20)
+
+    def under(self, path: str) -> str:
+        return ""
+
+
+def test_a_kind_named_by_a_prefix_comes_first_and_is_not_looked_up_as_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("mem:x").mkdir()  # a directory of that name is not what the prefix names
+    with pytest.raises(UserError, match="mem:y does not exist"):
+        resolve_target("mem:y")  # without the kind: a path, and missing
+    prefixed: Kind = _Prefixed()
+    monkeypatch.setattr(registry, "KINDS", (prefixed, *KINDS))
+    for spec in ("mem:x", "mem:y"):
+        target = resolve_target(spec)
+        assert (target.spec, target.size_bytes) == (spec, 1 << 20)
+    assert resolve_target("./mem:x").path == str(tmp_path / "mem:x")
