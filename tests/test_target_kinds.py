@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from iobench.errors import UserError
+from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Target
+from iobench.suites import load_builtin
 from iobench.targets import (
     ACCEPTED,
     KINDS,
     Kind,
+    Plan,
+    Preparation,
     kind_named,
     kind_of,
     resolve_target,
@@ -103,6 +106,12 @@ class _Prefixed:
     def resolve(self, named: Named) -> Target:
         return Target(spec=named.spec, path=named.spec, kind="file", size_bytes=1 << 20)
 
+    def check(self, target: Target, plan: Plan) -> None:
+        pass
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        return Preparation(target.path, False, 0, target.size_bytes, not plan.writes)
+
     def under(self, path: str) -> str:
         return ""
 
@@ -120,3 +129,41 @@ def test_a_kind_named_by_a_prefix_comes_first_and_is_not_looked_up_as_a_path(
         target = resolve_target(spec)
         assert (target.spec, target.size_bytes) == (spec, 1 << 20)
     assert resolve_target("./mem:x").path == str(tmp_path / "mem:x")
+
+
+def test_each_kind_prepares_what_fio_will_use(tmp_path: Path) -> None:
+    quick = load_builtin("quick")
+    reads = quick.only({w.name for w in quick.workloads if not w.writes})
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"x" * (1 << 20))
+    directory, file = resolve_target(str(tmp_path)), resolve_target(str(data))
+
+    made = kind_of(directory).prepare(directory, Plan(quick))
+    assert made.created and Path(made.filename).parent == tmp_path
+    assert Path(made.filename).name.startswith(f"iobench-{os.getpid()}-")
+    assert (made.layout_bytes, made.size_limit, made.readonly) == (256 << 20, None, False)
+    assert not Path(made.filename).exists(), "preparing writes nothing"
+
+    used = kind_of(file).prepare(file, Plan(reads))
+    assert used == Preparation(str(data), False, 0, 1 << 20, True)
+    filled = kind_of(file).prepare(file, Plan(reads, prefill=True))
+    assert filled == Preparation(str(data), False, 1 << 20, 1 << 20, False)
+
+
+def test_each_kind_checks_what_would_be_written(tmp_path: Path) -> None:
+    quick = load_builtin("quick")
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"x" * (1 << 20))
+    file = resolve_target(str(data))
+    with pytest.raises(TargetUnsafe) as e:
+        kind_of(file).check(file, Plan(quick))
+    assert e.value.message == (
+        f"{data} is an existing file and the quick suite writes to it (randwrite-4k-qd1, "
+        "randwrite-4k-qd32x4, write-256k-qd32x4): its contents would be overwritten"
+    )
+    kind_of(file).check(file, Plan(quick, destructive=True))
+    with pytest.raises(TargetUnsafe, match="iobench's own results database"):
+        kind_of(file).check(file, Plan(quick, destructive=True, protected=(str(data),)))
+    directory = resolve_target(str(tmp_path))
+    kind_of(directory).check(directory, Plan(quick))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.bin"], "checking writes nothing"

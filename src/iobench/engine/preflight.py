@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +36,10 @@ from iobench.suites.pin import (
     rq_affinity_findings,
 )
 from iobench.targets import (
-    check_access,
-    check_block_device_writable,
-    check_file_writable,
+    Plan,
     check_free_space,
-    check_real_storage,
     identity_of,
+    kind_of,
     resolve_target,
     shared_with,
 )
@@ -95,45 +92,19 @@ def prepare_target(
 def _checked(
     target: Target, suite: Suite, request: RunRequest, protected: Sequence[str]
 ) -> PreparedTarget:
-    """:func:`prepare_target` without the identity."""
-    writes = any(w.writes for w in suite.workloads) or request.prefill
-    check_real_storage(target)
-    check_access(target, writes=writes)
-    if target.kind == "directory":
-        name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
-        layout = max(w.size for w in suite.workloads)
-        return PreparedTarget(target, str(Path(target.path) / name), True, layout, None, False)
-    if target.kind == "block":
-        if writes:
-            check_block_device_writable(
-                target,
-                destructive=request.destructive,
-                overwrite_signatures=request.overwrite_signatures,
-            )
-    elif writes:
-        if not request.destructive:
-            writers = ", ".join(w.name for w in suite.workloads if w.writes) or "--prefill"
-            raise TargetUnsafe(
-                f"{target.spec} is an existing file and the {suite.name} suite writes to it "
-                f"({writers}): its contents would be overwritten",
-                "pass --destructive if it is a scratch file, or give a directory and iobench "
-                "creates (and removes) its own test file there",
-            )
-        check_file_writable(target, protected)
-    if target.size_bytes is None:
-        raise UserError(
-            f"cannot tell the size of {target.spec}",
-            "check that it is readable (run as root for devices)",
-        )
-    limit = target.size_bytes
-    if limit == 0:
-        raise UserError(
-            f"{target.spec} is empty (0 bytes): there is nothing to read or write",
-            "give a directory, a file with data in it, or a device",
-        )
-    # --prefill writes the whole test area once, like a test file's layout.
-    layout = max(w.area(limit) for w in suite.workloads) if request.prefill else 0
-    return PreparedTarget(target, target.path, False, layout, limit, not writes)
+    """:func:`prepare_target` without the identity: the target's kind checks and
+    prepares it."""
+    plan = Plan(
+        suite,
+        prefill=request.prefill,
+        destructive=request.destructive,
+        overwrite_signatures=request.overwrite_signatures,
+        protected=tuple(protected),
+    )
+    kind = kind_of(target)
+    kind.check(target, plan)
+    p = kind.prepare(target, plan)
+    return PreparedTarget(target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly)
 
 
 def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:

@@ -21,7 +21,7 @@ from iobench.targets.guard import (
     hold_device,
     refusals,
 )
-from iobench.targets.kind import Kind
+from iobench.targets.kind import Kind, Named, Plan, Preparation
 from iobench.targets.kinds import ACCEPTED, KINDS, kind_named, kind_of, resolve_target
 from iobench.targets.paths import identity, identity_of, named_path
 
@@ -29,6 +29,9 @@ __all__ = [
     "ACCEPTED",
     "KINDS",
     "Kind",
+    "Named",
+    "Plan",
+    "Preparation",
     "Refusal",
     "check_access",
     "check_block_device_writable",

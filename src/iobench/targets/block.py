@@ -7,7 +7,9 @@ import stat
 
 from iobench.model import Target
 from iobench.probe.devices import block_device_size
-from iobench.targets.kind import Named
+from iobench.targets.checks import check_access, in_place
+from iobench.targets.guard import check_block_device_writable
+from iobench.targets.kind import Named, Plan, Preparation
 
 
 class Block:
@@ -24,6 +26,18 @@ class Block:
         found = named.located
         size = block_device_size(found.real, found.st)
         return Target(spec=found.named, path=found.real, kind="block", size_bytes=size)
+
+    def check(self, target: Target, plan: Plan) -> None:
+        """Writing goes through the guard (docs/safety.md); the filesystem of the device's
+        node says nothing of the device."""
+        check_access(target, writes=plan.writes)
+        if plan.writes:
+            check_block_device_writable(
+                target, destructive=plan.destructive, overwrite_signatures=plan.overwrite_signatures
+            )
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        return in_place(target, plan)
 
     def under(self, path: str) -> str:
         return ""

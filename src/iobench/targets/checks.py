@@ -1,5 +1,7 @@
-"""Whether iobench may use a target at all: real storage (not a kernel pseudo-filesystem),
-the user's access, who else may write a directory, and a directory's free space."""
+"""What the kinds named by a path check before a run: real storage (not a kernel
+pseudo-filesystem), the user's access, who else may write a directory, a directory's free
+space; and what the kinds fio uses in place (a file, a device) share: their size, and the
+area written first with --prefill."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Target
 from iobench.probe.fstype import pseudo_filesystem
+from iobench.targets.kind import Plan, Preparation
 from iobench.units import format_bytes
 
 
@@ -17,10 +20,9 @@ def check_real_storage(target: Target) -> None:
     """TargetUnsafe for a directory or file on a kernel pseudo-filesystem (proc, sysfs,
     efivarfs, cgroup ...): its files are kernel interfaces, not storage, whether the suite
     reads or writes. Decided by statfs's f_type, so symlinks and bind mounts change nothing.
-    A block device is judged by the guard for devices, not by the filesystem of its node.
+    A block device is judged by the guard for devices, not by the filesystem of its node
+    (its kind does not call this).
     """
-    if target.kind == "block":
-        return
     found = pseudo_filesystem(target.path)
     if found is None:
         return
@@ -35,15 +37,18 @@ def check_real_storage(target: Target) -> None:
 
 
 def check_access(target: Target, *, writes: bool) -> None:
-    """UserError when iobench's user cannot do what the run needs: create its test file
-    in a directory, read (and for a writing suite write) a file or device. Found before
-    anything runs, so a plan (and ``iobench doctor``) says it instead of a failed run."""
-    if target.kind == "directory":
-        mode, need = os.W_OK | os.X_OK, "create its test file in"
-    elif writes:
-        mode, need = os.R_OK | os.W_OK, "read and write"
+    """UserError when iobench's user cannot read (and for a writing suite write) a file
+    or device."""
+    if writes:
+        check_access_for(target, os.R_OK | os.W_OK, "read and write")
     else:
-        mode, need = os.R_OK, "read"
+        check_access_for(target, os.R_OK, "read")
+
+
+def check_access_for(target: Target, mode: int, need: str) -> None:
+    """UserError when iobench's user cannot do what the run needs (``mode``, for
+    :func:`os.access`; ``need``, said in the message). Found before anything runs, so a
+    plan (and ``iobench doctor``) says it instead of a failed run."""
     if os.access(target.path, mode, effective_ids=os.access in os.supports_effective_ids):
         return
     try:
@@ -67,9 +72,10 @@ def shared_with(target: Target) -> str | None:
     """Who else may write the directory a test file is made in, when anyone may: the
     group or everyone (without the sticky bit, which keeps others from renaming or
     removing files they do not own), or an owner that is neither iobench's user nor root.
-    None for other kinds of target, and when nobody else may (as far as the mode bits say;
+    None for a target used in place (with a size of its own: a file, a device), and when
+    nobody else may (as far as the mode bits say;
     ACLs are not read)."""
-    if target.kind != "directory":
+    if target.size_bytes is not None:
         return None
     try:
         st = Path(target.path).stat()
@@ -126,10 +132,11 @@ def free_space_margin(needed_bytes: int) -> int:
 def check_free_space(target: Target, needed_bytes: int) -> None:
     """For a directory target: UserError unless it has room for the test file plus a margin.
 
-    Free space is read again now (the Target's value may be stale). Other kinds, and a
-    directory whose free space cannot be read, are not checked.
+    Free space is read again now (the Target's value may be stale). A target used in place
+    (with a size of its own: a file, a device), and a directory whose free space cannot be
+    read, are not checked.
     """
-    if target.kind != "directory":
+    if target.size_bytes is not None:
         return
     try:
         vfs = os.statvfs(target.path)
@@ -153,3 +160,22 @@ def check_free_space(target: Target, needed_bytes: int) -> None:
             else "free some space or choose another directory"
         ),
     )
+
+
+def in_place(target: Target, plan: Plan) -> Preparation:
+    """A target fio uses itself (a file, a device): its size caps every test area; with
+    --prefill the largest area is written first; only read when nothing writes."""
+    if target.size_bytes is None:
+        raise UserError(
+            f"cannot tell the size of {target.spec}",
+            "check that it is readable (run as root for devices)",
+        )
+    limit = target.size_bytes
+    if limit == 0:
+        raise UserError(
+            f"{target.spec} is empty (0 bytes): there is nothing to read or write",
+            "give a directory, a file with data in it, or a device",
+        )
+    # --prefill writes the whole test area once, like a test file's layout.
+    layout = max(w.area(limit) for w in plan.suite.workloads) if plan.prefill else 0
+    return Preparation(target.path, False, layout, limit, not plan.writes)

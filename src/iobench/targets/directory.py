@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
+import uuid
+from pathlib import Path
 
 from iobench.model import Target
-from iobench.targets.kind import Named
+from iobench.targets.checks import check_access_for, check_real_storage
+from iobench.targets.kind import Named, Plan, Preparation
 
 
 class Directory:
@@ -29,6 +32,16 @@ class Directory:
         return Target(
             spec=found.named, path=found.real, kind="directory", size_bytes=None, free_bytes=free
         )
+
+    def check(self, target: Target, plan: Plan) -> None:
+        check_real_storage(target)
+        check_access_for(target, os.W_OK | os.X_OK, "create its test file in")
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        """A test file of iobench's own, as large as the largest workload's area."""
+        name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
+        layout = max(w.size for w in plan.suite.workloads)
+        return Preparation(str(Path(target.path) / name), True, layout, None, False)
 
     def under(self, path: str) -> str:
         return f" under {path}"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import stat
 
+from iobench.errors import TargetUnsafe
 from iobench.model import Target
-from iobench.targets.kind import Named
+from iobench.targets.checks import check_access, check_real_storage, in_place
+from iobench.targets.guard import check_file_writable
+from iobench.targets.kind import Named, Plan, Preparation
 
 
 class File:
@@ -21,6 +24,25 @@ class File:
     def resolve(self, named: Named) -> Target:
         found = named.located
         return Target(spec=found.named, path=found.real, kind="file", size_bytes=found.st.st_size)
+
+    def check(self, target: Target, plan: Plan) -> None:
+        """Writing needs --destructive, and a file nothing else uses (swap, a loop
+        device's backing file, the results database)."""
+        check_real_storage(target)
+        check_access(target, writes=plan.writes)
+        if not plan.writes:
+            return
+        if not plan.destructive:
+            raise TargetUnsafe(
+                f"{target.spec} is an existing file and the {plan.suite.name} suite writes to "
+                f"it ({plan.writers}): its contents would be overwritten",
+                "pass --destructive if it is a scratch file, or give a directory and iobench "
+                "creates (and removes) its own test file there",
+            )
+        check_file_writable(target, plan.protected)
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        return in_place(target, plan)
 
     def under(self, path: str) -> str:
         return f" under {path}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
-from iobench.model import Target
+from iobench.model import Suite, Target
 from iobench.targets.paths import Located, locate
 
 
@@ -24,6 +24,43 @@ class Named:
     @cached_property
     def located(self) -> Located:
         return locate(self.spec, self.accepted)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do to its targets, as a kind checks and prepares one: the suite,
+    --prefill, --destructive, --overwrite-signatures, and the files never to write (the
+    results database)."""
+
+    suite: Suite
+    prefill: bool = False
+    destructive: bool = False
+    overwrite_signatures: bool = False
+    protected: tuple[str, ...] = ()
+
+    @property
+    def writes(self) -> bool:
+        """Anything writes to the target: a writing workload, or --prefill."""
+        return any(w.writes for w in self.suite.workloads) or self.prefill
+
+    @property
+    def writers(self) -> str:
+        """What writes, as a refusal names it."""
+        return ", ".join(w.name for w in self.suite.workloads if w.writes) or "--prefill"
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """How a run uses a target: ``filename``, the file or device fio reads and writes;
+    ``created``, iobench creates (and removes) it; ``layout_bytes``, how much to write
+    before the workloads (0: none); ``size_limit``, the file's or device's size (None: a
+    test file of iobench's own); ``readonly``, nothing writes to it."""
+
+    filename: str
+    created: bool
+    layout_bytes: int
+    size_limit: int | None
+    readonly: bool
 
 
 class Kind(Protocol):
@@ -46,6 +83,16 @@ class Kind(Protocol):
 
     def resolve(self, named: Named) -> Target:
         """The Target ``named`` is, of this kind."""
+        ...
+
+    def check(self, target: Target, plan: Plan) -> None:
+        """Raise (TargetUnsafe, UserError) for the first reason not to run ``plan`` on
+        ``target``, before anything is written or fio starts (docs/safety.md)."""
+        ...
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        """How the run uses ``target`` (writes nothing; UserError when it cannot be
+        used: an empty file ...)."""
         ...
 
     def under(self, path: str) -> str:
