@@ -5,6 +5,8 @@ test file in it, what writing to it does, where a finding puts it) comes from th
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import socket
 from pathlib import Path
@@ -112,6 +114,11 @@ class _Prefixed:
     def prepare(self, target: Target, plan: Plan) -> Preparation:
         return Preparation(target.path, False, 0, target.size_bytes, not plan.writes)
 
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
+
     def under(self, path: str) -> str:
         return ""
 
@@ -167,3 +174,33 @@ def test_each_kind_checks_what_would_be_written(tmp_path: Path) -> None:
     directory = resolve_target(str(tmp_path))
     kind_of(directory).check(directory, Plan(quick))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.bin"], "checking writes nothing"
+
+
+@pytest.mark.root
+def test_a_block_device_that_will_be_written_is_checked_again_and_claimed(
+    scratch: Scratch,
+) -> None:
+    loop = scratch.loop(scratch.image(8 << 20))
+    target, kind = resolve_target(loop), kind_of(resolve_target(loop))
+    quick = load_builtin("quick")
+    with contextlib.ExitStack() as holds:
+        assert kind.claim(target, Plan(quick), readonly=True, holds=holds) is None
+        with pytest.raises(TargetUnsafe, match="is a block device and the suite writes to it"):
+            kind.claim(target, Plan(quick), readonly=False, holds=holds)
+        fd = kind.claim(target, Plan(quick, destructive=True), readonly=False, holds=holds)
+        assert fd is not None and os.path.samestat(os.fstat(fd), Path(loop).stat())
+        with pytest.raises(OSError) as busy:
+            os.close(os.open(loop, os.O_RDONLY | os.O_EXCL))
+        assert busy.value.errno == errno.EBUSY, "held exclusively while the run lasts"
+    os.close(os.open(loop, os.O_RDONLY | os.O_EXCL))  # released with the holds
+
+
+def test_a_directory_or_a_file_needs_no_claim(tmp_path: Path) -> None:
+    data = tmp_path / "data.bin"
+    data.write_bytes(b"x" * 4096)
+    quick = load_builtin("quick")
+    with contextlib.ExitStack() as holds:
+        for spec in (tmp_path, data):
+            target = resolve_target(str(spec))
+            plan = Plan(quick, destructive=True)
+            assert kind_of(target).claim(target, plan, readonly=False, holds=holds) is None

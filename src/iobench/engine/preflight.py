@@ -58,6 +58,7 @@ class PreparedTarget:
     # What the checks were made on (targets.identity): the run uses that very directory,
     # file or device, or stops.
     identity: tuple[int, int] | None = None
+    plan: Plan | None = None  # what the target was checked for (its kind's check)
 
     def size_of(self, w: Workload) -> int:
         """The test area of a workload on this target."""
@@ -104,7 +105,9 @@ def _checked(
     kind = kind_of(target)
     kind.check(target, plan)
     p = kind.prepare(target, plan)
-    return PreparedTarget(target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly)
+    return PreparedTarget(
+        target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly, plan=plan
+    )
 
 
 def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:

@@ -3,12 +3,13 @@ itself (docs/safety.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import stat
 
 from iobench.model import Target
 from iobench.probe.devices import block_device_size
 from iobench.targets.checks import check_access, in_place
-from iobench.targets.guard import check_block_device_writable
+from iobench.targets.guard import check_block_device_writable, hold_device
 from iobench.targets.kind import Named, Plan, Preparation
 
 
@@ -38,6 +39,19 @@ class Block:
 
     def prepare(self, target: Target, plan: Plan) -> Preparation:
         return in_place(target, plan)
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        """A device that will be written: the guard asked again (the first check may be a
+        while ago), then the device held exclusively (O_EXCL), so nobody may mount,
+        swapon or assemble it while fio writes to it."""
+        if readonly:
+            return None
+        check_block_device_writable(
+            target, destructive=plan.destructive, overwrite_signatures=plan.overwrite_signatures
+        )
+        return holds.enter_context(hold_device(target))
 
     def under(self, path: str) -> str:
         return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import uuid
@@ -42,6 +43,11 @@ class Directory:
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
         layout = max(w.size for w in plan.suite.workloads)
         return Preparation(str(Path(target.path) / name), True, layout, None, False)
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
 
     def under(self, path: str) -> str:
         return f" under {path}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import stat
 
 from iobench.errors import TargetUnsafe
@@ -43,6 +44,11 @@ class File:
 
     def prepare(self, target: Target, plan: Plan) -> Preparation:
         return in_place(target, plan)
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
 
     def under(self, path: str) -> str:
         return f" under {path}"

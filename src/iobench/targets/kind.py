@@ -4,6 +4,7 @@ object of this shape, in the registry :data:`iobench.targets.kinds.KINDS`."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
@@ -93,6 +94,15 @@ class Kind(Protocol):
     def prepare(self, target: Target, plan: Plan) -> Preparation:
         """How the run uses ``target`` (writes nothing; UserError when it cannot be
         used: an empty file ...)."""
+        ...
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        """Just before the run's first step: what the run holds beyond a plain open, for
+        as long as ``holds`` lasts, checked again first (a device that will be written,
+        claimed exclusively): its descriptor, which fio then reaches; None when a plain
+        open is enough."""
         ...
 
     def under(self, path: str) -> str:
