@@ -15,6 +15,8 @@ import pytest
 
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Target
+from iobench.probe.context import Storage
+from iobench.probe.written import unwritten
 from iobench.suites import load_builtin
 from iobench.targets import (
     ACCEPTED,
@@ -101,6 +103,8 @@ class _Prefixed:
     accepts = "mem:NAME"
     own_file = False
     loss = "LOSES IT"
+    holes = False
+    claimed = ""
 
     def claims(self, named: Named) -> bool:
         return named.spec.startswith("mem:")
@@ -118,6 +122,9 @@ class _Prefixed:
         self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
     ) -> int | None:
         return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        return target.size_bytes, target.spec
 
     def under(self, path: str) -> str:
         return ""
@@ -204,3 +211,31 @@ def test_a_directory_or_a_file_needs_no_claim(tmp_path: Path) -> None:
             target = resolve_target(str(spec))
             plan = Plan(quick, destructive=True)
             assert kind_of(target).claim(target, plan, readonly=False, holds=holds) is None
+
+
+def test_a_file_s_holes_are_found_as_holes_and_a_device_s_unwritten_blocks_as_zeros(
+    tmp_path: Path,
+) -> None:
+    sparse = tmp_path / "sparse.bin"
+    with sparse.open("wb") as f:
+        f.truncate(8 << 20)
+    target = resolve_target(str(sparse))
+    kind = kind_of(target)
+    assert kind.holes and not kind_named("block").holes and not kind_named("directory").holes
+    found = unwritten(str(sparse), 8 << 20, holes=kind.holes)
+    assert found is not None and (found.share, found.how) == (1.0, "holes")
+    as_device = unwritten(str(sparse), 8 << 20, holes=False)  # what a device's reading sees
+    assert as_device is not None and (as_device.share, as_device.how) == (1.0, "zeros")
+
+
+def test_the_device_under_a_target_is_the_disk_probed_or_the_device_itself(
+    tmp_path: Path,
+) -> None:
+    disk = {"block": {"disks": [{"name": "vdb", "path": "/dev/vdb", "size_bytes": 1 << 30}]}}
+    directory = resolve_target(str(tmp_path))
+    assert kind_of(directory).device_under(directory, Storage.of(disk)) == (1 << 30, "/dev/vdb")
+    assert kind_of(directory).device_under(directory, Storage.of({})) == (None, None)
+    device = Target(spec="/dev/sdz", path="/dev/sdz", kind="block", size_bytes=1 << 40)
+    assert kind_of(device).device_under(device, Storage.of(disk)) == (1 << 40, "/dev/sdz")
+    assert kind_named("block").claimed.startswith("holds the device open with O_EXCL")
+    assert kind_named("file").claimed == kind_named("directory").claimed == ""

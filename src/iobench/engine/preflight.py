@@ -259,7 +259,10 @@ def _volume(
     request: RunRequest,
 ) -> Volume:
     """The volume a spec is resolved for: the device under the target(s)."""
-    sizes = {device_under(p.target, ctx)[0] for p, ctx in zip(prepared, contexts, strict=True)}
+    sizes = {
+        kind_of(p.target).device_under(p.target, Storage.of(ctx))[0]
+        for p, ctx in zip(prepared, contexts, strict=True)
+    }
     if len(sizes) > 1 and "size" not in request.spec_params:
         raise UserError(
             f"--spec {request.spec}: the targets are on devices of different sizes, and a "
@@ -297,11 +300,12 @@ def target_facts(
 ) -> TargetFacts:
     """What the findings need to know about one prepared target (reads a few blocks of
     an existing file or device to see whether its test area was ever written)."""
-    dev_bytes, dev_name = device_under(p.target, ctx)
+    kind = kind_of(p.target)
+    dev_bytes, dev_name = kind.device_under(p.target, Storage.of(ctx))
     area = max(p.size_of(w) for w in suite.workloads)
     unwritten = None
     if not p.created and not prefill and unwritten_reads(suite.workloads, area, written=False):
-        unwritten = unwritten_area(p.filename, p.target.kind, area)  # some read may hit it
+        unwritten = unwritten_area(p.filename, area, holes=kind.holes)  # some read may hit it
     return TargetFacts(
         spec=p.target.spec,
         path=p.target.path,
@@ -338,16 +342,6 @@ def compressing_why(ctx: dict[str, Any]) -> str | None:
     if fstype == "bcachefs" and any(k.endswith("compression") for k in opts):
         return "is bcachefs with compression on"
     return None
-
-
-def device_under(target: Target, context: dict[str, Any]) -> tuple[int | None, str | None]:
-    """Size and name of the device that holds the target, from its probed context."""
-    if target.kind == "block":
-        return target.size_bytes, target.path
-    disk = Storage.of(context).first_disk
-    if disk:
-        return disk.get("size_bytes"), disk.get("path") or disk.get("name")
-    return None, None
 
 
 def host_cpu_count(host: dict[str, Any]) -> int | None:

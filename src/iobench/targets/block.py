@@ -7,6 +7,7 @@ import contextlib
 import stat
 
 from iobench.model import Target
+from iobench.probe.context import Storage
 from iobench.probe.devices import block_device_size
 from iobench.targets.checks import check_access, in_place
 from iobench.targets.guard import check_block_device_writable, hold_device
@@ -18,6 +19,10 @@ class Block:
     noun = "block device"
     accepts = "a block device such as /dev/sdb or /dev/nvme0n1"
     own_file = False
+    holes = False
+    claimed = (
+        "holds the device open with O_EXCL while the run lasts, so nothing can mount it meanwhile"
+    )
     loss = "DESTROYS ALL DATA ON IT"
 
     def claims(self, named: Named) -> bool:
@@ -52,6 +57,9 @@ class Block:
             target, destructive=plan.destructive, overwrite_signatures=plan.overwrite_signatures
         )
         return holds.enter_context(hold_device(target))
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        return target.size_bytes, target.path
 
     def under(self, path: str) -> str:
         return ""

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 from iobench.model import Target
+from iobench.probe.context import Storage
 from iobench.targets.checks import check_access_for, check_real_storage
 from iobench.targets.kind import Named, Plan, Preparation
 
@@ -18,6 +19,8 @@ class Directory:
     noun = "directory"
     accepts = "a directory (iobench creates a test file in it and removes it afterwards)"
     own_file = True
+    holes = False
+    claimed = ""
     loss = ""
 
     def claims(self, named: Named) -> bool:
@@ -48,6 +51,12 @@ class Directory:
         self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
     ) -> int | None:
         return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        disk = storage.first_disk
+        if disk:
+            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
+        return None, None
 
     def under(self, path: str) -> str:
         return f" under {path}"

@@ -7,6 +7,7 @@ import stat
 
 from iobench.errors import TargetUnsafe
 from iobench.model import Target
+from iobench.probe.context import Storage
 from iobench.targets.checks import check_access, check_real_storage, in_place
 from iobench.targets.guard import check_file_writable
 from iobench.targets.kind import Named, Plan, Preparation
@@ -17,6 +18,8 @@ class File:
     noun = "file"
     accepts = "an existing regular file"
     own_file = False
+    holes = True
+    claimed = ""
     loss = "OVERWRITES ITS CONTENTS"
 
     def claims(self, named: Named) -> bool:
@@ -49,6 +52,12 @@ class File:
         self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
     ) -> int | None:
         return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        disk = storage.first_disk
+        if disk:
+            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
+        return None, None
 
     def under(self, path: str) -> str:
         return f" under {path}"

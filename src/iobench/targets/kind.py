@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Protocol
 
 from iobench.model import Suite, Target
+from iobench.probe.context import Storage
 from iobench.targets.paths import Located, locate
 
 
@@ -69,13 +70,17 @@ class Kind(Protocol):
     ``noun`` names it in a sentence ("the block device /dev/sdb"); ``accepts`` says it
     in the list of accepted targets; ``own_file``: iobench creates a test file in it and
     removes it (else fio uses the target itself); ``loss``: what writing to it does, said
-    in an exported job file's warning."""
+    in an exported job file's warning; ``holes``: its unwritten areas may be holes, found
+    exactly without reading them (a file); ``claimed``: what iobench does while the run
+    writes to it, beyond its checks, as ``iobench doctor`` says it ("" when nothing)."""
 
     name: str
     noun: str
     accepts: str
     own_file: bool
     loss: str
+    holes: bool
+    claimed: str
 
     def claims(self, named: Named) -> bool:
         """Whether ``named`` is of this kind (the first kind of the registry that claims
@@ -103,6 +108,10 @@ class Kind(Protocol):
         as long as ``holds`` lasts, checked again first (a device that will be written,
         claimed exclusively): its descriptor, which fio then reaches; None when a plain
         open is enough."""
+        ...
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        """Size and name of the device that holds the target, from its probed context."""
         ...
 
     def under(self, path: str) -> str:
