@@ -31,7 +31,7 @@ class Block:
     def resolve(self, named: Named) -> Target:
         found = named.located
         size = block_device_size(found.real, found.st)
-        return Target(spec=found.named, path=found.real, kind="block", size_bytes=size)
+        return Target(spec=found.named, path=found.real, kind=self.name, size_bytes=size)
 
     def check(self, target: Target, plan: Plan) -> None:
         """Writing goes through the guard (docs/safety.md); the filesystem of the device's

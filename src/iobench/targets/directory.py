@@ -34,7 +34,7 @@ class Directory:
         except OSError:
             free = None
         return Target(
-            spec=found.named, path=found.real, kind="directory", size_bytes=None, free_bytes=free
+            spec=found.named, path=found.real, kind=self.name, size_bytes=None, free_bytes=free
         )
 
     def check(self, target: Target, plan: Plan) -> None:

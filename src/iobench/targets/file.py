@@ -27,7 +27,9 @@ class File:
 
     def resolve(self, named: Named) -> Target:
         found = named.located
-        return Target(spec=found.named, path=found.real, kind="file", size_bytes=found.st.st_size)
+        return Target(
+            spec=found.named, path=found.real, kind=self.name, size_bytes=found.st.st_size
+        )
 
     def check(self, target: Target, plan: Plan) -> None:
         """Writing needs --destructive, and a file nothing else uses (swap, a loop
