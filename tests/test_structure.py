@@ -23,7 +23,7 @@ MAX_LINES = 80
 
 # Flat tables of independent rules: splitting them would only scatter the rules.
 RULE_TABLES = {
-    "iobench.targets.refusals": (
+    "iobench.targets.guard.refusals": (
         "one `if fact: append(Refusal(...))` per reason not to write to a device"
     ),
     "iobench.analysis.findings._target_findings": (

@@ -228,7 +228,9 @@ class Suite:
         )
 
 
-TargetKind = Literal["directory", "file", "block"]
+# The name of a kind of target (iobench.targets.kinds.KINDS: directory, file, block),
+# as stored in targets.kind.
+TargetKind = str
 
 
 @dataclass(frozen=True)

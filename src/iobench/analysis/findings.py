@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from iobench.analysis.coverage import unwritten_reads
 from iobench.model import Expectation, Suite, Workload, directions_of
+from iobench.targets import kind_named
 from iobench.units import (
     format_bytes,
     format_duration,
@@ -224,7 +225,7 @@ def _small_file(suite: Suite, target: TargetFacts) -> Finding | None:
         return None
     share = 100.0 * target.test_bytes / target.device_bytes
     device = target.device_name or "the device"
-    under = "" if target.kind == "block" else f" under {target.path}"
+    under = kind_named(target.kind).under(target.path)
     return Finding(
         "small-file",
         "info" if own else "warning",

@@ -24,7 +24,7 @@ from pathlib import Path
 from iobench.engine.preflight import PreparedTarget
 from iobench.errors import TargetUnsafe, UserError
 from iobench.fio.runner import Held
-from iobench.targets import hold_device, identity
+from iobench.targets import identity
 
 OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
 
@@ -132,12 +132,12 @@ def hold_target(
     holds: contextlib.ExitStack,
     *,
     before_create: Callable[[str], None],
-    writable_device: bool,
+    claimed: int | None = None,
 ) -> HeldTarget:
     """Open the target for the run (its test file created, when iobench makes one);
     released with ``holds``. ``before_create`` is told the test file's path before it is
-    created; ``writable_device``: the device was checked for writing and is claimed
-    exclusively (targets.hold_device)."""
+    created; ``claimed``: the descriptor by which the target's kind holds it already (a
+    device that will be written, claimed exclusively: ``Kind.claim``)."""
     if p.created:
         dir_fd = _open_checked(p, p.target.path, OPEN_FLAGS | os.O_DIRECTORY)
         holds.callback(os.close, dir_fd)
@@ -147,8 +147,8 @@ def hold_target(
         held = HeldTarget(p, fd, dir_fd, name)
         holds.callback(os.close, fd)
         return held
-    if writable_device:
-        fd = holds.enter_context(hold_device(p.target))
+    if claimed is not None:
+        fd = claimed
         if p.identity is not None and identity(os.fstat(fd)) != p.identity:
             raise TargetUnsafe(
                 f"{p.target.spec} leads to another device than the one iobench checked",

@@ -49,7 +49,7 @@ from iobench.probe.throttle import effective, throttle_text, throttles_of
 from iobench.records import PartResult, ResultRecord, SuiteDefinition, TargetRecord
 from iobench.specs import SPEC_MIN_OUTSTANDING, SPEC_TOLERANCE
 from iobench.store.repository import Store
-from iobench.targets import check_block_device_writable
+from iobench.targets import kind_of
 
 # Writing the test file has no time limit, but fails when fio's byte count stops growing
 # for this long (a hung mount, a dead disk).
@@ -205,21 +205,16 @@ class LocalRun:
         claimed exclusively), create and lay out a test file."""
         assert self.workdir is not None
         request = self.request
-        writable_device = p.target.kind == "block" and not p.readonly
-        if writable_device:
-            # Checked again now (the first check may be a while ago), then held: nobody may
-            # mount, swapon or assemble the device while fio writes to it.
-            check_block_device_writable(
-                p.target,
-                destructive=request.destructive,
-                overwrite_signatures=request.overwrite_signatures,
-            )
+        assert p.plan is not None
         with signals_deferred():  # the test file made and registered, or neither
+            claimed = kind_of(p.target).claim(
+                p.target, p.plan, readonly=p.readonly, holds=self.holds
+            )
             self.held[p.target.spec] = hold_target(
                 p,
                 self.holds,
                 before_create=lambda path: self.store.note_leftover(self.run_id, path, "test file"),
-                writable_device=writable_device,
+                claimed=claimed,
             )
         if p.layout_bytes:
             step = next(steps)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +36,10 @@ from iobench.suites.pin import (
     rq_affinity_findings,
 )
 from iobench.targets import (
-    check_access,
-    check_block_device_writable,
-    check_file_writable,
+    Plan,
     check_free_space,
-    check_real_storage,
     identity_of,
+    kind_of,
     resolve_target,
     shared_with,
 )
@@ -61,6 +58,7 @@ class PreparedTarget:
     # What the checks were made on (targets.identity): the run uses that very directory,
     # file or device, or stops.
     identity: tuple[int, int] | None = None
+    plan: Plan | None = None  # what the target was checked for (its kind's check)
 
     def size_of(self, w: Workload) -> int:
         """The test area of a workload on this target."""
@@ -95,45 +93,21 @@ def prepare_target(
 def _checked(
     target: Target, suite: Suite, request: RunRequest, protected: Sequence[str]
 ) -> PreparedTarget:
-    """:func:`prepare_target` without the identity."""
-    writes = any(w.writes for w in suite.workloads) or request.prefill
-    check_real_storage(target)
-    check_access(target, writes=writes)
-    if target.kind == "directory":
-        name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
-        layout = max(w.size for w in suite.workloads)
-        return PreparedTarget(target, str(Path(target.path) / name), True, layout, None, False)
-    if target.kind == "block":
-        if writes:
-            check_block_device_writable(
-                target,
-                destructive=request.destructive,
-                overwrite_signatures=request.overwrite_signatures,
-            )
-    elif writes:
-        if not request.destructive:
-            writers = ", ".join(w.name for w in suite.workloads if w.writes) or "--prefill"
-            raise TargetUnsafe(
-                f"{target.spec} is an existing file and the {suite.name} suite writes to it "
-                f"({writers}): its contents would be overwritten",
-                "pass --destructive if it is a scratch file, or give a directory and iobench "
-                "creates (and removes) its own test file there",
-            )
-        check_file_writable(target, protected)
-    if target.size_bytes is None:
-        raise UserError(
-            f"cannot tell the size of {target.spec}",
-            "check that it is readable (run as root for devices)",
-        )
-    limit = target.size_bytes
-    if limit == 0:
-        raise UserError(
-            f"{target.spec} is empty (0 bytes): there is nothing to read or write",
-            "give a directory, a file with data in it, or a device",
-        )
-    # --prefill writes the whole test area once, like a test file's layout.
-    layout = max(w.area(limit) for w in suite.workloads) if request.prefill else 0
-    return PreparedTarget(target, target.path, False, layout, limit, not writes)
+    """:func:`prepare_target` without the identity: the target's kind checks and
+    prepares it."""
+    plan = Plan(
+        suite,
+        prefill=request.prefill,
+        destructive=request.destructive,
+        overwrite_signatures=request.overwrite_signatures,
+        protected=tuple(protected),
+    )
+    kind = kind_of(target)
+    kind.check(target, plan)
+    p = kind.prepare(target, plan)
+    return PreparedTarget(
+        target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly, plan=plan
+    )
 
 
 def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:
@@ -285,7 +259,10 @@ def _volume(
     request: RunRequest,
 ) -> Volume:
     """The volume a spec is resolved for: the device under the target(s)."""
-    sizes = {device_under(p.target, ctx)[0] for p, ctx in zip(prepared, contexts, strict=True)}
+    sizes = {
+        kind_of(p.target).device_under(p.target, Storage.of(ctx))[0]
+        for p, ctx in zip(prepared, contexts, strict=True)
+    }
     if len(sizes) > 1 and "size" not in request.spec_params:
         raise UserError(
             f"--spec {request.spec}: the targets are on devices of different sizes, and a "
@@ -323,11 +300,12 @@ def target_facts(
 ) -> TargetFacts:
     """What the findings need to know about one prepared target (reads a few blocks of
     an existing file or device to see whether its test area was ever written)."""
-    dev_bytes, dev_name = device_under(p.target, ctx)
+    kind = kind_of(p.target)
+    dev_bytes, dev_name = kind.device_under(p.target, Storage.of(ctx))
     area = max(p.size_of(w) for w in suite.workloads)
     unwritten = None
     if not p.created and not prefill and unwritten_reads(suite.workloads, area, written=False):
-        unwritten = unwritten_area(p.filename, p.target.kind, area)  # some read may hit it
+        unwritten = unwritten_area(p.filename, area, holes=kind.holes)  # some read may hit it
     return TargetFacts(
         spec=p.target.spec,
         path=p.target.path,
@@ -364,16 +342,6 @@ def compressing_why(ctx: dict[str, Any]) -> str | None:
     if fstype == "bcachefs" and any(k.endswith("compression") for k in opts):
         return "is bcachefs with compression on"
     return None
-
-
-def device_under(target: Target, context: dict[str, Any]) -> tuple[int | None, str | None]:
-    """Size and name of the device that holds the target, from its probed context."""
-    if target.kind == "block":
-        return target.size_bytes, target.path
-    disk = Storage.of(context).first_disk
-    if disk:
-        return disk.get("size_bytes"), disk.get("path") or disk.get("name")
-    return None, None
 
 
 def host_cpu_count(host: dict[str, Any]) -> int | None:

@@ -1,8 +1,9 @@
 """What the kernel says of a block device's users and contents, and of the files it uses
 as swap or behind loop devices: read from /proc, /sys, wipefs/blkid and an exclusive open.
 
-These are the facts :mod:`iobench.targets` decides on (its :func:`~iobench.targets.refusals`
-is pure over :class:`DeviceFacts`); nothing here decides anything.
+These are the facts :mod:`iobench.targets.guard` decides on (its
+:func:`~iobench.targets.guard.refusals` is pure over :class:`DeviceFacts`); nothing here
+decides anything.
 """
 
 from __future__ import annotations

@@ -58,9 +58,10 @@ def zero_share(fd: int, area: int, samples: int = SAMPLES) -> float | None:
     return hits / len(offsets) if offsets else None
 
 
-def unwritten(path: str, kind: str, area: int) -> Unwritten | None:
+def unwritten(path: str, area: int, *, holes: bool) -> Unwritten | None:
     """How much of the first ``area`` bytes of a file or device was never written (or
-    reads as zeros); None when it cannot be read."""
+    reads as zeros); None when it cannot be read. ``holes``: a file, whose holes are found
+    exactly."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOATIME", 0))
     except OSError:
@@ -69,10 +70,10 @@ def unwritten(path: str, kind: str, area: int) -> Unwritten | None:
         except OSError:
             return None
     try:
-        if kind == "file":
-            holes = hole_bytes(fd, area)
-            if holes:
-                return Unwritten(holes / area, "holes")
+        if holes:
+            found = hole_bytes(fd, area)
+            if found:
+                return Unwritten(found / area, "holes")
         share = zero_share(fd, area)
         return None if share is None else Unwritten(share, "zeros")
     finally:

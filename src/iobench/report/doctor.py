@@ -53,6 +53,7 @@ from iobench.specs import (
     rate_text,
 )
 from iobench.suites.options import NAME_RE
+from iobench.targets import kind_named
 from iobench.units import format_bytes, format_duration, format_iops
 
 
@@ -141,6 +142,13 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
     return jobs
 
 
+def _claimed(name: str) -> str:
+    """What iobench does while a run writes to a target of the kind ``name``, to close
+    the note's parenthesis."""
+    claimed = kind_named(name).claimed
+    return f", and {claimed})" if claimed else ")"
+
+
 def _path_shown(path: str) -> str:
     """A path as a shell takes it, on one line."""
     return shlex.quote(path) if path.isprintable() else json.dumps(path)
@@ -175,13 +183,7 @@ def around_jobs(doc: dict[str, Any]) -> list[str]:
         elif not t["readonly"]:
             notes.append(
                 f"these jobs WRITE to {_path_shown(t['path'])}, destroying its data "
-                "(iobench does only with --destructive, after its checks"
-                + (
-                    ", and holds the device open with O_EXCL while the run lasts, so "
-                    "nothing can mount it meanwhile)"
-                    if t["kind"] == "block"
-                    else ")"
-                )
+                "(iobench does only with --destructive, after its checks" + _claimed(t["kind"])
             )
         elif not readonly:
             notes.append(

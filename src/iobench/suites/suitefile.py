@@ -42,6 +42,7 @@ from iobench.model import Fitted, Suite, Target, Workload
 from iobench.suites.fit import fitted_iodepth
 from iobench.suites.options import OPTION_KEYS, show_value, valid_name
 from iobench.suites.pin import Pinning
+from iobench.targets import kind_of
 from iobench.units import format_bytes
 
 WIDTH = 96  # the header's comments are wrapped at this many characters
@@ -73,7 +74,7 @@ class Export:
     @property
     def own_file(self) -> bool:
         """The jobs test a file of their own (in a directory), not the user's file or device."""
-        return self.target is None or self.target.kind == "directory"
+        return self.target is None or kind_of(self.target).own_file
 
     @property
     def writes(self) -> tuple[str, ...]:
@@ -286,7 +287,7 @@ def _target_lines(export: Export) -> list[str]:
             "give --target a symbolic link to it whose own path is short and has none of "
             "these characters",
         )
-    if t.kind == "directory":
+    if kind_of(t).own_file:
         return [f"directory={value}", f"filename={export.test_file}"]
     warning = _comment(
         f"!!! {_writes_text(export)} !!!" if export.writes else f"{t.kind}: only read"
@@ -297,10 +298,10 @@ def _target_lines(export: Export) -> list[str]:
 def _writes_text(export: Export) -> str:
     t = export.target
     assert t is not None
-    what = "the block device" if t.kind == "block" else "the file"
-    loss = "DESTROYS ALL DATA ON IT" if t.kind == "block" else "OVERWRITES ITS CONTENTS"
+    kind = kind_of(t)
     return (
-        f"this job file WRITES TO {what} {quoted(t.spec)} ({', '.join(export.writes)}): it {loss}"
+        f"this job file WRITES TO the {kind.noun} {quoted(t.spec)} ({', '.join(export.writes)}): "
+        f"it {kind.loss}"
     )
 
 
@@ -347,13 +348,13 @@ def _where(export: Export) -> list[str]:
             f"target: fio's working directory, where it creates the test file "
             f"{export.test_file} ({biggest}) and leaves it: rm -- {export.test_file}"
         )
-    if t.kind == "directory":
+    kind = kind_of(t)
+    if kind.own_file:
         return _comment(
-            f"target: the directory {quoted(t.spec)}, where fio creates the test file "
+            f"target: the {kind.noun} {quoted(t.spec)}, where fio creates the test file "
             f"{export.test_file} ({biggest}) and leaves it"
         )
-    lines = _comment(f"target: the {'block device' if t.kind == 'block' else 'file'} "
-                     f"{quoted(t.spec)}")  # fmt: skip
+    lines = _comment(f"target: the {kind.noun} {quoted(t.spec)}")
     if export.writes:
         border = f"# {'!' * 64}"
         warning = (

@@ -1,0 +1,65 @@
+"""A directory: iobench creates its own test file in it, and removes it afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import uuid
+from pathlib import Path
+
+from iobench.model import Target
+from iobench.probe.context import Storage
+from iobench.targets.checks import check_access_for, check_real_storage
+from iobench.targets.kind import Named, Plan, Preparation
+
+
+class Directory:
+    name = "directory"
+    noun = "directory"
+    accepts = "a directory (iobench creates a test file in it and removes it afterwards)"
+    own_file = True
+    holes = False
+    claimed = ""
+    loss = ""
+
+    def claims(self, named: Named) -> bool:
+        return stat.S_ISDIR(named.located.st.st_mode)
+
+    def resolve(self, named: Named) -> Target:
+        found = named.located
+        try:
+            vfs = os.statvfs(found.real)
+            free: int | None = vfs.f_bavail * vfs.f_frsize
+        except OSError:
+            free = None
+        return Target(
+            spec=found.named, path=found.real, kind=self.name, size_bytes=None, free_bytes=free
+        )
+
+    def check(self, target: Target, plan: Plan) -> None:
+        check_real_storage(target)
+        check_access_for(target, os.W_OK | os.X_OK, "create its test file in")
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        """A test file of iobench's own, as large as the largest workload's area."""
+        name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
+        layout = max(w.size for w in plan.suite.workloads)
+        return Preparation(str(Path(target.path) / name), True, layout, None, False)
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        disk = storage.first_disk
+        if disk:
+            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
+        return None, None
+
+    def under(self, path: str) -> str:
+        return f" under {path}"
+
+
+DIRECTORY = Directory()

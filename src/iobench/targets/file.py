@@ -1,0 +1,68 @@
+"""An existing regular file: fio reads (and with --destructive writes) the file itself."""
+
+from __future__ import annotations
+
+import contextlib
+import stat
+
+from iobench.errors import TargetUnsafe
+from iobench.model import Target
+from iobench.probe.context import Storage
+from iobench.targets.checks import check_access, check_real_storage, in_place
+from iobench.targets.guard import check_file_writable
+from iobench.targets.kind import Named, Plan, Preparation
+
+
+class File:
+    name = "file"
+    noun = "file"
+    accepts = "an existing regular file"
+    own_file = False
+    holes = True
+    claimed = ""
+    loss = "OVERWRITES ITS CONTENTS"
+
+    def claims(self, named: Named) -> bool:
+        return stat.S_ISREG(named.located.st.st_mode)
+
+    def resolve(self, named: Named) -> Target:
+        found = named.located
+        return Target(
+            spec=found.named, path=found.real, kind=self.name, size_bytes=found.st.st_size
+        )
+
+    def check(self, target: Target, plan: Plan) -> None:
+        """Writing needs --destructive, and a file nothing else uses (swap, a loop
+        device's backing file, the results database)."""
+        check_real_storage(target)
+        check_access(target, writes=plan.writes)
+        if not plan.writes:
+            return
+        if not plan.destructive:
+            raise TargetUnsafe(
+                f"{target.spec} is an existing file and the {plan.suite.name} suite writes to "
+                f"it ({plan.writers}): its contents would be overwritten",
+                "pass --destructive if it is a scratch file, or give a directory and iobench "
+                "creates (and removes) its own test file there",
+            )
+        check_file_writable(target, plan.protected)
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        return in_place(target, plan)
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        disk = storage.first_disk
+        if disk:
+            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
+        return None, None
+
+    def under(self, path: str) -> str:
+        return f" under {path}"
+
+
+FILE = File()

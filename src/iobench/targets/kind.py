@@ -1,0 +1,120 @@
+"""A kind of target (a directory, a file, a block device ...): the one interface the rest
+of iobench calls without knowing kinds. Each kind is a module of ``targets/`` with one
+object of this shape, in the registry :data:`iobench.targets.kinds.KINDS`."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Protocol
+
+from iobench.model import Suite, Target
+from iobench.probe.context import Storage
+from iobench.targets.paths import Located, locate
+
+
+@dataclass(frozen=True)
+class Named:
+    """What the user typed as a target, as the kinds look at it: the text (``spec``), and
+    for the kinds named by a path, what the path leads to (``located``, found the first
+    time a kind asks; UserError when it leads nowhere)."""
+
+    spec: str
+    accepted: str  # the targets iobench accepts, for the hints
+
+    @cached_property
+    def located(self) -> Located:
+        return locate(self.spec, self.accepted)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do to its targets, as a kind checks and prepares one: the suite,
+    --prefill, --destructive, --overwrite-signatures, and the files never to write (the
+    results database)."""
+
+    suite: Suite
+    prefill: bool = False
+    destructive: bool = False
+    overwrite_signatures: bool = False
+    protected: tuple[str, ...] = ()
+
+    @property
+    def writes(self) -> bool:
+        """Anything writes to the target: a writing workload, or --prefill."""
+        return any(w.writes for w in self.suite.workloads) or self.prefill
+
+    @property
+    def writers(self) -> str:
+        """What writes, as a refusal names it."""
+        return ", ".join(w.name for w in self.suite.workloads if w.writes) or "--prefill"
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """How a run uses a target: ``filename``, the file or device fio reads and writes;
+    ``created``, iobench creates (and removes) it; ``layout_bytes``, how much to write
+    before the workloads (0: none); ``size_limit``, the file's or device's size (None: a
+    test file of iobench's own); ``readonly``, nothing writes to it."""
+
+    filename: str
+    created: bool
+    layout_bytes: int
+    size_limit: int | None
+    readonly: bool
+
+
+class Kind(Protocol):
+    """One kind of target. ``name`` is stored (``targets.kind``) and shown in reports;
+    ``noun`` names it in a sentence ("the block device /dev/sdb"); ``accepts`` says it
+    in the list of accepted targets; ``own_file``: iobench creates a test file in it and
+    removes it (else fio uses the target itself); ``loss``: what writing to it does, said
+    in an exported job file's warning; ``holes``: its unwritten areas may be holes, found
+    exactly without reading them (a file); ``claimed``: what iobench does while the run
+    writes to it, beyond its checks, as ``iobench doctor`` says it ("" when nothing)."""
+
+    name: str
+    noun: str
+    accepts: str
+    own_file: bool
+    loss: str
+    holes: bool
+    claimed: str
+
+    def claims(self, named: Named) -> bool:
+        """Whether ``named`` is of this kind (the first kind of the registry that claims
+        it resolves it)."""
+        ...
+
+    def resolve(self, named: Named) -> Target:
+        """The Target ``named`` is, of this kind."""
+        ...
+
+    def check(self, target: Target, plan: Plan) -> None:
+        """Raise (TargetUnsafe, UserError) for the first reason not to run ``plan`` on
+        ``target``, before anything is written or fio starts (docs/safety.md)."""
+        ...
+
+    def prepare(self, target: Target, plan: Plan) -> Preparation:
+        """How the run uses ``target`` (writes nothing; UserError when it cannot be
+        used: an empty file ...)."""
+        ...
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        """Just before the run's first step: what the run holds beyond a plain open, for
+        as long as ``holds`` lasts, checked again first (a device that will be written,
+        claimed exclusively): its descriptor, which fio then reaches; None when a plain
+        open is enough."""
+        ...
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        """Size and name of the device that holds the target, from its probed context."""
+        ...
+
+    def under(self, path: str) -> str:
+        """Where a finding about the device under a target at ``path`` says the target is
+        (" under PATH"; "" when the target is the device)."""
+        ...
