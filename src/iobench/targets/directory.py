@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import uuid
 from pathlib import Path
 
 from iobench.model import Target
-from iobench.probe.context import Storage
 from iobench.targets.checks import check_access_for, check_real_storage
-from iobench.targets.kind import Named, Plan, Preparation
+from iobench.targets.kind import Named, OnAFilesystem, Plan, Preparation
 
 
-class Directory:
+class Directory(OnAFilesystem):
     name = "directory"
     noun = "directory"
     accepts = "a directory (iobench creates a test file in it and removes it afterwards)"
@@ -46,20 +44,6 @@ class Directory:
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
         layout = max(w.size for w in plan.suite.workloads)
         return Preparation(str(Path(target.path) / name), True, layout, None, False)
-
-    def claim(
-        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
-    ) -> int | None:
-        return None
-
-    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
-        disk = storage.first_disk
-        if disk:
-            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
-        return None, None
-
-    def under(self, path: str) -> str:
-        return f" under {path}"
 
 
 DIRECTORY = Directory()

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import stat
 
 from iobench.errors import TargetUnsafe
 from iobench.model import Target
-from iobench.probe.context import Storage
 from iobench.targets.checks import check_access, check_real_storage, in_place
 from iobench.targets.guard import check_file_writable
-from iobench.targets.kind import Named, Plan, Preparation
+from iobench.targets.kind import Named, OnAFilesystem, Plan, Preparation
 
 
-class File:
+class File(OnAFilesystem):
     name = "file"
     noun = "file"
     accepts = "an existing regular file"
@@ -49,20 +47,6 @@ class File:
 
     def prepare(self, target: Target, plan: Plan) -> Preparation:
         return in_place(target, plan)
-
-    def claim(
-        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
-    ) -> int | None:
-        return None
-
-    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
-        disk = storage.first_disk
-        if disk:
-            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
-        return None, None
-
-    def under(self, path: str) -> str:
-        return f" under {path}"
 
 
 FILE = File()

@@ -118,3 +118,22 @@ class Kind(Protocol):
         """Where a finding about the device under a target at ``path`` says the target is
         (" under PATH"; "" when the target is the device)."""
         ...
+
+
+class OnAFilesystem:
+    """What the kinds that live on a mounted filesystem (a directory, a file) share: no
+    claim beyond a plain open, the disk under the filesystem, "under PATH" in findings."""
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        disk = storage.first_disk
+        if disk:
+            return disk.get("size_bytes"), disk.get("path") or disk.get("name")
+        return None, None
+
+    def under(self, path: str) -> str:
+        return f" under {path}"
