@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from iobench.analysis.findings import MIN_STEADY_RUNTIME_S
 from iobench.errors import SuiteError, SuiteProblem, UserError
@@ -233,6 +233,15 @@ def _value(good: Mapping[str, _ParsedValue], key: str) -> object:
     return good[key][0] if key in good else BUILTIN_DEFAULTS[key]
 
 
+class _FioJob(NamedTuple):
+    """A job fio runs (a workload, or a part of a group), the sections it was written in
+    (its own first, then its group's) and how a problem names it."""
+
+    job: Workload
+    sections: tuple[Section, ...]
+    where: str
+
+
 # fio runs (``--parse-only``, 10 ms each) to ask about names fio's help does not list
 MAX_FIO_ASKS = 32
 
@@ -324,7 +333,7 @@ class _Builder:
         for _ in range(SuiteError.SHOWN):
             if fio is None or not pending:
                 return
-            text = "\n".join(line for i in pending for line in _check_section(i, jobs[i][0]))
+            text = "\n".join(line for i in pending for line in _check_section(i, jobs[i].job))
             rc, said = fio_parse_only(fio, text)
             if rc == 0:
                 return
@@ -338,47 +347,44 @@ class _Builder:
             pending.remove(index)
             self.fio_refused(jobs[index], said)
 
-    def jobs_of(self, workloads: Sequence[Workload]) -> list[tuple[Workload, Section, str]]:
-        """Every fio job of ``workloads`` (a group's parts, else the workload), with the
-        section it was written in and how a problem names it."""
-        out: list[tuple[Workload, Section, str]] = []
+    def jobs_of(self, workloads: Sequence[Workload]) -> list[_FioJob]:
+        """Every fio job of ``workloads`` (a group's parts, else the workload)."""
+        out: list[_FioJob] = []
         for i, w in enumerate(workloads):
             named = self.dialect.named(w.name)
             if not w.parts:
-                out.append((w, ("workload", i), named))
+                out.append(_FioJob(w, (("workload", i),), named))
                 continue
             first = self.job_index(i)
             out += [
-                (p, ("job", first + k), self.dialect.part(named, p.name))
+                _FioJob(p, (("job", first + k), ("workload", i)), self.dialect.part(named, p.name))
                 for k, p in enumerate(w.parts)
             ]
         return out
 
-    def fio_refused(self, job: tuple[Workload, Section, str], said: str) -> None:
+    def fio_refused(self, job: _FioJob, said: str) -> None:
         """What fio said of ``job``, at the line of the option it names."""
-        _, section, where = job
+        section = job.sections[0]
         found = re.search(r"(?:failed parsing |Bad option <)([A-Za-z0-9_.-]+)(?:=([^>\n]*))?", said)
         key = found.group(1) if found else None
-        line = self.option_line(section, key) if key else None
+        line = self.option_line(job.sections, key) if key else None
         what = (
             f"{key}={show_value(found.group(2) or '')}" if found and found.group(2) else key
         ) or "the job"
         self.fail(
-            f"{where}fio {self.catalogue.version} refuses {what} (fio --parse-only)",
+            f"{job.where}fio {self.catalogue.version} refuses {what} (fio --parse-only)",
             line or self.lines.header(section),
             "`fio --cmdhelp=OPTION` shows what fio accepts",
         )
 
-    def option_line(self, section: Section, option: str) -> int | None:
-        """The line of the option fio calls ``option`` in the job written at ``section``
-        (or in the workload, [defaults] or [global] sections it takes from)."""
-        sections: list[Section] = [section]
+    def option_line(self, written: Sequence[Section], option: str) -> int | None:
+        """The line of the option fio calls ``option`` in a job ``written`` in these sections
+        (its own first), or in the [defaults] or [global] sections it takes from."""
+        sections = list(written)
         if self.scopes is not None:
-            applies = self.scopes.applies.get(section, 0)
+            applies = self.scopes.applies.get(written[0], 0)
             sections += [("defaults", k) for k in range(applies - 1, -1, -1)]
         else:
-            if section[0] == "job":
-                sections.append(("workload", self.workload_of_job(section[1])))
             sections.append(("defaults", 0))
         for where in sections:
             for key in (option, *(k for k, (o, _) in self.passed.items() if o == option)):
@@ -386,17 +392,6 @@ class _Builder:
                 if line is not None and line != self.lines.header(where):
                     return line
         return None
-
-    def workload_of_job(self, job: int) -> int:
-        """The index of the workload whose [[workload.job]] tables hold file-wide job ``job``."""
-        tables = self.data.get("workload")
-        assert isinstance(tables, list)
-        seen = 0
-        for i, t in enumerate(tables):
-            seen += len(t.get("job") or []) if isinstance(t, dict) else 0
-            if job < seen:
-                return i
-        return len(tables) - 1
 
     def head(self) -> tuple[str | None, object, object, set[str]]:
         """The suite's name, description and indicative flag, checked, and the top-level
