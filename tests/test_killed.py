@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -310,8 +311,6 @@ def test_a_launcher_started_by_a_thread_that_ends_lives_on_with_iobench(
     """The kernel's parent-death signal comes when the *thread* that started a process ends
     (and again as each thread it was handed to ends): a launcher started from a worker
     thread must not take that for iobench's death and stop its fio."""
-    import threading
-
     work = tmp_path / "private"
     work.mkdir()
     job = tmp_path / "j.fio"

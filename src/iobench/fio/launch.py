@@ -43,6 +43,7 @@ import signal
 import stat
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -599,17 +600,18 @@ def _become(uid: int, gid: int | None) -> None:
     os.setuid(uid)
 
 
-_parent = 0  # iobench's pid (run() sets it)
+def _orphaned_of(parent: int) -> Callable[[int, object], None]:
+    """The handler of the parent-death signal. The kernel sends it when the *thread* that
+    started the launcher ends, and again as each thread it was handed to ends: iobench
+    (``parent``) is gone only when the launcher's parent is no longer iobench's process."""
 
+    def orphaned(signum: int, frame: object) -> None:
+        if os.getppid() == parent:
+            return  # a thread of iobench ended; iobench goes on
+        _no_more_orphaned()
+        raise Orphaned
 
-def _orphaned(signum: int, frame: object) -> None:
-    """The parent-death signal. The kernel sends it when the *thread* that started the
-    launcher ends, and again as each thread it was handed to ends: iobench is gone only
-    when the launcher's parent is no longer iobench's process."""
-    if _parent and os.getppid() == _parent:
-        return  # a thread of iobench ended; iobench goes on
-    _no_more_orphaned()
-    raise Orphaned
+    return orphaned
 
 
 def _no_more_orphaned() -> None:
@@ -654,9 +656,7 @@ def _exit_like(status: int) -> int:
 def run(o: Options) -> int:
     for sig in _STOPS:  # iobench stops fio itself: it is in this process group
         signal.signal(sig, signal.SIG_IGN)
-    global _parent
-    _parent = o.parent
-    signal.signal(ORPHANED, _orphaned)
+    signal.signal(ORPHANED, _orphaned_of(o.parent))
     launch: Launch | None = None
     try:
         die_with_parent(ORPHANED, o.parent)
