@@ -4,7 +4,8 @@
 #   scripts/setup.sh         runtime only
 #   scripts/setup.sh --dev   also the test tools (pytest, hypothesis, ruff, mypy) and the
 #                            system tools the tests use (loop devices, mkfs incl. btrfs, sfdisk, iproute2,
-#                            fio's example job files)
+#                            fio's example job files, and the network storage servers the tests
+#                            start: a one-node Ceph and nbdkit, with their clients)
 # Runs as root; otherwise it uses sudo for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,15 @@ if [ "$dev" = 1 ]; then
     # The HTML report is opened in headless Chromium by the tests (Debian's package; on
     # Ubuntu it is a snap that does not run in containers, and those tests then skip).
     command -v chromium >/dev/null || packages+=(chromium)
+    # Real network storage started by the tests (tests/netstore.py): a one-node Ceph (no
+    # daemon starts on install, no /etc/ceph is written) and nbdkit, with their clients.
+    command -v ceph-mon >/dev/null || packages+=(ceph-mon)
+    command -v ceph-mgr >/dev/null || packages+=(ceph-mgr)
+    command -v ceph-osd >/dev/null || packages+=(ceph-osd)
+    command -v rbd >/dev/null || packages+=(ceph-common)
+    command -v nbdkit >/dev/null || packages+=(nbdkit)
+    command -v nbdinfo >/dev/null || packages+=(libnbd-bin)
+    command -v pgrep >/dev/null || packages+=(procps)
 fi
 if [ "${#packages[@]}" -gt 0 ]; then
     echo "setup: installing OS packages: ${packages[*]}"
