@@ -9,10 +9,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
+import netstore
 from iobench.cli import run_cli
 from iobench.fio.runner import Held
 from scratch import Scratch, scratch_fixture
@@ -132,11 +134,34 @@ def scratch(tmp_path: Path) -> Iterator[Scratch]:
     yield from scratch_fixture(tmp_path)
 
 
+@pytest.fixture(scope="session")
+def ceph_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[netstore.CephCluster]:
+    """One Ceph cluster on 127.0.0.1 for the whole test run (tests/netstore.py): give your
+    images names of their own and remove them."""
+    if missing := netstore.missing_tools(netstore.CEPH_TOOLS):
+        pytest.skip(f"needs {', '.join(missing)} (scripts/setup.sh --dev installs them)")
+    with netstore.start_ceph(tmp_path_factory.mktemp("ceph")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def nbd_server_factory(tmp_path: Path) -> Iterator[Callable[..., netstore.NbdServer]]:
+    """``nbd_server_factory(**options)``: netstore.start_nbdkit in tmp_path; every server
+    started is stopped after the test."""
+    if missing := netstore.missing_tools(netstore.NBD_TOOLS):
+        pytest.skip(f"needs {', '.join(missing)} (scripts/setup.sh --dev installs them)")
+    with ExitStack() as stack:
+        yield lambda **options: stack.enter_context(netstore.start_nbdkit(tmp_path, **options))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that runs real fio carries the `fio` marker (select with -m fio / not fio)."""
+    """Every test that runs real fio carries the `fio` marker (select with -m fio / not fio),
+    every test that uses a real network storage server the `netstore` marker."""
     for item in items:
         if "real_fio" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.fio)
+        if {"ceph_cluster", "nbd_server_factory"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.netstore)
 
 
 _HELD: list[int] = []
