@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -492,8 +493,9 @@ def test_nbdinfo_missing_or_silent() -> None:
     assert missing.hint == "install libnbd-bin (apt-get install libnbd-bin)"
     silent = nbd_failure(uri, ToolRun(("nbdinfo",), None, "", "", "timed out after 10 s"), 10)
     assert silent.message == "the NBD server at h:10809 did not answer within 10 s"
-    said = nbd_failure(uri, ToolRun(("nbdinfo",), 1, "", "nbdinfo: alice@h: \x1b[2Jboom\n"), 10)
+    said = nbd_failure(uri, ToolRun(("nbdinfo",), 1, "", "nbdinfo: nbds://alice@h/: \x1b[2J\n"), 10)
     assert "alice" not in said.message and "\x1b" not in said.message
+    assert said.message.endswith("(nbdinfo: nbds://USER@h/: \\u001b[2J)")
 
 
 # hand-written hostile answers (not recorded): what a server or a broken nbdinfo could print
@@ -572,6 +574,37 @@ def test_live_missing_export_and_servers(nbd_server_factory: Callable[..., NbdSe
     assert seconds < 2
     gone = _probed("nbd+unix:///?socket=/nonexistent/nbd.sock")[1]
     assert "the socket /nonexistent/nbd.sock does not exist" in gone.message
+
+
+@contextlib.contextmanager
+def fake_server(greeting: bytes | None) -> Iterator[int]:
+    """A port on 127.0.0.1 that accepts connections and then says nothing (None) or sends
+    ``greeting`` and hangs up: a hung server, or something that is not an NBD server."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)  # the kernel completes connections in the backlog: nothing is accepted
+
+        def serve() -> None:
+            with contextlib.suppress(OSError):
+                while greeting is not None:
+                    conn, _ = sock.accept()
+                    with conn:
+                        conn.sendall(greeting)
+
+        threading.Thread(target=serve, daemon=True).start()
+        yield sock.getsockname()[1]
+
+
+def test_live_servers_that_hang_or_speak_no_nbd() -> None:
+    with fake_server(None) as port:
+        seconds, hung = _probed(f"nbd://127.0.0.1:{port}/", timeout_s=2)
+    assert hung.message == f"the NBD server at 127.0.0.1:{port} did not answer within 2 s"
+    assert seconds < 3
+    with fake_server(b"HTTP/1.0 400 Bad Request\r\n\r\n" + bytes(range(256))) as port:
+        other = _probed(f"nbd://127.0.0.1:{port}/")[1]
+    assert f"127.0.0.1:{port} does not speak NBD (no NBD greeting)" in other.message
+    assert other.message.endswith("(nbdinfo: nbd_connect_uri: handshake: server did not send "
+                                  "expected NBD magic)")  # fmt: skip
 
 
 def test_live_tls_refusals(nbd_server_factory: Callable[..., NbdServer], tmp_path: Path) -> None:
@@ -1057,6 +1090,12 @@ def test_live_unreachable_monitors_answer_within_seconds(
         got = in_namespace(ns, code)
     assert f"no monitor answered within 4 s (monitors {blackholed})" in got["said"]
     assert got["seconds"] < 10
+    with fake_server(None) as v2, fake_server(None) as v1:  # they accept, then say nothing
+        mons = f"[v2:127.0.0.1:{v2},v1:127.0.0.1:{v1}]"
+        access = _conf_variant(ceph_cluster, tmp_path / "hung.conf", mon_host=mons)
+        seconds, error = _timed(access, "rbd:rbd/anything", timeout_s=5)
+    assert f"no monitor answered within 2 s (monitors {mons})" in error.message
+    assert seconds < 5
 
 
 _PROBE_RBD = """

@@ -371,9 +371,9 @@ def _said(uri: NbdUri, stderr: str) -> str:
     """nbdinfo's first line that is not its --list suggestion, printable, short, without the
     user name."""
     lines = [line for line in stderr.splitlines() if line.strip() and "suggestion:" not in line]
-    said = lines[0].removeprefix("nbdinfo: ") if lines else "no message"
-    if uri.user:
-        said = said.replace(uri.user, "USER")
+    said = re.sub(r"^\S*nbdinfo: ", "", lines[0]) if lines else "no message"
+    for written in {uri.user, quote(uri.user, safe="")} if uri.user else ():
+        said = said.replace(f"{written}@", "USER@")  # as nbdinfo writes it in a URI
     said = printable(said)
     return said if len(said) <= 300 else said[:300] + "..."
 
@@ -391,6 +391,7 @@ _CAUSES: tuple[tuple[str, str | None, str, str], ...] = (
     ("has no export named", None, "the server has no export {export}", "{list}"),
     ("request: No such file or directory", None, "the server has no export {export}", "{list}"),
     ("requires TLS", None, "the server requires TLS", "use nbds:// (or nbds+unix://)"),
+    ("NBD magic", None, "{where} does not speak NBD (no NBD greeting)", "check the port"),
     ("Operation not supported", "plain", "the server refused the export: it may require TLS",
      "use nbds:// (or nbds+unix://) if the server requires TLS"),
     ("gnutls", None, "the TLS handshake with the server failed",
