@@ -5,10 +5,9 @@ live probes of real nbdkit servers and a real one-node Ceph that this module sta
 (an image with a watcher, a clone and its parent, an ext4 image, QoS limits, wrong
 credentials, a missing pool and image, a monitor nobody answers for and one whose packets
 are dropped in a network namespace of the test's).
-
-The starters below (``start_nbdkit``, ``start_ceph`` and the fixtures ``nbd_server_factory``
-and ``ceph_cluster``) are a private stand-in for tests/netstore.py (branch netfix), with its
-names: delete them when that module is merged.
+The servers come from tests/netstore.py (fixtures ``nbd_server_factory`` and
+``ceph_cluster``, one cluster for the whole run: every image, pool and user made here is
+removed again), except an nbdkit that requires TLS, which this module starts itself.
 """
 
 from __future__ import annotations
@@ -23,10 +22,8 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +54,7 @@ from iobench.probe.cephtools import (
 )
 from iobench.probe.host import ToolRun
 from iobench.probe.nbd import export_of, nbd_failure, parse_nbd_uri, probe_nbd
+from netstore import CephCluster, NbdServer, free_ports
 
 DATA = Path(__file__).parent / "data" / "network"
 MiB = 1 << 20
@@ -77,231 +75,11 @@ def refusal(call: Callable[[], object]) -> UserError:
     return error
 
 
-# -- private starters (tests/netstore.py's names; delete when it is merged) ----------------
-
-
-def _free_ports(count: int) -> list[int]:
-    with ExitStack() as stack:
-        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
-
-
-def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            ["setpriv", "--pdeathsig", "KILL", "--", *argv],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
-    proc.wait(timeout=30)
-
-
 def _run(argv: list[str], timeout_s: float = 60) -> str:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv} failed ({done.returncode}): {done.stderr.strip()}")
     return done.stdout
-
-
-def _wait(ready: Callable[[], bool], proc: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
-            if ready():
-                return
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not come up ({proc.returncode})")
-        time.sleep(0.05)
-
-
-@dataclass
-class NbdServer:
-    uri: str
-    port: int | None
-    socket: Path | None
-    stop: Callable[[], None] = field(repr=False)
-
-
-def start_nbdkit(
-    workdir: Path,
-    *,
-    size: str = "64M",
-    readonly: bool = False,
-    unix: bool = False,
-    export_name: str | None = None,
-    nbdkit_args: tuple[str, ...] = (),
-    params: tuple[str, ...] = (),
-) -> NbdServer:
-    """nbdkit's memory plugin on a free port of 127.0.0.1 (or a unix socket in ``workdir``);
-    ``export_name``: that name only (the exportname filter, strict)."""
-    sock = Path(tempfile.mkdtemp(prefix="nbd-", dir=workdir)) / "nbd.sock" if unix else None
-    port = None if unix else _free_ports(1)[0]
-    where = ["--unix", str(sock)] if sock else ["-i", "127.0.0.1", "--port", str(port)]
-    filters = ["--filter=exportname"] if export_name is not None else []
-    strict = [f"exportname={export_name}", "exportname-strict=true"] if export_name else []
-    argv = ["nbdkit", "--foreground", *where, *(["--readonly"] if readonly else [])]
-    argv += [*nbdkit_args, *filters, "memory", size, *strict, *params]
-    proc = _spawn(argv, workdir / f"nbdkit-{port or 'unix'}.log")
-    name = export_name or ""
-    uri = f"nbd+unix:///{name}?socket={sock}" if sock else f"nbd://127.0.0.1:{port}/{name}"
-    _wait(lambda: sock.exists() if sock else _listening(port or 0), proc, "nbdkit")
-    return NbdServer(uri, port, sock, lambda: _kill(proc))
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-@pytest.fixture
-def nbd_server_factory(tmp_path: Path) -> Iterator[Callable[..., NbdServer]]:
-    if shutil.which("nbdkit") is None or shutil.which("nbdinfo") is None:
-        pytest.skip("needs nbdkit and nbdinfo (scripts/setup.sh --dev installs them)")
-    servers: list[NbdServer] = []
-
-    def start(**options: Any) -> NbdServer:
-        servers.append(start_nbdkit(tmp_path, **options))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.stop()
-
-
-_CEPH_CONF = """\
-[global]
-fsid = {fsid}
-mon_host = {mon_host}
-mon_initial_members = a
-public_addr = 127.0.0.1
-cluster_addr = 127.0.0.1
-auth_allow_insecure_global_id_reclaim = true
-mon_warn_on_insecure_global_id_reclaim_allowed = false
-mon_allow_pool_size_one = true
-mon_allow_pool_delete = true
-mon_warn_on_pool_no_redundancy = false
-mon_data_avail_crit = 0
-paxos_propose_interval = 0.05
-paxos_min_wait = 0.01
-osd_pool_default_size = 1
-osd_pool_default_min_size = 1
-osd_pool_default_pg_autoscale_mode = off
-osd_crush_chooseleaf_type = 0
-osd_crush_initial_weight = 1
-run_dir = {dir}/run
-mon_data = {dir}/mon/$cluster-$id
-osd_data = {dir}/osd/$cluster-$id
-osd_objectstore = memstore
-memstore_device_bytes = 1073741824
-memstore_page_set = true
-memstore_page_size = 4096
-[mon]
-admin_socket = {dir}/run/$name.asok
-log_file = {dir}/log/$name.log
-[osd]
-admin_socket = {dir}/run/$name.asok
-log_file = {dir}/log/$name.log
-[client]
-keyring = {dir}/admin.keyring
-log_file = /dev/null
-"""
-
-
-@dataclass
-class CephCluster:
-    dir: Path
-    conf: Path
-    keyring: Path
-    fsid: str
-    mon_host: str
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
-
-    def ceph(self, *args: str) -> str:
-        return _run(["ceph", "--conf", str(self.conf), "--connect-timeout", "15", *args])
-
-    def rbd(self, *args: str) -> str:
-        return _run(["rbd", "--conf", str(self.conf), "--client_mount_timeout", "15", *args])
-
-    def rados(self, *args: str) -> str:
-        return _run(["rados", "--conf", str(self.conf), "--client_mount_timeout", "15", *args])
-
-    def create_image(
-        self, name: str, size: str = "64M", pool: str = "rbd", **rbd_config: object
-    ) -> str:
-        spec = f"{pool}/{name}"
-        self.rbd("create", spec, "--size", size)
-        for key, value in rbd_config.items():
-            self.rbd("config", "image", "set", spec, key, str(value))
-        return spec
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            _kill(proc)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def start_ceph(workdir: Path, address: str = "127.0.0.1") -> CephCluster:
-    """One monitor and one memstore OSD (no manager) on free ports of 127.0.0.1; pool rbd."""
-    top = Path(tempfile.mkdtemp(prefix="ceph-", dir=workdir))
-    for sub in ("run", "log", "mon/ceph-a", "osd/ceph-0"):
-        (top / sub).mkdir(parents=True)
-    v2, v1 = _free_ports(2)
-    mon_host = f"[v2:{address}:{v2},v1:{address}:{v1}]"
-    fsid = str(uuid.uuid4())
-    conf = top / "ceph.conf"
-    conf.write_text(_CEPH_CONF.format(fsid=fsid, mon_host=mon_host, dir=top))
-    cluster = CephCluster(top, conf, top / "admin.keyring", fsid, mon_host)
-    try:
-        _ceph_daemons(cluster)
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
-
-
-def _ceph_daemons(c: CephCluster) -> None:
-    mon_keyring = c.dir / "mon.keyring"
-    _run(["ceph-authtool", "--create-keyring", str(mon_keyring), "--gen-key", "-n", "mon.",
-          "--cap", "mon", "allow *"])  # fmt: skip
-    caps = [a for svc in ("mon", "osd", "mgr") for a in ("--cap", svc, "allow *")]
-    _run(["ceph-authtool", "--create-keyring", str(c.keyring), "--gen-key", "-n", "client.admin",
-          *caps])  # fmt: skip
-    _run(["ceph-authtool", str(mon_keyring), "--import-keyring", str(c.keyring)])
-    _run(["monmaptool", "--create", "--addv", "a", c.mon_host, "--fsid", c.fsid,
-          str(c.dir / "monmap")])  # fmt: skip
-    _run(["ceph-mon", "--conf", str(c.conf), "--mkfs", "-i", "a", "--monmap",
-          str(c.dir / "monmap"), "--keyring", str(mon_keyring)])  # fmt: skip
-    c.procs.append(_spawn(["ceph-mon", "--conf", str(c.conf), "-i", "a", "-f"], c.dir / "mon.out"))
-    _wait(lambda: bool(c.ceph("fsid")), c.procs[0], "ceph-mon")
-    osd_uuid = str(uuid.uuid4())
-    ident = c.ceph("osd", "create", osd_uuid).strip()
-    _run(["ceph-osd", "--conf", str(c.conf), "-i", ident, "--mkfs", "--mkkey", "--osd-uuid",
-          osd_uuid, "--no-mon-config"])  # fmt: skip
-    c.ceph("auth", "add", f"osd.{ident}", "osd", "allow *", "mon", "allow profile osd",
-           "-i", str(c.dir / "osd" / f"ceph-{ident}" / "keyring"))  # fmt: skip
-    osd = ["ceph-osd", "--conf", str(c.conf), "-i", ident, "-f"]
-    c.procs.append(_spawn(osd, c.dir / "osd.out"))
-    up = lambda: any(o["up"] for o in json.loads(c.ceph("osd", "dump", "-f", "json"))["osds"])  # noqa: E731
-    _wait(up, c.procs[1], "ceph-osd")
-    c.ceph("osd", "pool", "create", "rbd", "8", "8")
-    c.rbd("pool", "init", "rbd")
-
-
-@pytest.fixture(scope="module")
-def ceph_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CephCluster]:
-    missing = [t for t in ("ceph-mon", "ceph-osd", "ceph", "rbd", "setpriv") if not shutil.which(t)]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)} (scripts/setup.sh --dev installs them)")
-    cluster = start_ceph(tmp_path_factory.mktemp("ceph"))
-    yield cluster
-    cluster.stop()
 
 
 # -- NBD URIs ---------------------------------------------------------------------------------
@@ -568,7 +346,7 @@ def test_live_missing_export_and_servers(nbd_server_factory: Callable[..., NbdSe
     assert _probed(named.uri)[1].export_name == "disk1"
     missing = _probed(named.uri.replace("/disk1", "/disk2"))[1]
     assert 'the server has no export "disk2"' in missing.message
-    port = _free_ports(1)[0]
+    port = free_ports("127.0.0.1", 1)[0]
     seconds, refused = _probed(f"nbd://127.0.0.1:{port}/")
     assert f"nothing listens at 127.0.0.1:{port} (connection refused)" in refused.message
     assert seconds < 2
@@ -607,15 +385,40 @@ def test_live_servers_that_hang_or_speak_no_nbd() -> None:
                                   "expected NBD magic)")  # fmt: skip
 
 
-def test_live_tls_refusals(nbd_server_factory: Callable[..., NbdServer], tmp_path: Path) -> None:
-    psk = tmp_path / "psk.keys"
+@contextlib.contextmanager
+def tls_nbdkit(workdir: Path) -> Iterator[str]:
+    """nbdkit requiring TLS with a pre-shared key (tests/netstore.py's servers speak plain
+    NBD, and its readiness check would wait for an answer without TLS forever): its URI."""
+    psk = workdir / "psk.keys"
     psk.write_text(f"alice:{os.urandom(32).hex()}\n")
     psk.chmod(0o600)
-    tls = nbd_server_factory(nbdkit_args=("--tls=require", f"--tls-psk={psk}"))
-    plain = _probed(tls.uri)[1]
+    port = free_ports("127.0.0.1", 1)[0]
+    argv = ["nbdkit", "--foreground", "--exit-with-parent", "-i", "127.0.0.1", "--port",
+            str(port), "--tls=require", f"--tls-psk={psk}", "memory", "16M"]  # fmt: skip
+    with open(workdir / "nbdkit-tls.log", "wb") as log:
+        server = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 10
+        while not _listening(port):
+            assert server.poll() is None and time.monotonic() < deadline, "nbdkit did not start"
+            time.sleep(0.02)
+        yield f"nbd://127.0.0.1:{port}/"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_live_tls_refusals(nbd_server_factory: Callable[..., NbdServer], tmp_path: Path) -> None:
+    with tls_nbdkit(tmp_path) as uri:
+        plain = _probed(uri)[1]
+        handshake = _probed(uri.replace("nbd://", "nbds://"))[1]  # libnbd has no PSK for it
     assert "the server refused the export: it may require TLS" in plain.message
     assert plain.hint.startswith("use nbds://")
-    handshake = _probed(tls.uri.replace("nbd://", "nbds://"))[1]  # no PSK for libnbd
     assert "the TLS handshake with the server failed" in handshake.message
     unoffered = _probed(nbd_server_factory().uri.replace("nbd://", "nbds://"))[1]
     assert "closed the connection when asked for TLS" in unoffered.message
@@ -953,16 +756,30 @@ def _conf_variant(cluster: CephCluster, path: Path, **replaced: str) -> CephAcce
     return CephAccess(conf=str(path))
 
 
-def _import(cluster: CephCluster, data: bytes, name: str, tmp_path: Path) -> str:
-    source = tmp_path / f"{name}.img"
-    source.write_bytes(data)
-    cluster.rbd("import", "--no-progress", str(source), f"rbd/{name}")
+@pytest.fixture
+def made(ceph_cluster: CephCluster) -> Iterator[ExitStack]:
+    """What a test makes on the shared cluster, undone after it, last made first undone."""
+    with ExitStack() as undo:
+        yield undo
+
+
+def _image(cluster: CephCluster, made: ExitStack, name: str, data: bytes | None = None) -> str:
+    """Image ``rbd/NAME`` of ``data`` (imported), or of 16 MiB never written; removed after
+    the test. Its ``rbd:`` name."""
+    if data is None:
+        cluster.create_image(name, "16M")
+    else:
+        with tempfile.NamedTemporaryFile() as source:
+            source.write(data)
+            source.flush()
+            cluster.rbd("import", "--no-progress", source.name, f"rbd/{name}")
+    made.callback(cluster.remove_image, name)
     return f"rbd:rbd/{name}"
 
 
-def test_live_image_probed(ceph_cluster: CephCluster, tmp_path: Path) -> None:
+def test_live_image_probed(ceph_cluster: CephCluster, made: ExitStack) -> None:
     data = os.urandom(96 * 1024) + bytes(8 * MiB - 96 * 1024)
-    text = _import(ceph_cluster, data, "probe-data", tmp_path)
+    text = _image(ceph_cluster, made, "probe-data", data)
     ceph_cluster.rbd("config", "image", "set", "rbd/probe-data", "rbd_qos_iops_limit", "500")
     access = CephAccess(conf=str(ceph_cluster.conf))
     seconds, image = _timed(access, text)
@@ -983,29 +800,26 @@ def test_live_image_probed(ceph_cluster: CephCluster, tmp_path: Path) -> None:
     assert seconds < 3, f"probe_rbd took {seconds:.2f} s"
 
 
-def test_live_watchers_seen(ceph_cluster: CephCluster) -> None:
-    ceph_cluster.create_image("probe-watched", "16M")
-    argv = ["rbd", "--conf", str(ceph_cluster.conf), "watch", "rbd/probe-watched"]
-    watcher = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
-    try:  # `rbd watch` holds the image open (as krbd, rbd-nbd or a VM) until a line comes
-        status = ["status", "--format", "json", "rbd/probe-watched"]
-        _wait(lambda: bool(json.loads(ceph_cluster.rbd(*status))["watchers"]), watcher, "watch")
-        image = probe_rbd(CephAccess(conf=str(ceph_cluster.conf)),
-                          parse_rbd_spec("rbd:rbd/probe-watched"))  # fmt: skip
-    finally:
-        watcher.communicate(b"\n", timeout=30)
+def test_live_watchers_seen(ceph_cluster: CephCluster, made: ExitStack) -> None:
+    text = _image(ceph_cluster, made, "probe-watched")
+    access = CephAccess(conf=str(ceph_cluster.conf))
+    with ceph_cluster.watching("probe-watched"):  # `rbd watch`: open as krbd or a VM has it
+        image = probe_rbd(access, parse_rbd_spec(text))
     assert image.watchers is not None and len(image.watchers) == 1
     assert image.watchers[0].address.startswith("127.0.0.1:")
     assert image.context()["watchers"][0]["client"].startswith("client.")
+    assert probe_rbd(access, parse_rbd_spec(text)).watchers == ()
 
 
-def test_live_clone_and_parent(ceph_cluster: CephCluster, tmp_path: Path) -> None:
+def test_live_clone_and_parent(ceph_cluster: CephCluster, made: ExitStack) -> None:
     data = b"parent's first bytes" + os.urandom(70 * 1024)
-    _import(ceph_cluster, data, "probe-parent", tmp_path)
+    _image(ceph_cluster, made, "probe-parent", data)
     ceph_cluster.rbd("snap", "create", "rbd/probe-parent@s1")
+    made.callback(ceph_cluster.rbd, "snap", "purge", "--no-progress", "rbd/probe-parent")
     ceph_cluster.rbd("snap", "protect", "rbd/probe-parent@s1")
+    made.callback(ceph_cluster.rbd, "snap", "unprotect", "rbd/probe-parent@s1")
     ceph_cluster.rbd("clone", "rbd/probe-parent@s1", "rbd/probe-child")
+    made.callback(ceph_cluster.remove_image, "probe-child")
     access = CephAccess(conf=str(ceph_cluster.conf))
     parent = probe_rbd(access, parse_rbd_spec("rbd:rbd/probe-parent"))
     assert (parent.snapshots, parent.children) == (1, ("rbd/probe-child",))
@@ -1016,7 +830,9 @@ def test_live_clone_and_parent(ceph_cluster: CephCluster, tmp_path: Path) -> Non
     assert child.used_bytes == 0 and child.first_bytes == data[: 64 * 1024]
 
 
-def test_live_signatures_found_as_on_a_device(ceph_cluster: CephCluster, tmp_path: Path) -> None:
+def test_live_signatures_found_as_on_a_device(
+    ceph_cluster: CephCluster, made: ExitStack, tmp_path: Path
+) -> None:
     for tool in ("mkfs.ext4", "sfdisk", "wipefs"):
         if shutil.which(tool, path="/usr/sbin:/sbin:/usr/bin:/bin") is None:
             pytest.skip(f"needs {tool}")
@@ -1024,51 +840,54 @@ def test_live_signatures_found_as_on_a_device(ceph_cluster: CephCluster, tmp_pat
     fs.write_bytes(bytes(16 * MiB))
     _run(["mkfs.ext4", "-q", "-F", "-L", "probe-fs", str(fs)])
     access = CephAccess(conf=str(ceph_cluster.conf))
-    _import(ceph_cluster, fs.read_bytes(), "probe-ext4", tmp_path)
-    (found,) = rbd_signatures(probe_rbd(access, parse_rbd_spec("rbd:rbd/probe-ext4")))
+    text = _image(ceph_cluster, made, "probe-ext4", fs.read_bytes())
+    (found,) = rbd_signatures(probe_rbd(access, parse_rbd_spec(text)))
     assert (found.type, found.label, found.device) == ("ext4", "probe-fs", "rbd:rbd/probe-ext4")
     table = tmp_path / "gpt.img"
     table.write_bytes(bytes(16 * MiB))
     subprocess.run(["sfdisk", "-q", str(table)], input=b"label: gpt\n,\n", check=True)
-    _import(ceph_cluster, table.read_bytes(), "probe-gpt", tmp_path)
-    types = {s.type for s in rbd_signatures(probe_rbd(access, parse_rbd_spec("rbd:rbd/probe-gpt")))}
+    text = _image(ceph_cluster, made, "probe-gpt", table.read_bytes())
+    types = {s.type for s in rbd_signatures(probe_rbd(access, parse_rbd_spec(text)))}
     assert "gpt" in types  # found because the copy has the image's size (a GPT's extent)
-    ceph_cluster.create_image("probe-blank", "16M")
-    assert rbd_signatures(probe_rbd(access, parse_rbd_spec("rbd:rbd/probe-blank"))) == []
+    blank = _image(ceph_cluster, made, "probe-blank")
+    assert rbd_signatures(probe_rbd(access, parse_rbd_spec(blank))) == []
 
 
-def test_live_refusals_name_which(ceph_cluster: CephCluster, tmp_path: Path) -> None:
-    ceph_cluster.create_image("probe-here", "16M")
+def test_live_refusals_name_which(
+    ceph_cluster: CephCluster, made: ExitStack, tmp_path: Path
+) -> None:
+    text = _image(ceph_cluster, made, "probe-here")
     conf = str(ceph_cluster.conf)
     wrong = tmp_path / "wrong.keyring"
     _run(["ceph-authtool", "--create-keyring", str(wrong), "--gen-key", "-n", "client.admin"])
+    wrong_key = str(_conf_variant(ceph_cluster, tmp_path / "k.conf", keyring=str(wrong)).conf)
     cases = {
-        (conf, "ghost", "rbd:rbd/probe-here"): "the cluster refused client.ghost",
-        (str(_conf_variant(ceph_cluster, tmp_path / "k.conf", keyring=str(wrong)).conf), None,
-         "rbd:rbd/probe-here"): "the cluster refused client.admin",
+        (conf, "ghost", text): "the cluster refused client.ghost",
+        (wrong_key, None, text): "the cluster refused client.admin",
         (conf, None, "rbd:nopool/probe-here"): 'the cluster has no pool "nopool"',
         (conf, None, "rbd:rbd/nothere"): 'pool "rbd" has no image "nothere"',
-    }  # fmt: skip
-    for (path, user, text), says in cases.items():
-        seconds, error = _timed(CephAccess(conf=path, user=user), text)
+    }
+    for (path, user, name), says in cases.items():
+        seconds, error = _timed(CephAccess(conf=path, user=user), name)
         assert isinstance(error, UserError) and says in error.message, error
         assert _key(ceph_cluster) not in error.message + (error.hint or "")
         assert seconds < 2
 
 
-def test_live_restricted_user(ceph_cluster: CephCluster, tmp_path: Path) -> None:
+def test_live_restricted_user(ceph_cluster: CephCluster, made: ExitStack, tmp_path: Path) -> None:
     """A user with the usual client caps (profile rbd on one pool) probes its pool's images,
     and is refused another pool's with the reason."""
     keyring = tmp_path / "bench.keyring"
     ceph_cluster.ceph("auth", "get-or-create", "client.probe-bench", "mon", "profile rbd",
                       "osd", "profile rbd pool=rbd", "-o", str(keyring))  # fmt: skip
-    ceph_cluster.ceph("osd", "pool", "create", "probe-other", "8", "8")
-    ceph_cluster.rbd("pool", "init", "probe-other")
+    made.callback(ceph_cluster.ceph, "auth", "del", "client.probe-bench")
+    ceph_cluster.create_pool("probe-other")
+    made.callback(ceph_cluster.remove_pool, "probe-other")
     ceph_cluster.create_image("img", "16M", pool="probe-other")
-    ceph_cluster.create_image("probe-mine", "16M")
-    access = _conf_variant(ceph_cluster, tmp_path / "bench.conf", keyring=str(keyring))
-    access = CephAccess(conf=access.conf, user="probe-bench")
-    image = probe_rbd(access, parse_rbd_spec("rbd:rbd/probe-mine"))
+    mine = _image(ceph_cluster, made, "probe-mine")
+    conf = _conf_variant(ceph_cluster, tmp_path / "bench.conf", keyring=str(keyring)).conf
+    access = CephAccess(conf=conf, user="probe-bench")
+    image = probe_rbd(access, parse_rbd_spec(mine))
     assert image.watchers == () and image.cluster.fsid == ceph_cluster.fsid
     other = _timed(access, "rbd:probe-other/img")[1]
     assert 'client.probe-bench may not use pool "probe-other" (its caps)' in other.message
@@ -1077,7 +896,7 @@ def test_live_restricted_user(ceph_cluster: CephCluster, tmp_path: Path) -> None
 def test_live_unreachable_monitors_answer_within_seconds(
     ceph_cluster: CephCluster, tmp_path: Path
 ) -> None:
-    v2, v1 = _free_ports(2)
+    v2, v1 = free_ports("127.0.0.1", 2)
     mons = f"[v2:127.0.0.1:{v2},v1:127.0.0.1:{v1}]"
     access = _conf_variant(ceph_cluster, tmp_path / "dead.conf", mon_host=mons)
     seconds, error = _timed(access, "rbd:rbd/anything")
@@ -1121,9 +940,8 @@ def test_live_a_stuck_pool_answers_within_seconds(ceph_cluster: CephCluster) -> 
                           "--yes-i-really-mean-it")  # fmt: skip
         ceph_cluster.ceph("osd", "pool", "set", "probe-stuck", "min_size", "2")
         seconds, error = _timed(CephAccess(conf=str(ceph_cluster.conf)), "rbd:probe-stuck/x", 5)
-    finally:
-        ceph_cluster.ceph("osd", "pool", "rm", "probe-stuck", "probe-stuck",
-                          "--yes-i-really-really-mean-it")  # fmt: skip
+    finally:  # at once: while it is here, every listing of clones waits for it
+        ceph_cluster.remove_pool("probe-stuck")
     assert "the cluster did not answer within 2 s (OSDs down or placement groups inactive?)" in (
         error.message
     )
