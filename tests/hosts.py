@@ -66,6 +66,7 @@ class FioHost:
         self.address = address
         self.workdir = workdir
         self.server: subprocess.Popen[bytes] | None = None
+        self.env: dict[str, str] = {}  # added to its fio server's environment (CEPH_CONF)
 
     @property
     def name(self) -> str:
@@ -83,6 +84,7 @@ class FioHost:
                  f"--server=ip:{self.address}"],
                 cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
+                env={**os.environ, **self.env},
             )  # fmt: skip
         deadline = time.monotonic() + 15
         while True:
@@ -146,9 +148,11 @@ class FioHost:
 
 
 class FioHosts:
-    """``count`` namespace hosts on one private /24."""
+    """``count`` namespace hosts on one private /24; their fio servers started unless
+    ``start`` is False (then ``ensure_running`` starts them, e.g. once each host's ``env``
+    is set)."""
 
-    def __init__(self, workdir: Path, count: int, stack: ExitStack) -> None:
+    def __init__(self, workdir: Path, count: int, stack: ExitStack, *, start: bool = True) -> None:
         tag = os.getpid() % 100000
         self.subnet = _free_subnet(tag)
         addresses = list(self.subnet.hosts())
@@ -175,8 +179,8 @@ class FioHosts:
             host = FioHost(ns, address, workdir)
             stack.callback(host.kill)
             self.hosts.append(host)
-        for host in self.hosts:
-            host.start()
+        if start:
+            self.ensure_running()
 
     def unused_address(self) -> str:
         """An address in the subnet that no host has (nothing answers there)."""

@@ -56,12 +56,9 @@ REFUSED: dict[str, tuple[str, ...]] = {
     "13": ("(not I/O to the target)",),  # e4defrag
     "17": ("(runs programs)",),  # a Ceph objectstore engine loaded from a .so
     "18": ("(runs programs)", "unknown option"),  # the same, with the engine's options
-    "19": ("(reaches endpoints)",),  # nbd to a socket the file names
     "20": ("(runs programs)", "unknown option", "name must be"),  # [job1]]
     "21": ("(reaches endpoints)", "unknown option"),  # spdk_bdev and its JSON config
     "24": ("fio 3.33 refuses create_serialize",),  # fio itself refuses "false"
-    "28": ("(reaches endpoints)",),  # rbd
-    "29": ("(reaches endpoints)",),  # rbd
     "38": ("(reaches endpoints)",),  # net
     "42": ("(runs programs)",),  # exec_prerun
     "43": ("not online on this host",),  # cpus_allowed=20 on a 2-CPU host
@@ -108,3 +105,29 @@ def test_each_file_loads_or_is_refused_only_for_a_hazard(name: str) -> None:
         assert p.line is not None, p.message
         assert any(reason in p.message for reason in REFUSED[number]), p.message
         assert not re.search(r"job #\d", p.message), p.message
+
+
+@pytest.mark.parametrize(
+    ("number", "endpoints"),
+    [
+        ("19", ('uri="nbd+unix:///?socket=/tmp/store_n',)),
+        ("28", ('pool="rbd" (line 4)', 'rbdname="fio-image" (line 5)')),
+        ("29", ('clientname="admin" (line 4)', 'pool="rbd" (line 5)', 'rbdname="fio_test"')),
+    ],
+)
+def test_a_job_file_for_fio_s_nbd_or_rbd_engine_loads_and_its_endpoints_give_way(
+    number: str, endpoints: tuple[str, ...]
+) -> None:
+    """ceph's, fio-plot's and CeTune's job files run on the NBD export or RBD image named
+    on the command line: the server, pool and image they name are said and never used."""
+    (path,) = CORPUS.glob(f"{number}-*")
+    suite = parse_job_file(
+        path.read_text(), str(path), str(path), environ=ENVIRON.get(number, {}), host=HOST
+    )
+    engines = {job.ioengine for w in suite.workloads for job in w.jobs}
+    assert engines <= {"nbd", "rbd"} and engines
+    (said,) = [n.message for n in suite.notes if n.message.startswith("the job file names where")]
+    for endpoint in endpoints:
+        assert endpoint in said, said
+    assert all(key not in dict(job.options) for w in suite.workloads for job in w.jobs
+               for key in ("uri", "pool", "rbdname", "clientname"))  # fmt: skip

@@ -73,7 +73,10 @@ def test_the_catalogue_knows_fios_names_aliases_and_engines() -> None:
         ("ioscheduler", "none", "changes the host"),
         ("stats", "0", "nothing to measure"),
         ("stats", "1", None),
-        ("ioengine", "rbd", "reaches endpoints"),
+        ("ioengine", "rados", "reaches endpoints"),
+        ("ioengine", "net", "reaches endpoints"),
+        ("ioengine", "rbd", None),  # runs on an rbd: target named on the command line
+        ("ioengine", "nbd", None),
         ("ioengine", "external:/x.so", "runs programs"),
         ("ioengine", "sg", "not I/O to the target"),
         ("ioengine", "libaio", None),

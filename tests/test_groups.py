@@ -25,6 +25,7 @@ from iobench.suites import apply_overrides, fit_to_cpus, load_suite
 from iobench.suites.loader import parse_job_file, parse_suite
 from iobench.suites.pin import Pinning, check_jobs, placed
 from iobench.suites.suitefile import Export, suite_jobfile
+from iobench.targets import Reach
 
 GROUP_TOML = """\
 name = "together"
@@ -272,7 +273,7 @@ def sections(text: str) -> list[tuple[str, list[str]]]:
 
 def test_a_group_runs_as_sections_fio_starts_together_each_reported_apart() -> None:
     mixed = toml().workloads[1]
-    text = build_jobfile(mixed, "/data/f", 6 << 20)
+    text = build_jobfile(mixed, Reach.file("/data/f"), 6 << 20)
     (glob, g), (r, reader), (w, writer) = sections(text)
     assert (glob, r, w) == ("global", "reader", "writer")
     assert "group_reporting=1" in g and not any(o.startswith("size=") for o in g)
@@ -280,7 +281,7 @@ def test_a_group_runs_as_sections_fio_starts_together_each_reported_apart() -> N
     assert reader[0] == writer[0] == "new_group"
     assert "size=6291456" in reader and "size=4194304" in writer  # each within the area
     assert {"rw=write", "bs=65536", "iodepth=2", "numjobs=2", "ramp_time=1s"} <= set(writer)
-    plain = plain_job(mixed, "/data/f", 6 << 20, section="mixed", title="t")
+    plain = plain_job(mixed, Reach.file("/data/f"), 6 << 20, section="mixed", title="t")
     assert [s for s, _ in sections(plain)] == ["mixed", "writer"]
     assert sections(plain)[0][1][-1] == "stonewall" and sections(plain)[1][1][-1] == "new_group"
     assert sections(plain)[0][1][0] == "name=reader"

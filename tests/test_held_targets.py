@@ -26,6 +26,7 @@ from iobench.fio.runner import LiveStats, find_fio
 from iobench.records import RunRecord
 from iobench.store import Store
 from iobench.suites import load_suite_file
+from iobench.targets import Reach
 from scratch import Scratch, sha256_of
 
 MiB = 1 << 20
@@ -398,7 +399,8 @@ def test_fio_given_a_target_smaller_than_the_test_area_makes_no_file_of_its_own(
     watcher.start()
     try:
         with pytest.raises(FioFailed) as e:
-            run_fio(find_fio(), build_jobfile(w, str(small), 8 * MiB), work, timeout_s=30,
+            run_fio(find_fio(), build_jobfile(w, Reach.file(str(small)), 8 * MiB), work,
+                    timeout_s=30,
                     held=Held(fd))  # fmt: skip
     finally:
         stop.set()

@@ -16,6 +16,7 @@ from iobench.fio.jobfile import (
     plain_layout_job,
 )
 from iobench.model import Workload
+from iobench.targets import Reach
 
 
 def _w(**kw: object) -> Workload:
@@ -41,7 +42,7 @@ def _options(text: str) -> dict[str, str]:
 
 
 def test_jobfile_measures_latency_in_full_and_groups_jobs() -> None:
-    opts = _options(build_jobfile(_w(numjobs=4, iodepth=32), "/data/t.dat", 16 << 20))
+    opts = _options(build_jobfile(_w(numjobs=4, iodepth=32), Reach.file("/data/t.dat"), 16 << 20))
     assert opts["filename"] == TARGET_LINK
     assert opts["size"] == str(16 << 20)
     assert opts["numjobs"] == "4"
@@ -60,7 +61,7 @@ def test_jobfile_carries_ramp_mix_and_safe_options_in_order() -> None:
         _w(
             rw="randrw", rwmixread=70, ramp_s=1.5, options=(("fsync", "4"), ("refill_buffers", "1"))
         ),
-        "/d/f",
+        Reach.file("/d/f"),
         1 << 20,
     )
     opts = _options(text)
@@ -70,13 +71,18 @@ def test_jobfile_carries_ramp_mix_and_safe_options_in_order() -> None:
 
 
 def test_time_based_false_runs_until_size_is_covered() -> None:
-    opts = _options(build_jobfile(_w(rw="write", options=(("time_based", "0"),)), "/d/f", 1 << 20))
+    opts = _options(
+        build_jobfile(_w(rw="write", options=(("time_based", "0"),)), Reach.file("/d/f"), 1 << 20)
+    )
     assert "time_based" not in opts
 
 
 @pytest.mark.parametrize("path", ["/srv/a#b;c/f", "/mnt/a:b\\c/f ", "/x/$ncpus/${HOME}", "/x/a\nb"])
 def test_any_path_reaches_fio_through_the_link_and_stays_in_a_comment(path: str) -> None:
-    for text in (build_jobfile(_w(), path, 1 << 20), build_layout_jobfile(path, 1 << 20)):
+    for text in (
+        build_jobfile(_w(), Reach.file(path), 1 << 20),
+        build_layout_jobfile(Reach.file(path), 1 << 20),
+    ):
         lines = text.splitlines()
         assert f"filename={TARGET_LINK}" in lines
         comments = [line for line in lines if line.startswith("; target: ")]
@@ -88,9 +94,11 @@ def test_any_path_reaches_fio_through_the_link_and_stays_in_a_comment(path: str)
 def test_fio_accepts_the_generated_job_files(real_fio: str, tmp_path: Path) -> None:
     for text in (
         build_jobfile(
-            _w(rw="randrw", rwmixread=70, options=(("fsync", "4"),)), str(tmp_path / "f"), 1 << 20
+            _w(rw="randrw", rwmixread=70, options=(("fsync", "4"),)),
+            Reach.file(str(tmp_path / "f")),
+            1 << 20,
         ),
-        build_layout_jobfile(str(tmp_path / "f"), 1 << 20),
+        build_layout_jobfile(Reach.file(str(tmp_path / "f")), 1 << 20),
     ):
         job = tmp_path / "job.fio"
         job.write_text(text)
@@ -118,10 +126,16 @@ def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -
     from iobench.suites.options import IOENGINES, OPTION_KEYS, refusal
 
     path = "/mnt/shared/iobench-0123abcd-c2.dat"
-    jobs = [build_layout_jobfile(path, 1 << 20, remote=True), build_cleanup_jobfile(path)]
+    jobs = [
+        build_layout_jobfile(Reach.file(path), 1 << 20, remote=True),
+        build_cleanup_jobfile(path),
+    ]
     probe = _probe_job("iobench-probe-0123abcd")  # `clients check`: one read on the null engine
     for name in builtin_names():
-        jobs += [build_jobfile(w, path, w.size, client="c2") for w in load_builtin(name).workloads]
+        jobs += [
+            build_jobfile(w, Reach.file(path), w.size, client="c2")
+            for w in load_builtin(name).workloads
+        ]
     for job in jobs:
         assert "${" not in job and "$(" not in job and "`" not in job
         options = [line.split("=", 1) for line in job.splitlines() if "=" in line]
@@ -164,7 +178,7 @@ def test_a_path_fio_would_misread_has_no_filename_value(path: str) -> None:
     """fio cuts values at ';' and '#', expands '$', strips trailing blanks, and a control
     character does not paste: such a path is reached through ./target, as iobench does."""
     assert plain_filename(path) is None
-    text = plain_job(_w(), path, 1 << 20, section="rr", title="t")
+    text = plain_job(_w(), Reach.file(path), 1 << 20, section="rr", title="t")
     assert f"filename={TARGET_LINK}" in text.splitlines()
     assert f"; target: {json.dumps(path)}: fio cannot take this path" in text
     assert ("ln -s -- " in text) == path.isprintable()
@@ -174,15 +188,17 @@ def test_a_path_fio_would_misread_has_no_filename_value(path: str) -> None:
 
 def test_a_plain_job_holds_the_options_of_the_job_file_iobench_runs() -> None:
     w = _w(rw="randrw", rwmixread=70, ramp_s=1.0, options=(("fsync", "4"), ("time_based", "0")))
-    ran = _options(build_jobfile(w, "/d/f.dat", 1 << 20))
-    shown = plain_job(w, "/d/f.dat", 1 << 20, section="mixed", title="a title")
+    ran = _options(build_jobfile(w, Reach.file("/d/f.dat"), 1 << 20))
+    shown = plain_job(w, Reach.file("/d/f.dat"), 1 << 20, section="mixed", title="a title")
     assert shown.startswith("; a title\n[mixed]\n") and shown.endswith("stonewall\n")
     assert "[global]" not in shown  # one file holds every step: a [global] would carry over
     # But allow_file_create=0: iobench's target exists; plain fio makes the file it names.
     assert ran.pop("allow_file_create") == "0"
     assert _options(shown) == {**ran, "filename": "/d/f.dat"}
-    layout = plain_layout_job("/d/f.dat", 1 << 20, direct=False, section="layout", title="t")
-    ran_layout = _options(build_layout_jobfile("/d/f.dat", 1 << 20, direct=False))
+    layout = plain_layout_job(
+        Reach.file("/d/f.dat"), 1 << 20, direct=False, section="layout", title="t"
+    )
+    ran_layout = _options(build_layout_jobfile(Reach.file("/d/f.dat"), 1 << 20, direct=False))
     assert ran_layout.pop("allow_file_create") == "0"
     assert _options(layout) == {**ran_layout, "filename": "/d/f.dat"}
 
@@ -199,8 +215,10 @@ def test_plain_fio_runs_a_plain_job_on_the_file_it_names(real_fio: str, tmp_path
         work = tmp_path / f"work-{len(name)}"
         work.mkdir()
         job = work / "job.fio"
-        layout = plain_layout_job(str(data), 1 << 20, direct=False, section="layout", title="t")
-        read = plain_job(_w(runtime_s=1.0), str(data), 1 << 20, section="rr", title="t")
+        layout = plain_layout_job(
+            Reach.file(str(data)), 1 << 20, direct=False, section="layout", title="t"
+        )
+        read = plain_job(_w(runtime_s=1.0), Reach.file(str(data)), 1 << 20, section="rr", title="t")
         job.write_text(layout + "\n" + read)
         if plain_filename(str(data)) is None:
             (work / TARGET_LINK).symlink_to(data)

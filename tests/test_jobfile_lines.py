@@ -46,6 +46,7 @@ from iobench.model import Workload
 from iobench.store import Store
 from iobench.suites import load_suite
 from iobench.suites.options import OPTION_KEYS
+from iobench.targets import Reach
 
 # -- what fio reads --------------------------------------------------------------------------
 
@@ -283,10 +284,10 @@ def test_a_local_target_of_any_path_is_recorded_whole_and_fio_reads_only_iobench
 ) -> None:
     path = HOSTILE_PATHS[kind]
     for text in (
-        build_jobfile(maximal(), path, 1 << 50),
-        build_jobfile(maximal(GLOBAL_NAME), path, 1 << 20),
-        build_layout_jobfile(path, 1 << 50),
-        build_layout_jobfile(path, 1 << 20, direct=False),
+        build_jobfile(maximal(), Reach.file(path), 1 << 50),
+        build_jobfile(maximal(GLOBAL_NAME), Reach.file(path), 1 << 20),
+        build_layout_jobfile(Reach.file(path), 1 << 50),
+        build_layout_jobfile(Reach.file(path), 1 << 20, direct=False),
     ):
         assert recorded_target(text) == path, "the real path stays recorded, in full"
         assert f"filename={TARGET_LINK}" in text.split("\n")
@@ -326,9 +327,9 @@ def test_job_files_for_fio_servers_name_the_longest_path_allowed_as_it_is(
     assert len(directory.encode()) == MAX_REMOTE_DIR_BYTES
     path = remote_file(directory, 10**30)  # room for a client number of 31 digits
     for text in (
-        build_jobfile(maximal(), path, 1 << 50, client="c" + "9" * 31),
-        build_jobfile(maximal(GLOBAL_NAME), path, 1 << 20, client="c1"),
-        build_layout_jobfile(path, 1 << 50, remote=True),
+        build_jobfile(maximal(), Reach.file(path), 1 << 50, client="c" + "9" * 31),
+        build_jobfile(maximal(GLOBAL_NAME), Reach.file(path), 1 << 20, client="c1"),
+        build_layout_jobfile(Reach.file(path), 1 << 50, remote=True),
         build_cleanup_jobfile(path),
     ):
         assert recorded_target(text) == path
@@ -377,8 +378,12 @@ def test_a_plain_job_for_a_path_fio_cannot_take_goes_through_the_link(
     path = HOSTILE_PATHS[kind]
     title = f"iobench: workload {LONGEST_NAME} on {json.dumps(path)}"
     for text in (
-        plain_job(maximal(), path, 1 << 50, section=LONGEST_NAME + ".target99", title=title),
-        plain_layout_job(path, 1 << 50, direct=True, section="iobench:layout", title=title),
+        plain_job(
+            maximal(), Reach.file(path), 1 << 50, section=LONGEST_NAME + ".target99", title=title
+        ),
+        plain_layout_job(
+            Reach.file(path), 1 << 50, direct=True, section="iobench:layout", title=title
+        ),
     ):
         assert recorded_target(text) == path
         assert f"filename={TARGET_LINK}" in text.split("\n")
@@ -392,10 +397,10 @@ def test_a_plain_path_up_to_the_limit_is_named_and_past_it_goes_through_the_link
     at += "p" * (PATH_VALUE_BYTES - len(at.replace(":", "\\:")))
     value = at.replace(":", "\\:")
     assert len(value.encode()) == PATH_VALUE_BYTES
-    text = plain_job(maximal(), at, 1 << 20, section="s", title="t")
+    text = plain_job(maximal(), Reach.file(at), 1 << 20, section="s", title="t")
     assert f"filename={value}" in text.split("\n")
     assert f" --filename={value} " in assert_fio_reads_what_iobench_wrote(real_fio, text, tmp_path)
-    over = plain_job(maximal(), at + "p", 1 << 20, section="s", title="t")
+    over = plain_job(maximal(), Reach.file(at + "p"), 1 << 20, section="s", title="t")
     assert f"filename={TARGET_LINK}" in over.split("\n") and recorded_target(over) == at + "p"
     assert f"it is {PATH_VALUE_BYTES + 1} bytes long, and iobench writes at most" in over
     assert_fio_reads_what_iobench_wrote(real_fio, over, tmp_path)

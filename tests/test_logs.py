@@ -12,6 +12,7 @@ from iobench.fio.jobfile import build_jobfile
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import find_fio, run_fio
 from iobench.model import Workload
+from iobench.targets import Reach
 
 
 def test_jobs_are_summed_and_latency_weighted_by_iops() -> None:
@@ -90,7 +91,8 @@ def test_real_fio_samples_add_up_to_its_own_totals(real_fio: str, tmp_path: Path
     target = tmp_path / "t.dat"
     target.write_bytes(os.urandom(8 << 20))
     w = Workload("mix", "randrw", 4096, 4, 2, runtime_s=3.0, ramp_s=1.0)
-    run = run_fio(find_fio(), build_jobfile(w, str(target), 8 << 20), tmp_path, timeout_s=60,
+    run = run_fio(find_fio(), build_jobfile(w, Reach.file(str(target)), 8 << 20), tmp_path,
+                  timeout_s=60,
                   held=held_open(target))  # fmt: skip
     s = parse_interval_logs(run.logs)
     assert s is not None and run.output is not None

@@ -14,13 +14,14 @@ from iobench.errors import FioFailed, FioMissing
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.runner import Held, LiveStats, find_fio, run_fio
 from iobench.model import Workload
+from iobench.targets import Reach
 
 
 def _job(path: Path, runtime_s: float = 1.0) -> str:
     """A 4k random-read job over ``path`` (held open by :func:`_held`)."""
     w = Workload("rr", "randread", 4096, 4, 1, ioengine="libaio", runtime_s=runtime_s)
     path.write_bytes(os.urandom(4 << 20))
-    return build_jobfile(w, str(path), 4 << 20)
+    return build_jobfile(w, Reach.file(str(path)), 4 << 20)
 
 
 @pytest.mark.fio
@@ -159,7 +160,7 @@ def test_real_fio_enospc_explains_the_fix(real_fio: str, tmp_path: Path) -> None
         fd = os.open(target, os.O_RDONLY)
         try:
             with pytest.raises(FioFailed) as e:
-                run_fio(find_fio(), build_layout_jobfile(str(target), 16 << 20), work,
+                run_fio(find_fio(), build_layout_jobfile(Reach.file(str(target)), 16 << 20), work,
                         timeout_s=60, held=Held(fd))  # fmt: skip
         finally:
             os.close(fd)  # the tmpfs can be unmounted
@@ -176,6 +177,7 @@ def test_fio_finding_the_target_too_small_is_caught(real_fio: str, tmp_path: Pat
     small.write_bytes(b"x" * 4096)
     w = Workload("w", "write", 4096, 1, 1, ioengine="psync", runtime_s=1)
     with pytest.raises(FioFailed, match="smaller than the test area"):
-        run_fio(find_fio(), build_jobfile(w, str(small), 1 << 20), tmp_path, timeout_s=30,
+        run_fio(find_fio(), build_jobfile(w, Reach.file(str(small)), 1 << 20), tmp_path,
+                timeout_s=30,
                 held=held_open(small))  # fmt: skip
     assert small.read_bytes() == b"x" * 4096, "the real file was not touched"

@@ -21,6 +21,7 @@ from iobench.errors import UserError
 from iobench.model import Suite, Workload
 from iobench.suites import builtin_names, fit_to_cpus, load_builtin, load_suite
 from iobench.suites.suitefile import Export, check_plain, suite_jobfile
+from iobench.targets import Reach
 from scratch import MiB, Scratch, sha256_of
 
 
@@ -442,7 +443,7 @@ def test_a_workload_named_global_something_is_a_job_in_iobench_own_job_file_too(
 
     w = Workload(name="global-test", rw="randread", bs=4096, iodepth=1, numjobs=1, size=MiB)
     job = tmp_path / "step.fio"
-    job.write_text(build_jobfile(w, "target", MiB))
+    job.write_text(build_jobfile(w, Reach.file("target"), MiB))
     shown = parse_only(real_fio, job)
     assert "--name=job-global-test " in shown and "--rw=randread" in shown
 

@@ -5,6 +5,7 @@ test file in it, what writing to it does, where a finding puts it) comes from th
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import errno
 import os
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import iobench
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Target
 from iobench.probe.context import Storage
@@ -29,13 +31,13 @@ from iobench.targets import (
     resolve_target,
 )
 from iobench.targets import kinds as registry
-from iobench.targets.kind import Named
+from iobench.targets.kind import Named, OnThisHost
 from scratch import Scratch
 
 
 def test_every_kind_is_found_by_its_stored_name_and_names_itself() -> None:
     names = [k.name for k in KINDS]
-    assert names == ["directory", "file", "block"]
+    assert names == ["nbd", "rbd", "directory", "file", "block"]  # prefixes before paths
     assert len(set(names)) == len(names)
     for kind in KINDS:
         assert kind_named(kind.name) is kind
@@ -44,11 +46,12 @@ def test_every_kind_is_found_by_its_stored_name_and_names_itself() -> None:
         kind_named("unknown")  # an imported run's target is of no kind
 
 
-def test_the_accepted_list_is_said_as_before() -> None:
+def test_the_accepted_list_says_the_paths_first_then_network_storage() -> None:
     assert ACCEPTED == (
         "accepted targets: a directory (iobench creates a test file in it and removes it "
-        "afterwards), an existing regular file, or a block device such as /dev/sdb or "
-        "/dev/nvme0n1"
+        "afterwards), an existing regular file, a block device such as /dev/sdb or "
+        "/dev/nvme0n1, an NBD export (nbd://HOST[:PORT]/EXPORT, nbds://... or "
+        "nbd+unix:///EXPORT?socket=PATH), or a Ceph RBD image (rbd:POOL/IMAGE)"
     )
 
 
@@ -95,7 +98,7 @@ def test_what_no_kind_claims_is_said_with_what_is_accepted(tmp_path: Path) -> No
             assert e.value.hint == ACCEPTED
 
 
-class _Prefixed:
+class _Prefixed(OnThisHost):
     """A kind named by a prefix, as NBD's and RBD's will be: never a path."""
 
     name = "mem"
@@ -239,3 +242,29 @@ def test_the_device_under_a_target_is_the_disk_probed_or_the_device_itself(
     assert kind_of(device).device_under(device, Storage.of(disk)) == (1 << 40, "/dev/sdz")
     assert kind_named("block").claimed.startswith("holds the device open with O_EXCL")
     assert kind_named("file").claimed == kind_named("directory").claimed == ""
+
+
+def test_no_module_outside_targets_compares_a_kind_s_name() -> None:
+    """The rest of iobench asks a kind (kind_of, kind_named) and its answers; it never
+    branches on a kind's name (`t.kind == "block"`, `kind_named("rbd")`)."""
+    names = {k.name for k in KINDS}
+    src = Path(iobench.__file__).parent
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        if path.parent.name == "targets":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            constants: list[ast.expr] = []
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any("kind" in ast.unparse(s) for s in sides):
+                    constants = sides
+            elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("kind_named"):
+                constants = list(node.args)
+            for c in constants:
+                values = [c] if isinstance(c, ast.Constant) else getattr(c, "elts", [])
+                if any(isinstance(v, ast.Constant) and v.value in names for v in values):
+                    where = f"{path.relative_to(src)}:{getattr(node, 'lineno', '?')}"
+                    found.append(f"{where}: {ast.unparse(node)}")
+    assert not found, "\n".join(found)

@@ -235,7 +235,7 @@ TargetKind = str
 
 @dataclass(frozen=True)
 class Target:
-    """A resolved target: the path the user named and what it is."""
+    """A resolved target: the path (or network storage) the user named and what it is."""
 
     # The absolute, normalised path the user named ("." run in /mnt/vol: "/mnt/vol"),
     # symbolic links kept (targets.named_path); what runs store and show.
@@ -244,6 +244,12 @@ class Target:
     kind: TargetKind
     size_bytes: int | None  # file or device size; None for a directory
     free_bytes: int | None = None  # free space (directory targets)
+    # How to reach network storage, from the command line (--ceph-conf FILE ...): never a
+    # credential, only where one is kept.
+    access: tuple[tuple[str, str], ...] = ()
+    # What its kind found out when it resolved it (a network kind's probe of the server),
+    # for its checks and context; not part of what the target is.
+    facts: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iobench.analysis.netcontext import network_lines
 from iobench.analysis.throttles import context_throttles, devices_line, throttle_line
 from iobench.probe.context import Storage
 from iobench.probe.throttle import KEYS, limit_text
@@ -105,7 +106,7 @@ def target_lines(target: dict[str, Any], *, identity: bool = True) -> list[tuple
     throttles = throttle_line(ctx) if identity else _throttle_limits(ctx)
     if throttles:
         lines.append(("io throttles", throttles))
-    return lines
+    return lines + network_lines(ctx, identity=identity)
 
 
 def _device_lines(ctx: dict[str, Any], identity: bool) -> list[tuple[str, str]]:

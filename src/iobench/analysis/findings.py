@@ -76,6 +76,10 @@ class TargetFacts:
     # Who else may write the directory iobench makes its test file in, when someone may:
     # "others (mode 0777, no sticky bit)", "user alice (its owner)" ...
     shared: str | None = None
+    qos: str | None = None  # the storage's own QoS limits (an RBD image's), as text
+    # Why the server of network storage runs on this very host (its address is this
+    # host's): fio and the server share its CPUs and memory.
+    served_here: str | None = None
 
 
 def note_findings(suite: Suite) -> list[Finding]:
@@ -450,7 +454,39 @@ def _target_findings(suite: Suite, t: TargetFacts) -> list[Finding]:
                         target=t.spec,
                     )
                 )
+    found.extend(_network_findings(t))
     found.extend(_unwritten_read(suite, t))
+    return found
+
+
+def _network_findings(t: TargetFacts) -> list[Finding]:
+    """``qos-limited``: the storage caps what it serves; ``served-here``: its server runs
+    on this host."""
+    found = []
+    if t.qos:
+        found.append(
+            Finding(
+                "qos-limited",
+                "info",
+                f"{t.spec} has QoS limits of its own: {t.qos}. No figure can exceed them, and "
+                "a figure at one of them is the limit's, not the cluster's",
+                "to measure what the storage can do, benchmark an image without QoS limits; "
+                "to measure what a VM with these limits gets, keep them",
+                target=t.spec,
+            )
+        )
+    if t.served_here:
+        found.append(
+            Finding(
+                "served-here",
+                "warning",
+                f"{t.spec} is served from this very host ({t.served_here}): fio and the "
+                "server share its CPUs, memory and loopback network, so the figures are "
+                "neither those of a client nor of the server alone",
+                "run iobench on a client machine, as the storage's users would reach it",
+                target=t.spec,
+            )
+        )
     return found
 
 
@@ -464,11 +500,10 @@ def _unwritten_read(suite: Suite, t: TargetFacts) -> list[Finding]:
         return []
     listed_ = ", ".join(f"{u.workload} ({u.why})" for u in found)
     if unwritten:
-        how = (
-            "holes of a sparse file"
-            if t.unwritten_how == "holes"
-            else "sampled blocks that read as zeros: never written, thin-provisioned or zeroed"
-        )
+        how = {
+            "holes": "holes of a sparse file",
+            "zeros": "sampled blocks that read as zeros: never written, thin-provisioned or zeroed",
+        }.get(t.unwritten_how or "zeros", t.unwritten_how)
         what = f"{share:.0%} of the test area of {t.spec} was never written ({how})"
         fix = (
             "pass --prefill to write the test area first (with --destructive: it "

@@ -28,9 +28,27 @@ _MODE_DIRECTIONS = {
 
 
 def context_throttles(ctx: dict[str, Any] | None) -> dict[str, dict[str, tuple[int, str]]]:
-    """{device: {key: (value, where)}} of a stored target context (empty when none)."""
+    """{device: {key: (value, where)}} of a stored target context (empty when none): the
+    cgroup IO throttles on its devices, and the storage's own QoS limits (``qos``: an RBD
+    image's), which cap a figure alike."""
+    found: dict[str, dict[str, tuple[int, str]]] = {}
+    for key in ("throttles", "qos"):
+        t = (ctx or {}).get(key)
+        for device, limits in (effective(t) if isinstance(t, dict) else {}).items():
+            found.setdefault(device, {}).update(limits)
+    return found
+
+
+def qos_text(ctx: dict[str, Any] | None) -> str | None:
+    """The storage's own QoS limits, as text (None: none)."""
+    t = (ctx or {}).get("qos")
+    return (throttle_text(effective(t)) or None) if isinstance(t, dict) else None
+
+
+def cgroup_throttle_text(ctx: dict[str, Any] | None) -> str | None:
+    """The cgroup IO throttles on the target's devices, as text (None: none)."""
     t = (ctx or {}).get("throttles")
-    return effective(t) if isinstance(t, dict) else {}
+    return (throttle_text(effective(t)) or None) if isinstance(t, dict) else None
 
 
 def throttled_directions(ctx: dict[str, Any] | None) -> set[str]:

@@ -18,7 +18,9 @@ from iobench.cli.env import Environment, pass_env
 from iobench.cli.execution import execute_request, outcome_code
 from iobench.cli.options import (
     EXIT_CODES_HELP,
+    access_options,
     destructive_options,
+    given_access,
     json_option,
     label_option,
     parse_list,
@@ -50,6 +52,7 @@ curve_options = with_options(
             help="Also report the most throughput whose p99 latency stays under this, e.g. 2ms.",
         ),
         destructive_options(),
+        access_options(),
         json_option(),
     ]
 )
@@ -230,6 +233,7 @@ def run_curve(
         argv=env.argv,
         chooser=chooser,
         extra_definition=extra_definition,
+        access=given_access(),
     )
     return execute_request(env, request)
 

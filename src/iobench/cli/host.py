@@ -8,31 +8,35 @@ import click
 
 from iobench.cli.env import Environment, pass_env
 from iobench.cli.execution import stop_signals_as_interrupt
-from iobench.cli.options import json_option
+from iobench.cli.options import access_options, given_access, json_option
 from iobench.documents import envelope
 from iobench.errors import ExitCode
 
 
 @click.command()
 @click.argument("target", required=False, default=".")
+@access_options()
 @json_option()
 @pass_env
 def info(env: Environment, target: str, as_json: bool) -> None:
-    """Show what is under the hood: host, and TARGET's filesystem, mount and devices.
+    """Show what is under the hood: host, and TARGET's filesystem, mount and devices (for
+    an NBD export or an RBD image: what the server or the cluster says of it).
 
     \b
     Examples:
       iobench info
       iobench info /mnt/vol --json
       iobench info /dev/nvme0n1
+      iobench info rbd:rbd/bench-img --ceph-conf /etc/ceph/ceph.conf
+      iobench info nbd://127.0.0.1:10809/export
     """
-    from iobench.probe import probe_host, probe_target
+    from iobench.probe import probe_host
     from iobench.report.context import render_info
-    from iobench.targets import resolve_target
+    from iobench.targets import kind_of, resolve_target
 
-    resolved = resolve_target(target)
+    resolved = resolve_target(target, given_access())
     host = probe_host()
-    context = probe_target(resolved.path)
+    context = kind_of(resolved).capture(resolved)
     doc = {
         **envelope("info"),
         "host": host,

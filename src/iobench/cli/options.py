@@ -92,6 +92,48 @@ def destructive_options() -> Callable[[F], F]:
     )
 
 
+_ACCESS = "iobench.access"  # where the access options keep their values (click's meta)
+
+
+def _keep_access(key: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+    def keep(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            ctx.meta[_ACCESS] = {**ctx.meta.get(_ACCESS, {}), key: value}
+
+    return keep
+
+
+def access_options() -> Callable[[F], F]:
+    """``--ceph-conf`` and ``--ceph-user``: how to reach network storage named as a target
+    (an ``rbd:`` image); read with :func:`given_access`."""
+    return with_options(
+        [
+            click.option(
+                "--ceph-conf",
+                metavar="FILE",
+                expose_value=False,
+                callback=_keep_access("ceph_conf"),
+                help="For rbd:POOL/IMAGE targets: the Ceph configuration (monitors, keyring) "
+                "[default: $CEPH_CONF, else /etc/ceph/ceph.conf].",
+            ),
+            click.option(
+                "--ceph-user",
+                metavar="NAME",
+                expose_value=False,
+                callback=_keep_access("ceph_user"),
+                help="For rbd:POOL/IMAGE targets: the Ceph user, without 'client.' (its key "
+                "comes from the keyring the configuration names) [default: admin].",
+            ),
+        ]
+    )
+
+
+def given_access() -> tuple[tuple[str, str], ...]:
+    """The access options of the running command (``(("ceph_conf", FILE), ...)``)."""
+    ctx = click.get_current_context(silent=True)
+    return tuple(sorted(ctx.meta.get(_ACCESS, {}).items())) if ctx is not None else ()
+
+
 def run_selection_options() -> Callable[[F], F]:
     """The runs `compare` and `report` take: RUNs, the latest run of labels, a baseline."""
     return with_options(

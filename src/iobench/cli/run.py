@@ -14,7 +14,9 @@ from iobench.cli.env import Environment, pass_env
 from iobench.cli.execution import execute_request, run_code
 from iobench.cli.options import (
     EXIT_CODES_HELP,
+    access_options,
     destructive_options,
+    given_access,
     json_option,
     label_option,
     parse_list,
@@ -45,6 +47,7 @@ workload_options = with_options(
         click.option("--ramp", help="Override every workload's ramp time (excluded from results)."),
         size_option(),
         destructive_options(),
+        access_options(),
         click.option(
             "--expect",
             "expectations",
@@ -219,6 +222,7 @@ def run_request(
         spec=spec,
         spec_params=parse_spec_params(spec_params),
         pin_to_device=pin_to_device,
+        access=given_access(),
     )
 
 

@@ -13,7 +13,9 @@ import click
 from iobench.cli import checks
 from iobench.cli.env import Environment, pass_env
 from iobench.cli.options import (
+    access_options,
     destructive_options,
+    given_access,
     json_option,
     output_option,
     parse_opt,
@@ -106,6 +108,7 @@ def _print_suites(env: Environment, loaded: list[Suite], as_json: bool) -> None:
 @click.option("--ramp", help="Override every workload's ramp time (excluded from results).")
 @size_option()
 @destructive_options()
+@access_options()
 @click.option(
     "--prefill",
     is_flag=True,
@@ -210,10 +213,10 @@ def _export(
     resolved = None
     limit = None
     if target is not None:
-        resolved = resolve_target(target)
+        resolved = resolve_target(target, given_access())
         request = RunRequest(
             targets=(target,), suite=suite, destructive=destructive,
-            overwrite_signatures=overwrite_signatures, prefill=prefill,
+            overwrite_signatures=overwrite_signatures, prefill=prefill, access=given_access(),
         )  # fmt: skip
         limit = prepare_target(resolved, suite, request, protected_paths(env.db_path())).size_limit
     pin = None

@@ -206,20 +206,22 @@ class LocalRun:
         assert self.workdir is not None
         request = self.request
         assert p.plan is not None
+        kind = kind_of(p.target)
         with signals_deferred():  # the test file made and registered, or neither
-            claimed = kind_of(p.target).claim(
-                p.target, p.plan, readonly=p.readonly, holds=self.holds
-            )
-            self.held[p.target.spec] = hold_target(
-                p,
-                self.holds,
-                before_create=lambda path: self.store.note_leftover(self.run_id, path, "test file"),
-                claimed=claimed,
-            )
+            claimed = kind.claim(p.target, p.plan, readonly=p.readonly, holds=self.holds)
+            if kind.opened:
+                self.held[p.target.spec] = hold_target(
+                    p,
+                    self.holds,
+                    before_create=lambda path: self.store.note_leftover(
+                        self.run_id, path, "test file"
+                    ),
+                    claimed=claimed,
+                )
         if p.layout_bytes:
             step = next(steps)
             direct = all(w.direct for w in request.suite.workloads)
-            job = build_layout_jobfile(p.filename, p.layout_bytes, direct=direct)
+            job = build_layout_jobfile(p.reach, p.layout_bytes, direct=direct)
             with observed(self.obs, step) as told:
                 run = self._fio(step, job, p, timeout_s=None, stall_s=self.stall_s)
                 if run.output is not None and run.output.jobs:  # how fast it was written
@@ -242,7 +244,7 @@ class LocalRun:
         """Run one workload once on one target and store the result (or the failure)."""
         assert self.workdir is not None
         w = p.placed(w)  # as it runs there: pinned with --pin-to-device, its area capped
-        job = build_jobfile(w, p.filename, w.size)
+        job = build_jobfile(w, p.reach, w.size)
         ctx = self.preflight.context_of(p.target.spec)
         devices = list(Storage.of(ctx).io_devices)  # the block devices that serve its IO
         disks_before = disk_snapshot(devices)
@@ -285,8 +287,9 @@ class LocalRun:
         """fio for ``step`` on the target ``p`` (still the one held, or TargetUnsafe), its
         live figures told to the observer; ``glance`` called as they come."""
         assert self.workdir is not None
-        held = self.held[p.target.spec]
-        held.check()
+        held = self.held.get(p.target.spec)  # none for storage fio reaches by its engine
+        if held is not None:
+            held.check()
 
         def progress(stats: LiveStats) -> None:
             glance()
@@ -301,7 +304,8 @@ class LocalRun:
             on_progress=progress,
             name=f"step{step.index}",
             readonly=readonly,
-            held=held.held,
+            held=held.held if held is not None else None,
+            env=p.reach.env,
         )
 
 

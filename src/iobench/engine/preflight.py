@@ -14,16 +14,14 @@ from typing import Any
 from iobench.analysis.coverage import unwritten_reads
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.analysis.measured import spinning_disk
-from iobench.analysis.throttles import context_throttles, throttled_directions
+from iobench.analysis.throttles import cgroup_throttle_text, qos_text, throttled_directions
 from iobench.cpus import online_cpus
 from iobench.engine.request import RunRequest
 from iobench.engine.steps import Step, local_schedule
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import Suite, Target, Workload
-from iobench.probe import probe_host, probe_target
+from iobench.probe import probe_host
 from iobench.probe.context import Storage
-from iobench.probe.throttle import throttle_text
-from iobench.probe.written import unwritten as unwritten_area
 from iobench.specs import Promise, Volume, spec_expectations
 from iobench.specs import resolve as resolve_spec
 from iobench.suites.fit import fit_to_cpus
@@ -37,8 +35,9 @@ from iobench.suites.pin import (
 )
 from iobench.targets import (
     Plan,
+    Reach,
+    check_engines,
     check_free_space,
-    identity_of,
     kind_of,
     resolve_target,
     shared_with,
@@ -60,6 +59,11 @@ class PreparedTarget:
     identity: tuple[int, int] | None = None
     plan: Plan | None = None  # what the target was checked for (its kind's check)
 
+    @property
+    def reach(self) -> Reach:
+        """How fio on this host reaches the target."""
+        return kind_of(self.target).reach(self.target, self.filename)
+
     def size_of(self, w: Workload) -> int:
         """The test area of a workload on this target."""
         return w.area(self.size_limit)
@@ -79,9 +83,10 @@ def prepare_target(
 
     ``protected`` are files that must never be written (the results database).
     """
-    checked = identity_of(target)
+    kind = kind_of(target)
+    checked = kind.identity(target)
     prepared = _checked(target, suite, request, protected)
-    if identity_of(target) != checked:
+    if kind.identity(target) != checked:
         raise TargetUnsafe(
             f"{target.spec} changed while iobench checked it (its path now leads to another "
             f"{target.kind})",
@@ -103,6 +108,7 @@ def _checked(
         protected=tuple(protected),
     )
     kind = kind_of(target)
+    check_engines(target, suite)
     kind.check(target, plan)
     p = kind.prepare(target, plan)
     return PreparedTarget(
@@ -126,6 +132,25 @@ def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]
             f"the test area is capped at the size of {target.spec} "
             f"({format_bytes(limit)}) for {_names(capped)}",
             "use --size to choose a smaller area explicitly",
+            target=target.spec,
+        )
+    ]
+
+
+def engine_notes(target: Target, suite: Suite) -> list[Finding]:
+    """``engine-replaced``: the target's own engine (fio's nbd, rbd) runs every workload
+    instead of the suite's."""
+    engine = kind_of(target).engine
+    replaced = sorted({j.ioengine for w in suite.workloads for j in w.jobs} - {engine})
+    if engine is None or not replaced:
+        return []
+    return [
+        Finding(
+            "engine-replaced",
+            "info",
+            f"fio's {engine} engine reaches {target.spec}: it runs every workload instead of "
+            f"the suite's {', '.join(replaced)} (the shapes, depths and jobs stay the suite's)",
+            "nothing to do: a network target is reached only by its own engine",
             target=target.spec,
         )
     ]
@@ -201,7 +226,14 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     """Resolve and check every target, probe host and targets, resolve the spec, and find
     what is wrong with the method. Writes nothing; raises before anything could run."""
     suite = request.suite
-    targets = [resolve_target(spec) for spec in request.targets]
+    for spec in request.targets:
+        if "{client}" in spec:
+            raise UserError(
+                f"{spec}: {{client}} names each client's own storage, and there are no "
+                "clients here",
+                "run it with --clients HOST,HOST..., or name the storage itself",
+            )
+    targets = [resolve_target(spec, request.access) for spec in request.targets]
     seen: dict[str, str] = {}
     for typed, t in zip(request.targets, targets, strict=True):
         if t.path in seen:
@@ -210,7 +242,7 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     prepared = [prepare_target(t, suite, request, protected) for t in targets]
     check_space(prepared)
     host = probe_host()
-    contexts = [probe_target(t.path) for t in targets]
+    contexts = [kind_of(t).capture(t) for t in targets]
     pins = _pins(request, contexts)
     # A built-in suite runs no more jobs than this host has CPUs (the user did not write it),
     # nor, pinned, than the CPUs of a target's queues.
@@ -283,6 +315,7 @@ def findings_from_facts(
     """The plan's findings about the method (pure: from facts gathered once)."""
     findings: list[Finding] = []
     for p, target in zip(prepared, facts, strict=True):
+        findings.extend(engine_notes(p.target, suite))
         findings.extend(size_notes(p.target, suite, p.size_limit))
         findings.extend(
             f for f in method_findings(suite, target, host_cpu_count(host)) if f not in findings
@@ -305,7 +338,7 @@ def target_facts(
     area = max(p.size_of(w) for w in suite.workloads)
     unwritten = None
     if not p.created and not prefill and unwritten_reads(suite.workloads, area, written=False):
-        unwritten = unwritten_area(p.filename, area, holes=kind.holes)  # some read may hit it
+        unwritten = kind.unwritten(p.target, p.filename, area)  # some read may hit it
     return TargetFacts(
         spec=p.target.spec,
         path=p.target.path,
@@ -320,8 +353,10 @@ def target_facts(
         unwritten_how=unwritten.how if unwritten else None,
         prefill=prefill,
         expectations=suite.expectations,
-        throttles=throttle_text(context_throttles(ctx)) or None,
+        throttles=cgroup_throttle_text(ctx),
+        qos=qos_text(ctx),
         throttled=frozenset(throttled_directions(ctx)),
+        served_here=ctx.get("served_here") if isinstance(ctx.get("served_here"), str) else None,
         shared=shared_with(p.target) if p.created else None,
     )
 

@@ -43,6 +43,7 @@ from iobench.engine.lifecycle import (
     run_findings,
 )
 from iobench.engine.parts import clients_parts, group_metrics, group_result, part_entries
+from iobench.engine.preflight import PreparedTarget, prepare_target
 from iobench.engine.request import Outcome, RunRequest
 from iobench.engine.steps import (
     LAYOUT_BYTES_PER_S,
@@ -73,6 +74,7 @@ from iobench.model import JobResult, Suite, Workload
 from iobench.probe import probe_host
 from iobench.records import PartResult, ResultRecord, SuiteDefinition, TargetRecord
 from iobench.store.repository import Store
+from iobench.targets import Plan, Reach, kind_of, network_kind, resolve_target
 
 CLEANUP_TIMEOUT_S = 30.0
 
@@ -102,20 +104,35 @@ class ClientsPreflight:
     """Everything decided before a run on clients starts; nothing starts unless every
     client passed its check."""
 
-    target: str  # the directory on every client
+    target: str  # the directory on every client, or the network storage they reach
     suite: Suite
     clients: tuple[Client, ...]
     scale: tuple[int, ...]
     confined: Confinement  # how every fio client runs (iobench.fio.confine)
     host: dict[str, Any]  # this host's, with the clients' checks
     findings: tuple[Finding, ...]  # the clients' clocks
+    # Network storage (an RBD image, an NBD export): each client's, checked and prepared
+    # from here; empty for a directory on every client.
+    network: dict[str, PreparedTarget] = field(default_factory=dict)
+    contexts: dict[str, dict[str, Any]] = field(default_factory=dict)  # network's, by client
+
+    @property
+    def layout(self) -> tuple[str, int] | None:
+        """The first step: each client's test file laid out, or its network storage
+        prefilled (--prefill); None when nothing is written first."""
+        if not self.network:
+            return "lay out the test files", max(w.size for w in self.suite.workloads)
+        size = max(p.layout_bytes for p in self.network.values())
+        return ("prefill the test areas", size) if size else None
 
 
 def check_clients_request(request: RunRequest) -> None:
-    """What a run on clients does not take, each named: a spec or --prefill (they are
-    about one volume), several targets, --destructive (only iobench's own test files are
-    written on clients)."""
-    if request.spec or request.prefill:
+    """What a run on clients does not take, each named: a spec (it is about one volume),
+    several targets; on a directory, --prefill and --destructive (only iobench's own test
+    files are written on clients). Network storage (each client's own RBD image ...) takes
+    them as on one host."""
+    network = len(request.targets) == 1 and network_kind(request.targets[0]) is not None
+    if request.spec or (request.prefill and not network):
         raise UserError(
             f"{'--spec' if request.spec else '--prefill'} does not go with --clients: a spec "
             "describes one volume, and iobench writes only its own test files there",
@@ -123,10 +140,12 @@ def check_clients_request(request: RunRequest) -> None:
         )
     if len(request.targets) != 1:
         raise UserError(
-            "with --clients give exactly one TARGET: the directory each client tests in",
-            "e.g. iobench run /mnt/shared --clients node1,node2",
+            "with --clients give exactly one TARGET: the directory each client tests in, or "
+            "the network storage they reach ({client} for each its own)",
+            "e.g. iobench run /mnt/shared --clients node1,node2, or "
+            "iobench run 'rbd:rbd/bench-{client}' --clients node1,node2 --destructive",
         )
-    if request.destructive:
+    if request.destructive and not network:
         raise UserError(
             "--destructive does not go with --clients: iobench writes only test files of its "
             "own on the clients, never devices or existing files",
@@ -168,7 +187,9 @@ def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
     its clock); raises before anything runs."""
     check_clients_request(request)
     (target,) = request.targets
-    check_remote_path(target)
+    network = _network(request) if network_kind(target) else {}
+    if not network:
+        check_remote_path(target)
     scale = client_counts(request.scale, len(request.clients))
     confined = confinement()
     checks = check_clients(request.clients, fio, confined)
@@ -189,7 +210,42 @@ def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
         for c in checks
         if c.clock_off and c.clock_offset_ms is not None
     )
-    return ClientsPreflight(target, request.suite, request.clients, scale, confined, host, clocks)
+    contexts = {name: kind_of(p.target).capture(p.target) for name, p in network.items()}
+    return ClientsPreflight(
+        target, request.suite, request.clients, scale, confined, host, clocks, network, contexts
+    )
+
+
+CLIENT_FIELD = "{client}"
+
+
+def client_label(c: Client) -> str:
+    """What ``{client}`` in a network target becomes for client ``c``: its host name (an
+    address's dots kept), without the port."""
+    host = c.name.rsplit(":", 1)[0] if c.name.count(":") == 1 else c.name
+    return host.strip("[]")
+
+
+def _network(request: RunRequest) -> dict[str, PreparedTarget]:
+    """Each client's network storage (``{client}`` filled in), resolved, checked and
+    prepared from this host, as a local run's target would be; UserError when two
+    clients would write to one, unless the storage is shared on purpose (no ``{client}``,
+    read-only suites)."""
+    (spec,) = request.targets
+    plan = Plan(request.suite, prefill=request.prefill)
+    if CLIENT_FIELD not in spec and len(request.clients) > 1 and plan.writes:
+        raise UserError(
+            f"every client would write to {spec} at once ({plan.writers}): what one writes, "
+            "the others overwrite, and an RBD image's lock would move between them at every "
+            "write",
+            f"give each client its own with {CLIENT_FIELD}, e.g. 'rbd:rbd/bench-{CLIENT_FIELD}', "
+            "or run a suite that only reads",
+        )
+    out: dict[str, PreparedTarget] = {}
+    for c in request.clients:
+        named = spec.replace(CLIENT_FIELD, client_label(c))
+        out[c.name] = prepare_target(resolve_target(named, request.access), request.suite, request)
+    return out
 
 
 def execute_clients(
@@ -232,21 +288,26 @@ class ClientsRun:
         directory = pre.target.rstrip("/") or "/"
         tag = uuid.uuid4().hex[:8]
         self.tags = {c.name: f"c{i + 1}" for i, c in enumerate(pre.clients)}
-        self.files = {
-            c.name: f"{directory.rstrip('/')}/iobench-{tag}-{self.tags[c.name]}.dat"
-            for c in pre.clients
-        }
+        if pre.network:
+            self.files = {name: p.target.spec for name, p in pre.network.items()}
+        else:
+            self.files = {
+                c.name: f"{directory.rstrip('/')}/iobench-{tag}-{self.tags[c.name]}.dat"
+                for c in pre.clients
+            }
         self.findings += pre.findings
         names = [c.name for c in pre.clients]
         clients = {"names": names, "scale": list(pre.scale), "files": self.files}
         definition = SuiteDefinition.from_dict(
             {**SuiteDefinition.of_suite(pre.suite).as_dict(), "clients": clients}
         )
-        context = {
+        context: dict[str, Any] = {
             "note": "a directory on each client; its filesystem and disks are not probed "
             "from the controller",
             "clients": names,
         }
+        if pre.network:
+            context = {"clients": names, "targets": pre.contexts}
         target = TargetRecord(0, pre.target, pre.target, "clients", None, context)
         r = self.request
         return NewRun(pre.suite.name, definition, r.label, r.argv, pre.host, [target])
@@ -254,10 +315,18 @@ class ClientsRun:
     def run(self, end: RunEnd) -> None:
         """The layout on every client, then each step on its client count."""
         pre = self.preflight
-        steps = clients_schedule(pre.suite, pre.scale, self.request.repeat, len(pre.clients))
+        steps = clients_schedule(
+            pre.suite, pre.scale, self.request.repeat, len(pre.clients), pre.layout
+        )
         self.obs.planned(steps)
-        self._layout(steps[0])
-        for step in steps[1:]:
+        for p in pre.network.values():  # nobody opened it since the checks
+            assert p.plan is not None
+            kind_of(p.target).claim(
+                p.target, p.plan, readonly=p.readonly, holds=contextlib.ExitStack()
+            )
+        if pre.layout is not None:
+            self._layout(steps[0])
+        for step in steps[1 if pre.layout is not None else 0 :]:
             assert step.clients is not None
             self._run_step(end.run_id, step, pre.clients[: step.clients])
         end.status = "complete"
@@ -285,7 +354,7 @@ class ClientsRun:
                 ran = cut_short
             self.findings.extend(run_findings(stored))
             self.findings.extend(step_findings(stored.results))
-        self.findings[:0] = method_findings_for(pre.suite, pre.target, ran)
+        self.findings[:0] = method_findings_for(pre, ran)
         self.findings.extend(
             Finding(
                 "client-failed",
@@ -296,6 +365,18 @@ class ClientsRun:
             for name, why in self.dead.items()
         )
         return Finish([f.as_dict() for f in self.findings], self.fio_version or self.fio.version)
+
+    def _reach(self, c: Client) -> Reach:
+        """How client ``c``'s fio reaches its test file (or its network storage)."""
+        p = self.preflight.network.get(c.name)
+        if p is not None:
+            return kind_of(p.target).reach_from(p.target, p.filename)
+        return Reach.file(self.files[c.name])
+
+    def _area(self, c: Client, w: Workload) -> int:
+        """The test area of ``w`` on client ``c``'s file or network storage."""
+        p = self.preflight.network.get(c.name)
+        return w.area(None) if p is None else p.size_of(w)
 
     def _parallel(
         self, clients: Sequence[Client], work: Callable[[Client], T]
@@ -346,13 +427,14 @@ class ClientsRun:
     def _layout(self, step: Step) -> None:
         """Write every client's test file once (reads of unwritten files measure holes)."""
         suite, clients = self.preflight.suite, self.preflight.clients
-        size = max(w.size for w in suite.workloads)
+        assert self.preflight.layout is not None
+        size = self.preflight.layout[1]
         direct = all(w.direct for w in suite.workloads)
         timeout = 120.0 + 3 * size / LAYOUT_BYTES_PER_S
         self.layout_started = True
 
         def lay_out(c: Client) -> FioRun:
-            job = build_layout_jobfile(self.files[c.name], size, direct=direct, remote=True)
+            job = build_layout_jobfile(self._reach(c), size, direct=direct, remote=True)
             return self._fio_on(c, job, "layout", timeout)
 
         with observed(self.obs, step) as told:
@@ -377,7 +459,7 @@ class ClientsRun:
         assert w is not None
         live = [c for c in clients if c.name not in self.dead]
         jobs = {
-            c.name: build_jobfile(w, self.files[c.name], w.area(None), client=self.tags[c.name])
+            c.name: build_jobfile(w, self._reach(c), self._area(c, w), client=self.tags[c.name])
             for c in live
         }
         timeout = step.expected_s * 1.5 + self.timeout_margin_s
@@ -485,7 +567,7 @@ class ClientsRun:
     def _clean_up(self) -> None:
         """Remove the test file on every client once the layout began (also when it was
         interrupted, half written); what cannot be removed is said."""
-        if not self.layout_started:
+        if not self.layout_started or self.preflight.network:  # no files of iobench's own
             return
         self.stop.clear()
         clients = self.preflight.clients
@@ -513,16 +595,16 @@ class ClientsRun:
                 )
 
 
-def method_findings_for(suite: Suite, target: str, ran: set[str]) -> list[Finding]:
+def method_findings_for(pre: ClientsPreflight, ran: set[str]) -> list[Finding]:
     """The method findings that need no facts about the clients' machines, about the
     workloads in ``ran``."""
-    ran_suite = suite.only(ran)
+    ran_suite = pre.suite.only(ran)
     if not ran_suite.workloads:
         return []
     size = max(w.size for w in ran_suite.workloads)
-    return method_findings(
-        ran_suite, TargetFacts(target, target, "directory", size, None, None), None
-    )
+    kind = next((p.target.kind for p in pre.network.values()), "directory")
+    facts = TargetFacts(pre.target, pre.target, kind, size, None, None)
+    return method_findings(ran_suite, facts, None)
 
 
 def _entries(run: FioRun, w: Workload, tag: str) -> list[JobResult] | None:

@@ -58,6 +58,8 @@ class RunRequest:
     # with these client counts (``()``: all of them).
     clients: tuple[Client, ...] = ()
     scale: tuple[int, ...] = ()
+    # How to reach network storage named as a target (--ceph-conf FILE ...).
+    access: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

@@ -175,11 +175,16 @@ def local_schedule(
     return steps
 
 
-def clients_schedule(suite: Suite, scale: Sequence[int], repeat: int, n: int) -> list[Step]:
-    """The layout on all ``n`` clients, then for each client count, each repetition, each
-    workload. A step's target is "<k> clients"."""
-    layout_s = layout_seconds(max(w.size for w in suite.workloads))
-    steps = [Step(0, f"{n} clients", "lay out the test files", layout_s, None, clients=n)]
+def clients_schedule(
+    suite: Suite, scale: Sequence[int], repeat: int, n: int, layout: tuple[str, int] | None
+) -> list[Step]:
+    """The layout on all ``n`` clients (``layout``: its name and bytes; None: none), then
+    for each client count, each repetition, each workload. A step's target is "<k>
+    clients"."""
+    steps = []
+    if layout is not None:
+        name, size = layout
+        steps.append(Step(0, f"{n} clients", name, layout_seconds(size), None, clients=n))
     for k in scale:
         for rep in range(1, repeat + 1):
             for w in suite.workloads:

@@ -10,6 +10,7 @@ from iobench import __version__
 from iobench.errors import IobenchError
 from iobench.fio.logs import INTERVAL_MS, LOG_PREFIX
 from iobench.model import Workload
+from iobench.targets.kind import Reach
 from iobench.units import fio_duration
 
 # fio's default percentile list, which holds every percentile iobench reports.
@@ -33,11 +34,23 @@ LAYOUT_SECTION = "iobench:layout"
 NO_CREATE = "allow_file_create=0"
 
 
-def _target_comment(path: str, *, remote: bool = False) -> list[str]:
-    """The real path, for the stored job file: JSON-quoted, in as many comment lines as
-    it takes (joined, they give the JSON back)."""
-    where = "on the fio server" if remote else f"(fio reaches it as ./{TARGET_LINK})"
-    return comment_lines(f"target: {json.dumps(path)} {where}")
+def _target_comment(reach: Reach, *, remote: bool = False) -> list[str]:
+    """The target, for the stored job file: JSON-quoted, in as many comment lines as it
+    takes (joined, they give the JSON back)."""
+    if reach.path is None:
+        where = f"(fio's {reach.engine} engine reaches it)"
+    else:
+        where = "on the fio server" if remote else f"(fio reaches it as ./{TARGET_LINK})"
+    return comment_lines(f"target: {json.dumps(reach.shown)} {where}")
+
+
+def reach_options(reach: Reach, *, remote: bool = False) -> list[str]:
+    """The lines that point fio at the target: on this host ./target (and no file of
+    fio's own), on a fio server the file by its path there, or the options of the
+    target's own engine."""
+    if reach.path is None:
+        return [f"{key}={value}" for key, value in reach.options]
+    return [f"filename={reach.path}"] if remote else [f"filename={TARGET_LINK}", NO_CREATE]
 
 
 def section_name(name: str, client: str | None = None) -> str:
@@ -51,18 +64,21 @@ def section_name(name: str, client: str | None = None) -> str:
     return f"{section}.{client}" if client else section
 
 
-def _global_options(workload: Workload, size: int, *, client: str | None = None) -> list[str]:
+def _global_options(
+    workload: Workload, size: int, engine: str | None, *, client: str | None = None
+) -> list[str]:
     """A workload's options that iobench sets for it, whatever its shape (the [global]
     section of its job file), without ``filename``."""
-    return [*run_options(workload, size), *report_options(logs=True, client=client)]
+    return [*run_options(workload, size, engine), *report_options(logs=True, client=client)]
 
 
-def run_options(workload: Workload, size: int) -> list[str]:
-    """How long and over how much a workload runs, through which engine."""
+def run_options(workload: Workload, size: int, engine: str | None = None) -> list[str]:
+    """How long and over how much a workload runs, through which engine (``engine``, the
+    target's, replaces the workload's)."""
     time_based = dict(workload.options).get("time_based", "1") != "0"
     lines = [
         f"size={size}",
-        f"ioengine={workload.ioengine}",
+        f"ioengine={engine or workload.ioengine}",
         f"direct={1 if workload.direct else 0}",
         f"runtime={fio_duration(workload.runtime_s)}",
     ]
@@ -111,14 +127,14 @@ def shape_options(workload: Workload) -> list[str]:
     return lines + [f"{key}={value}" for key, value in opts.items()]
 
 
-def build_jobfile(
-    workload: Workload, target_path: str, size: int, *, client: str | None = None
-) -> str:
-    """The job file that runs ``workload`` over ``size`` bytes of ``target_path``.
+def build_jobfile(workload: Workload, reach: Reach, size: int, *, client: str | None = None) -> str:
+    """The job file that runs ``workload`` over ``size`` bytes of the target fio reaches
+    as ``reach`` says.
 
-    fio must run in a directory where :data:`TARGET_LINK` is a symlink to ``target_path``;
-    except with ``client`` (a short tag such as ``c2``), for a fio server: then the file is
-    named by its path on the server (checked by :func:`iobench.clients.check_remote_path`),
+    For a file or device (``reach.path``), fio must run in a directory where
+    :data:`TARGET_LINK` is a symlink to it; except with ``client`` (a short tag such as
+    ``c2``), for a fio server: then the file is named by its path on the server (checked
+    by :func:`iobench.clients.check_remote_path`),
     the section is ``<name>.<client>`` so the report says whose it is, and the interval logs
     carry Unix times, so the clients' start times can be compared.
 
@@ -133,14 +149,13 @@ def build_jobfile(
     """
     lines = [
         *comment_lines(f"iobench {__version__}: workload {workload.name}"),
-        *_target_comment(target_path, remote=client is not None),
+        *_target_comment(reach, remote=client is not None),
         "[global]",
-        f"filename={target_path if client else TARGET_LINK}",
-        *([] if client else [NO_CREATE]),
+        *reach_options(reach, remote=client is not None),
     ]
     if not workload.parts:
         lines += [
-            *_global_options(workload, size, client=client),
+            *_global_options(workload, size, reach.engine, client=client),
             "",
             f"[{section_name(workload.name, client)}]",
             *shape_options(workload),
@@ -152,18 +167,18 @@ def build_jobfile(
             "",
             f"[{section_name(part.name, client)}]",
             "new_group",
-            *run_options(part, min(part.size, size)),
+            *run_options(part, min(part.size, size), reach.engine),
             *shape_options(part),
         ]
     return checked("\n".join(lines) + "\n")
 
 
-def layout_options(size: int, direct: bool) -> list[str]:
+def layout_options(size: int, direct: bool, engine: str | None = None) -> list[str]:
     return [
         f"size={size}",
         "rw=write",
         "bs=1M",
-        "ioengine=psync",
+        f"ioengine={engine or 'psync'}",
         f"direct={1 if direct else 0}",
         "refill_buffers=1",
         "end_fsync=1",
@@ -171,7 +186,7 @@ def layout_options(size: int, direct: bool) -> list[str]:
 
 
 def build_layout_jobfile(
-    target_path: str, size: int, *, direct: bool = True, remote: bool = False
+    reach: Reach, size: int, *, direct: bool = True, remote: bool = False
 ) -> str:
     """A job that writes the whole test file once with incompressible data, then syncs it.
 
@@ -183,11 +198,10 @@ def build_layout_jobfile(
     """
     lines = [
         f"; iobench {__version__}: lay out the test file",
-        *_target_comment(target_path, remote=remote),
+        *_target_comment(reach, remote=remote),
         "[layout]",
-        f"filename={target_path if remote else TARGET_LINK}",
-        *([] if remote else [NO_CREATE]),
-        *layout_options(size, direct),
+        *reach_options(reach, remote=remote),
+        *layout_options(size, direct, reach.engine),
     ]
     return checked("\n".join(lines) + "\n")
 
@@ -224,7 +238,10 @@ def plain_filename(path: str) -> str | None:
     return None if why_not_plain(path) else path.replace(":", "\\:")
 
 
-def _plain_filename_lines(path: str) -> list[str]:
+def _plain_reach_lines(reach: Reach) -> list[str]:
+    if reach.path is None:
+        return reach_options(reach)
+    path = reach.path
     why = why_not_plain(path)
     if why is None:
         return [f"filename={plain_filename(path)}"]
@@ -267,7 +284,7 @@ def comment_lines(text: str, mark: str = ";") -> list[str]:
     return [f"{mark} {line}" if line else mark for line in lines]
 
 
-def plain_job(workload: Workload, path: str, size: int, *, section: str, title: str) -> str:
+def plain_job(workload: Workload, reach: Reach, size: int, *, section: str, title: str) -> str:
     """One workload as a section plain fio runs on its own or after others in one file:
     the options of :func:`build_jobfile`'s job file, all in the section (a [global] would
     carry over into the next step's), the file by its path, and ``stonewall`` so that it
@@ -282,20 +299,20 @@ def plain_job(workload: Workload, path: str, size: int, *, section: str, title: 
             f"[{section if i == 0 else section_name(part.name)}]",
             *([f"name={part.name}"] if named else []),
             *shape_options(part),
-            *_plain_filename_lines(path),
-            *_global_options(part, min(part.size, size) if workload.parts else size),
+            *_plain_reach_lines(reach),
+            *_global_options(part, min(part.size, size) if workload.parts else size, reach.engine),
             "stonewall" if i == 0 else "new_group",
         ]
     return checked("\n".join(lines) + "\n")
 
 
-def plain_layout_job(path: str, size: int, *, direct: bool, section: str, title: str) -> str:
+def plain_layout_job(reach: Reach, size: int, *, direct: bool, section: str, title: str) -> str:
     """:func:`build_layout_jobfile` as a section for plain fio (see :func:`plain_job`)."""
     lines = [
         *comment_lines(title),
         f"[{section}]",
-        *_plain_filename_lines(path),
-        *layout_options(size, direct),
+        *_plain_reach_lines(reach),
+        *layout_options(size, direct, reach.engine),
         "stonewall",
     ]
     return checked("\n".join(lines) + "\n")
@@ -307,7 +324,7 @@ def build_cleanup_jobfile(target_path: str) -> str:
     4 KiB of it, then unlinks it; a file that is missing is created and removed."""
     lines = [
         f"; iobench {__version__}: remove the test file",
-        *_target_comment(target_path, remote=True),
+        *_target_comment(Reach.file(target_path), remote=True),
         "[cleanup]",
         f"filename={target_path}",
         "size=4k",

@@ -213,6 +213,7 @@ def run_fio(
     stop: threading.Event | None = None,
     check: bool = True,
     formats: str = "json+",
+    env: tuple[tuple[str, str], ...] = (),
 ) -> FioRun:
     """Run one job file and return its evidence; raise FioFailed when fio failed (with
     ``check``; else only when iobench stopped it), and UnsafeJobFile (before fio starts)
@@ -250,7 +251,7 @@ def run_fio(
     if held is not None:
         link_target(workdir, held)
     ended = _execute(
-        Launcher(workdir, argv, confined if client else None, spool_bytes, held),
+        Launcher(workdir, argv, confined if client else None, spool_bytes, held, env),
         name,
         out_path,
         local=client is None,
@@ -259,7 +260,9 @@ def run_fio(
         on_progress=on_progress,
         stop=stop,
     )
-    run = _evidence(workdir, name, argv, job_file, ended, local=client is None)
+    run = _evidence(
+        workdir, name, argv, job_file, ended, local=client is None, linked=held is not None
+    )
     if ended.stopped is not None:
         raise FioFailed(
             ended.stopped,
@@ -274,16 +277,24 @@ def run_fio(
 
 
 def _evidence(
-    workdir: Path, name: str, argv: list[str], job_file: str, ended: _Ended, *, local: bool
+    workdir: Path,
+    name: str,
+    argv: list[str],
+    job_file: str,
+    ended: _Ended,
+    *,
+    local: bool,
+    linked: bool,
 ) -> FioRun:
-    """What one fio left in ``workdir``, read (bounded, never through a link) and removed."""
+    """What one fio left in ``workdir``, read (bounded, never through a link) and removed;
+    ``linked``: fio reached the target through ./target (not through an engine of its own)."""
     out_path = workdir / f"{name}.json"
     raw = read_private(out_path, tail=None if local else MAX_CLIENT_OUTPUT_BYTES)
     logs = _take_logs(workdir)
     for suffix in ("fio", "json", "stdout", "stderr"):
         (workdir / f"{name}.{suffix}").unlink(missing_ok=True)  # the caller stores what it
         # needs; keep /tmp small
-    if local:
+    if linked:
         _check_target_link(workdir, argv, ended)
     output: FioOutput | None
     try:
@@ -317,6 +328,7 @@ class Launcher:
     confined: Confinement | None = None
     spool_bytes: int = SPOOL_BYTES
     held: Held | None = None
+    env: tuple[tuple[str, str], ...] = ()  # added to fio's environment
 
     def command(self, status_fd: int | None) -> tuple[list[str], tuple[int, ...]]:
         """The command line, and the descriptors it inherits."""
@@ -398,6 +410,7 @@ def _execute(
                 start_new_session=True,
                 cwd=workdir,
                 pass_fds=fds,
+                env={**os.environ, **dict(launcher.env)} if launcher.env else None,
             )
         finally:
             os.close(status_w)

@@ -183,7 +183,9 @@ def throttles_of(
 
 
 def effective(throttles: dict[str, Any] | None) -> dict[str, dict[str, tuple[int, str]]]:
-    """{device: {key: (the tightest limit, the cgroup that sets it)}} over every level."""
+    """{device: {key: (the tightest limit, the cgroup that sets it)}} over every level;
+    an entry's ``where`` says what sets a limit that is not a cgroup's (an RBD image's
+    QoS)."""
     out: dict[str, dict[str, tuple[int, str]]] = {}
     for entry in (throttles or {}).get("limits") or []:
         if not isinstance(entry, dict):
@@ -192,7 +194,9 @@ def effective(throttles: dict[str, Any] | None) -> dict[str, dict[str, tuple[int
         for key in KEYS:
             value = entry.get(key)
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                where = f"cgroup v{entry.get('version')} {entry.get('cgroup')}"
+                where = entry.get("where")  # a storage's own limit (an RBD image's QoS)
+                if not isinstance(where, str):
+                    where = f"cgroup v{entry.get('version')} {entry.get('cgroup')}"
                 if key not in dev or value < dev[key][0]:
                     dev[key] = (value, where)
     return {d: v for d, v in out.items() if v}

@@ -78,3 +78,24 @@ def unwritten(path: str, area: int, *, holes: bool) -> Unwritten | None:
         return None if share is None else Unwritten(share, "zeros")
     finally:
         os.close(fd)
+
+
+# What a server says it holds of a thin volume: the extents it lists as written.
+SERVER_HOLES = "extents the server reports never written: a thin volume"
+
+
+def unwritten_of_extents(extents: object, area: int) -> Unwritten | None:
+    """How much of ``[0, area)`` lies outside the written ``(offset, length)`` pairs in
+    ``extents`` (a server's answer: ``rbd diff``, NBD block status); None when they are not
+    such pairs."""
+    if area <= 0 or not isinstance(extents, list):
+        return None
+    written = 0
+    for extent in extents:
+        if not (isinstance(extent, tuple) and len(extent) == 2):
+            return None
+        offset, length = extent
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in extent):
+            return None
+        written += max(0, min(offset + length, area) - max(offset, 0))
+    return Unwritten(max(0.0, 1 - min(written, area) / area), SERVER_HOLES)

@@ -106,6 +106,7 @@ def _targets(p: Preflight) -> list[dict[str, Any]]:
             "created": pt.created,
             "layout_bytes": pt.layout_bytes,
             "readonly": pt.readonly,
+            "fio_env": dict(pt.reach.env),
             "context": ctx,
         }
         for pt, ctx in zip(p.prepared, p.contexts, strict=True)
@@ -128,7 +129,7 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
         title = f"iobench {__version__}: {what} on {json.dumps(step.target)}"
         if w is None:
             text = plain_layout_job(
-                pt.filename,
+                pt.reach,
                 pt.layout_bytes,
                 direct=direct,
                 section=f"{LAYOUT_SECTION}{tag}",
@@ -137,7 +138,7 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
         else:
             section = section_name(w.name) + tag
             placed = pt.placed(w)  # pinned with --pin-to-device
-            text = plain_job(placed, pt.filename, pt.size_of(w), section=section, title=title)
+            text = plain_job(placed, pt.reach, pt.size_of(w), section=section, title=title)
         jobs.append({"target": step.target, "workload": w.name if w else None, "job_file": text})
     return jobs
 
@@ -160,16 +161,29 @@ def around_jobs(doc: dict[str, Any]) -> list[str]:
     targets = doc.get("targets") or []
     readonly = all(t["readonly"] for t in targets)
     argv = " ".join(doc.get("fio_argv") or [])
+    linked = [t for t in targets if kind_named(t["kind"]).opened]
+    engines = sorted({e for t in targets if (e := kind_named(t["kind"]).engine)})
+    where = (
+        f"where ./{TARGET_LINK} is a symbolic link to the file or device (the job files it "
+        f"stores say filename={TARGET_LINK})"
+        if linked
+        else f"(fio's {' and '.join(engines)} engine reaches the target itself)"
+    )
     notes = [
         f"iobench runs each step as a fio process of its own, `{argv}`, in a private "
-        f"temporary directory where ./{TARGET_LINK} is a symbolic link to the file or device "
-        f"(the job files it stores say filename={TARGET_LINK})",
+        f"temporary directory {where}",
         f"each step has a hard time limit of 1.5 x (ramp + runtime) + {TIMEOUT_MARGIN_S:.0f} s; "
         f"a layout runs until it makes no progress for {format_duration(STALL_S)}",
         f"fio's interval logs ({LOG_PREFIX}_iops.1.log ...) land in the private directory "
         "and go with it; from one job file they land in fio's working directory, and each "
         "step waits for the one before it (stonewall)",
         "fio runs in iobench's own cgroups, so under the IO throttles shown for each target",
+        *(
+            f"fio reaches {_path_shown(t['path'])} with {key}={_path_shown(value)} in its "
+            "environment, which iobench sets (and the command above needs)"
+            for t in targets
+            for key, value in (t.get("fio_env") or {}).items()
+        ),
     ]
     for t in targets:
         name = _path_shown(t["test_file"])
@@ -198,7 +212,9 @@ def fio_command(doc: dict[str, Any], jobfile: str) -> str:
     targets = doc.get("targets") or []
     readonly = bool(targets) and all(t["readonly"] for t in targets)
     flags = " --readonly" if readonly else ""
-    return f"fio --output-format=json+ --output=result.json{flags} {_path_shown(jobfile)}"
+    env = {k: v for t in targets for k, v in (t.get("fio_env") or {}).items()}
+    prefix = "".join(f"{k}={_path_shown(v)} " for k, v in env.items())
+    return f"{prefix}fio --output-format=json+ --output=result.json{flags} {_path_shown(jobfile)}"
 
 
 def _name_shown(name: str) -> str:

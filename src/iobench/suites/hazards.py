@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from iobench.targets.kinds import TARGET_ENGINES
+
 RUNS = "runs programs"
 OUTSIDE = "outside the target"
 HOST = "changes the host"
@@ -123,7 +125,9 @@ def engine_hazard(engine: str, built: frozenset[str] | None) -> Hazard | None:
         return Hazard(RUNS, "it loads native code from a file")
     if engine == "exec":
         return Hazard(RUNS, "it runs a program")
-    if engine in NETWORK_ENGINES:
+    if engine in NETWORK_ENGINES and engine not in TARGET_ENGINES:
+        # An engine of a kind of target (nbd, rbd) runs on such a target, named on the
+        # command line; its options that name an endpoint give way to it (TARGET_OPTIONS).
         return Hazard(
             ENDPOINTS,
             "it connects to an endpoint named in the job file; iobench reaches only the targets "

@@ -40,6 +40,7 @@ from iobench.suites.options import (
     show_key,
     show_value,
 )
+from iobench.targets.kinds import ENDPOINT_OPTIONS
 from iobench.units import format_size_short, listed, parse_size
 
 Section = tuple[str, int]  # ("defaults", k): the k-th [global] section; ("workload", i): a job
@@ -50,8 +51,15 @@ SUFFIXES = (".fio", ".job", ".ini")
 # limit of the lines iobench writes (fio/jobfile.py), so that an export reads back.
 MAX_LINE = LINE_BYTES
 
-# Where fio does its I/O: iobench replaces them with the target named on its command line.
-TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
+# Where fio does its I/O: iobench replaces them with the target named on its command line
+# (for the engines of network targets, their options that name the server, pool, image).
+TARGET_OPTIONS = (
+    "filename",
+    "directory",
+    "filename_format",
+    "opendir",
+    *sorted(ENDPOINT_OPTIONS),
+)
 # fio's other names for the typed keys (fio --cmdhelp shows each as "alias"): the
 # plain renames of options.ALIASES; rwmixwrite and buffered are inverted in _table.
 FIO_ALIASES = {fio: ours for fio, ours in ALIASES.items() if " " not in ours}

@@ -72,6 +72,12 @@ class Export:
     unfitted: bool = False  # --unfitted: the built-in suite's own numjobs, not ``fitted``
 
     @property
+    def engine(self) -> str | None:
+        """The engine the target needs (fio's rbd, nbd), replacing the suite's; None: the
+        suite's."""
+        return None if self.target is None else kind_of(self.target).engine
+
+    @property
     def own_file(self) -> bool:
         """The jobs test a file of their own (in a directory), not the user's file or device."""
         return self.target is None or kind_of(self.target).own_file
@@ -161,7 +167,7 @@ def _sections(export: Export) -> list[tuple[str, list[str]]]:
                         "workloads, as iobench does"
                     ),
                     f"[{LAYOUT_SECTION}]",
-                    *layout_options(export.layout_bytes, direct),
+                    *layout_options(export.layout_bytes, direct, export.engine),
                     "stonewall",
                 ],
             )
@@ -202,7 +208,7 @@ def _section(name: str, taken: set[str]) -> str:
 def _options(export: Export, w: Workload) -> list[str]:
     """A job's options: its description (them said once more), its shape, how long and
     over how much it runs."""
-    options = [*shape_options(w), *run_options(w, export.size_of(w))]
+    options = [*shape_options(w), *run_options(w, export.size_of(w), export.engine)]
     if dict(w.options).get("time_based") == "0":
         # fio's default, said: fio's JSON echoes it, so an import knows it was not
         options.append("time_based=0")
@@ -277,6 +283,17 @@ def _target_lines(export: Export) -> list[str]:
             *_comment(f"no directory=: fio creates {export.test_file} where it runs"),
             f"filename={export.test_file}",
         ]
+    kind = kind_of(t)
+    if kind.engine is not None:  # reached by its engine's options (uri=, pool= ...)
+        reach = kind.reach(t, t.path)
+        warning = _comment(
+            f"!!! {_writes_text(export)} !!!" if export.writes else f"{t.kind}: only read"
+        )
+        env = [
+            f"run it with {key}={quoted(value)} in fio's environment" for key, value in reach.env
+        ]
+        said = _comment("; ".join(env)) if env else []
+        return [*warning, *said, *(f"{k}={v}" for k, v in reach.options)]
     value = plain_filename(t.path)
     if value is None and t.spec != t.path:
         value = plain_filename(t.spec)

@@ -21,8 +21,16 @@ from iobench.targets.guard import (
     hold_device,
     refusals,
 )
-from iobench.targets.kind import Kind, Named, Plan, Preparation
-from iobench.targets.kinds import ACCEPTED, KINDS, kind_named, kind_of, resolve_target
+from iobench.targets.kind import Kind, Named, Plan, Preparation, Reach
+from iobench.targets.kinds import (
+    ACCEPTED,
+    KINDS,
+    check_engines,
+    kind_named,
+    kind_of,
+    network_kind,
+    resolve_target,
+)
 from iobench.targets.paths import identity, identity_of, named_path
 
 __all__ = [
@@ -32,9 +40,11 @@ __all__ = [
     "Named",
     "Plan",
     "Preparation",
+    "Reach",
     "Refusal",
     "check_access",
     "check_block_device_writable",
+    "check_engines",
     "check_file_writable",
     "check_free_space",
     "check_real_storage",
@@ -46,6 +56,7 @@ __all__ = [
     "kind_named",
     "kind_of",
     "named_path",
+    "network_kind",
     "refusals",
     "resolve_target",
     "shared_with",

@@ -11,10 +11,10 @@ from iobench.probe.context import Storage
 from iobench.probe.devices import block_device_size
 from iobench.targets.checks import check_access, in_place
 from iobench.targets.guard import check_block_device_writable, hold_device
-from iobench.targets.kind import Named, Plan, Preparation
+from iobench.targets.kind import Named, OnThisHost, Plan, Preparation
 
 
-class Block:
+class Block(OnThisHost):
     name = "block"
     noun = "block device"
     accepts = "a block device such as /dev/sdb or /dev/nvme0n1"

@@ -179,3 +179,14 @@ def in_place(target: Target, plan: Plan) -> Preparation:
     # --prefill writes the whole test area once, like a test file's layout.
     layout = max(w.area(limit) for w in plan.suite.workloads) if plan.prefill else 0
     return Preparation(target.path, False, layout, limit, not plan.writes)
+
+
+def check_destructive(target: Target, plan: Plan, what: str) -> None:
+    """TargetUnsafe when ``plan`` writes to ``target`` (``what`` it is: "an NBD export")
+    without --destructive: all of it may be somebody's data."""
+    if plan.writes and not plan.destructive:
+        raise TargetUnsafe(
+            f"{target.spec} is {what} and the {plan.suite.name} suite writes to it "
+            f"({plan.writers}): the data on it would be overwritten",
+            "pass --destructive if all of it may be destroyed, or run a suite that only reads",
+        )

@@ -7,11 +7,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Protocol
 
 from iobench.model import Suite, Target
+from iobench.probe import probe_target
 from iobench.probe.context import Storage
-from iobench.targets.paths import Located, locate
+from iobench.probe.written import Unwritten, unwritten
+from iobench.targets.paths import Located, identity_of, locate
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,7 @@ class Named:
 
     spec: str
     accepted: str  # the targets iobench accepts, for the hints
+    access: tuple[tuple[str, str], ...] = ()  # how to reach network storage (--ceph-conf ...)
 
     @cached_property
     def located(self) -> Located:
@@ -65,6 +68,27 @@ class Preparation:
     readonly: bool
 
 
+@dataclass(frozen=True)
+class Reach:
+    """How fio reaches a target, as its job file says it. ``path``: the file or device
+    fio opens (on this host through ./target, the descriptor iobench holds; on a fio
+    server by its path there). Or, for storage that an engine of its own reaches, that
+    ``engine`` (it replaces the suite's) and its ``options`` (``uri=``, ``pool=`` ...).
+    ``env``: what fio's environment must hold (``CEPH_CONF``); ``shown``: the target as a
+    job file's comment names it."""
+
+    shown: str
+    path: str | None = None
+    engine: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def file(cls, path: str) -> Reach:
+        """A file or device that fio opens by ``path``."""
+        return cls(shown=path, path=path)
+
+
 class Kind(Protocol):
     """One kind of target. ``name`` is stored (``targets.kind``) and shown in reports;
     ``noun`` names it in a sentence ("the block device /dev/sdb"); ``accepts`` says it
@@ -72,7 +96,11 @@ class Kind(Protocol):
     removes it (else fio uses the target itself); ``loss``: what writing to it does, said
     in an exported job file's warning; ``holes``: its unwritten areas may be holes, found
     exactly without reading them (a file); ``claimed``: what iobench does while the run
-    writes to it, beyond its checks, as ``iobench doctor`` says it ("" when nothing)."""
+    writes to it, beyond its checks, as ``iobench doctor`` says it ("" when nothing);
+    ``engine``: the fio engine that reaches it, replacing the suite's (None: the suite's
+    own, on a file or device that iobench holds open: ``opened``); ``endpoint_options``:
+    that engine's options that name what it reaches, which in a user's job file give way
+    to the target named on the command line."""
 
     name: str
     noun: str
@@ -81,6 +109,14 @@ class Kind(Protocol):
     loss: str
     holes: bool
     claimed: str
+    engine: str | None
+    endpoint_options: frozenset[str]
+
+    @property
+    def opened(self) -> bool:
+        """fio reaches the target by a file or device on this host that iobench holds
+        open (else by an engine of its own, through the network)."""
+        ...
 
     def claims(self, named: Named) -> bool:
         """Whether ``named`` is of this kind (the first kind of the registry that claims
@@ -114,13 +150,66 @@ class Kind(Protocol):
         """Size and name of the device that holds the target, from its probed context."""
         ...
 
+    def reach(self, target: Target, filename: str) -> Reach:
+        """How fio on this host reaches ``target`` (``filename``: the prepared file)."""
+        ...
+
+    def reach_from(self, target: Target, filename: str) -> Reach:
+        """How fio on a fio server reaches ``target`` (``filename``: the file or storage
+        that server uses)."""
+        ...
+
+    def capture(self, target: Target) -> dict[str, Any]:
+        """The context stored with a run on ``target``: what is under it (never a
+        credential)."""
+        ...
+
+    def identity(self, target: Target) -> tuple[int, int] | None:
+        """What the checks are made on, to see that the run uses that very target (device
+        and inode); None when the target has none on this host."""
+        ...
+
+    def unwritten(self, target: Target, filename: str, area: int) -> Unwritten | None:
+        """How much of the first ``area`` bytes of ``filename`` was never written; None
+        when that cannot be said."""
+        ...
+
     def under(self, path: str) -> str:
         """Where a finding about the device under a target at ``path`` says the target is
         (" under PATH"; "" when the target is the device)."""
         ...
 
 
-class OnAFilesystem:
+class OnThisHost:
+    """What the kinds that are a file or device of this host share: the suite's engine on
+    the file or device, held open (fio reaches it by ./target), its context probed from
+    /proc and /sys."""
+
+    engine: str | None = None
+    endpoint_options: frozenset[str] = frozenset()
+    holes: bool
+
+    @property
+    def opened(self) -> bool:
+        return True
+
+    def reach(self, target: Target, filename: str) -> Reach:
+        return Reach.file(filename)
+
+    def reach_from(self, target: Target, filename: str) -> Reach:
+        return Reach.file(filename)
+
+    def capture(self, target: Target) -> dict[str, Any]:
+        return probe_target(target.path)
+
+    def identity(self, target: Target) -> tuple[int, int] | None:
+        return identity_of(target)
+
+    def unwritten(self, target: Target, filename: str, area: int) -> Unwritten | None:
+        return unwritten(filename, area, holes=self.holes)
+
+
+class OnAFilesystem(OnThisHost):
     """What the kinds that live on a mounted filesystem (a directory, a file) share: no
     claim beyond a plain open, the disk under the filesystem, "under PATH" in findings."""
 
@@ -137,3 +226,31 @@ class OnAFilesystem:
 
     def under(self, path: str) -> str:
         return f" under {path}"
+
+
+class OverTheNetwork:
+    """What the kinds that fio reaches through the network by an engine of its own share
+    (an NBD export, an RBD image): nothing of this host to hold open or to identify, the
+    storage itself as "the device", no "under PATH" in findings."""
+
+    own_file = False
+    holes = False
+    claimed = ""
+
+    @property
+    def opened(self) -> bool:
+        return False
+
+    def claim(
+        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
+    ) -> int | None:
+        return None
+
+    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
+        return target.size_bytes, target.spec
+
+    def under(self, path: str) -> str:
+        return ""
+
+    def identity(self, target: Target) -> tuple[int, int] | None:
+        return None
