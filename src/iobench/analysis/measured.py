@@ -459,7 +459,9 @@ def _throttle(t: TargetRecord | None, r: ResultRecord, run: RunRecord) -> Findin
         "info",
         f"{r.workload} on {r.target}: {said}: the throttle, not the storage, set "
         + ("this figure" if len(found) == 1 else "these figures"),
-        "to measure the storage itself, run outside that cgroup",
+        "to measure the storage itself, run outside that cgroup"
+        if any("cgroup" in which for *_, which in found)
+        else "to measure the storage itself, lift that limit (or test storage without one)",
         data={"direction": d, "metric": metric, "value": value},  # the first of them
     )
 

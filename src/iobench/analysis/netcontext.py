@@ -6,6 +6,7 @@ stored context is outside data), strings out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +34,32 @@ def network_lines(ctx: Mapping[str, Any], *, identity: bool = True) -> list[tupl
     here = ctx.get("served_here")
     if identity and isinstance(here, str) and here:
         lines.append(("served here", here))
+    if not identity:  # a comparison with a local disk says why writes take longer
+        lines.append((WRITES, _acknowledged(ctx)))
     return lines
+
+
+WRITES = "a write is done"
+
+
+def _acknowledged(ctx: Mapping[str, Any]) -> str:
+    """When a write is done, for the comparison of latencies: on this host's storage, by
+    an NBD server, or once a Ceph pool's copies (or erasure chunks) are all written."""
+    if ctx.get("nbd"):
+        return "when the NBD server answers (over the network; its storage is its own)"
+    pool = _dict(_dict(ctx.get("rbd")).get("pool"))
+    if not ctx.get("rbd"):
+        return "when this host's own storage stack has it (no network)"
+    if pool.get("kind") == "erasure":
+        erasure = _dict(pool.get("erasure"))
+        k, m = erasure.get("k", "k"), erasure.get("m", "m")
+        return (
+            f"when the primary OSD has written all {k}+{m} erasure-coded chunks on "
+            "as many OSDs (over the network; a small write reads and rewrites a stripe)"
+        )
+    size = pool.get("size")
+    copies = f"all {size} copies" if isinstance(size, int) and size > 1 else "its one copy"
+    return f"when the OSDs have written {copies} (over the network; replicated size {size})"
 
 
 def _nbd_lines(nbd: Mapping[str, Any], identity: bool) -> list[tuple[str, str]]:
@@ -86,7 +112,9 @@ def _rbd_lines(rbd: Mapping[str, Any], identity: bool) -> list[tuple[str, str]]:
         return []
     cluster, pool = _dict(rbd.get("cluster")), _dict(rbd.get("pool"))
     versions = [_dict(v) for v in cluster.get("versions") or [] if isinstance(v, Mapping)]
-    daemons = _join(*(f"{v.get('daemon')} {v.get('version')} x{v.get('count')}" for v in versions))
+    daemons = _join(
+        *(f"{v.get('daemon')} {_version(v.get('version'))} x{v.get('count')}" for v in versions)
+    )
     lines = [
         (
             "ceph cluster",
@@ -154,3 +182,9 @@ def pool_text(pool: Mapping[str, Any], identity: bool = True) -> str:
         shape,
         pool.get("pg_num") and f"{pool['pg_num']} PGs",
     )
+
+
+def _version(text: Any) -> str:
+    """``ceph version 16.2.15 (618f44…) pacific (stable)`` as ``16.2.15 pacific``."""
+    found = re.match(r"ceph version (\S+) \(\w+\) (\w+)", str(text))
+    return f"{found[1]} {found[2]}" if found else str(text)

@@ -30,7 +30,7 @@ def own_address(host: str) -> bool:
 def served_here(hosts: list[str]) -> str | None:
     """Why a server at any of ``hosts`` runs on this host ("127.0.0.1 is this host's"),
     or None."""
-    mine = [h for h in hosts if own_address(h)]
+    mine = [h for h in dict.fromkeys(hosts) if own_address(h)]
     if not mine:
         return None
     return f"{', '.join(mine)} {'is' if len(mine) == 1 else 'are'} this host's own address"
