@@ -23,15 +23,13 @@ from iobench.suites import load_builtin
 from iobench.targets import (
     ACCEPTED,
     KINDS,
-    Kind,
     Plan,
     Preparation,
     kind_named,
     kind_of,
     resolve_target,
 )
-from iobench.targets import kinds as registry
-from iobench.targets.kind import Named, OnThisHost
+from iobench.targets.kind import Named
 from scratch import Scratch
 
 
@@ -98,54 +96,21 @@ def test_what_no_kind_claims_is_said_with_what_is_accepted(tmp_path: Path) -> No
             assert e.value.hint == ACCEPTED
 
 
-class _Prefixed(OnThisHost):
-    """A kind named by a prefix, as NBD's and RBD's will be: never a path."""
-
-    name = "mem"
-    noun = "memory area"
-    accepts = "mem:NAME"
-    own_file = False
-    loss = "LOSES IT"
-    holes = False
-    claimed = ""
-
-    def claims(self, named: Named) -> bool:
-        return named.spec.startswith("mem:")
-
-    def resolve(self, named: Named) -> Target:
-        return Target(spec=named.spec, path=named.spec, kind="file", size_bytes=1 << 20)
-
-    def check(self, target: Target, plan: Plan) -> None:
-        pass
-
-    def prepare(self, target: Target, plan: Plan) -> Preparation:
-        return Preparation(target.path, False, 0, target.size_bytes, not plan.writes)
-
-    def claim(
-        self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack
-    ) -> int | None:
-        return None
-
-    def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
-        return target.size_bytes, target.spec
-
-    def under(self, path: str) -> str:
-        return ""
-
-
 def test_a_kind_named_by_a_prefix_comes_first_and_is_not_looked_up_as_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    Path("mem:x").mkdir()  # a directory of that name is not what the prefix names
-    with pytest.raises(UserError, match="mem:y does not exist"):
-        resolve_target("mem:y")  # without the kind: a path, and missing
-    prefixed: Kind = _Prefixed()
-    monkeypatch.setattr(registry, "KINDS", (prefixed, *KINDS))
-    for spec in ("mem:x", "mem:y"):
-        target = resolve_target(spec)
-        assert (target.spec, target.size_bytes) == (spec, 1 << 20)
-    assert resolve_target("./mem:x").path == str(tmp_path / "mem:x")
+    monkeypatch.setenv("CEPH_CONF", str(tmp_path / "no-such.conf"))
+    Path("rbd:pool", "img").mkdir(parents=True)  # a directory of that name is not meant
+    Path("nbd:", "host").mkdir(parents=True)
+    with pytest.raises(UserError, match=r"no-such\.conf"):
+        resolve_target("rbd:pool/img")  # the RBD kind's: it asks for the cluster
+    with pytest.raises(UserError, match="NBD URI"):
+        resolve_target("nbd://host/x?tls-psk-file=/etc/shadow")  # refused before any lookup
+    assert resolve_target("./rbd:pool/img").path == str(tmp_path / "rbd:pool" / "img")
+    assert resolve_target("./nbd:/host").kind == "directory"
+    for kind in KINDS:
+        assert kind.opened == (kind.engine is None)  # over the network: by its own engine
 
 
 def test_each_kind_prepares_what_fio_will_use(tmp_path: Path) -> None:
