@@ -377,3 +377,29 @@ def test_two_clients_each_write_their_own_rbd_image_over_the_network(
         code, err2 = cli("run", "rbd:rbd/bench-shared", "--clients", names, "--suite", suite,
                          "--destructive", "--ceph-conf", str(cluster.conf))[::2]  # fmt: skip
         assert code == 2 and "{client}" in err2, err2
+
+
+@pytest.mark.parametrize(
+    ("target", "clients", "said"),
+    [
+        ("rbd:rbd/shared", "node1,node2", "every client would write to rbd:rbd/shared"),
+        ("nbd://10.0.0.9/shared", "node1,node2", "every client would write to nbd://"),
+        ("rbd:rbd/b-{client}", "node1:8765,node1:8766", "clients node1:8765, node1:8766"),
+    ],
+)
+def test_clients_never_write_one_network_storage_together(
+    tmp_path: Path, suite: str, target: str, clients: str, said: str
+) -> None:
+    """Refused before any server or cluster is asked (nothing listens at these names)."""
+    from iobench.clients import parse_clients
+    from iobench.engine import RunRequest
+    from iobench.engine.remote import _network
+    from iobench.errors import UserError
+    from iobench.suites import load_suite
+
+    request = RunRequest(
+        (target,), load_suite(suite), destructive=True, clients=tuple(parse_clients(clients))
+    )
+    with pytest.raises(UserError, match="would write") as e:
+        _network(request)
+    assert said in e.value.message

@@ -241,11 +241,18 @@ def _network(request: RunRequest) -> dict[str, PreparedTarget]:
             f"give each client its own with {CLIENT_FIELD}, e.g. 'rbd:rbd/bench-{CLIENT_FIELD}', "
             "or run a suite that only reads",
         )
-    out: dict[str, PreparedTarget] = {}
-    for c in request.clients:
-        named = spec.replace(CLIENT_FIELD, client_label(c))
-        out[c.name] = prepare_target(resolve_target(named, request.access), request.suite, request)
-    return out
+    named = {c.name: spec.replace(CLIENT_FIELD, client_label(c)) for c in request.clients}
+    same = [n for n, each in named.items() if list(named.values()).count(each) > 1]
+    if CLIENT_FIELD in spec and same and plan.writes:
+        raise UserError(
+            f"clients {', '.join(same)} would write to one image or export: {CLIENT_FIELD} "
+            "is each client's host name, and theirs is the same",
+            "run one fio server per host, or name each client's storage in a suite per host",
+        )
+    return {
+        name: prepare_target(resolve_target(each, request.access), request.suite, request)
+        for name, each in named.items()
+    }
 
 
 def execute_clients(
