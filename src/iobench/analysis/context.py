@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iobench.analysis.netcontext import network_lines
 from iobench.analysis.throttles import context_throttles, devices_line, throttle_line
 from iobench.probe.context import Storage
 from iobench.probe.throttle import KEYS, limit_text
+from iobench.targets import kind_named
 from iobench.units import format_bytes
 
 
@@ -106,7 +106,16 @@ def target_lines(target: dict[str, Any], *, identity: bool = True) -> list[tuple
     throttles = throttle_line(ctx) if identity else _throttle_limits(ctx)
     if throttles:
         lines.append(("io throttles", throttles))
-    return lines + network_lines(ctx, identity=identity)
+    return lines + _kind_lines(target.get("kind"), ctx, identity)
+
+
+def _kind_lines(kind: Any, ctx: dict[str, Any], identity: bool) -> list[tuple[str, str]]:
+    """The lines only a target's kind knows of its context (none for a kind iobench does
+    not have: an imported run's, a run on clients)."""
+    try:
+        return kind_named(str(kind)).describe(ctx, identity=identity)
+    except KeyError:
+        return []
 
 
 def _device_lines(ctx: dict[str, Any], identity: bool) -> list[tuple[str, str]]:

@@ -104,26 +104,22 @@ def _keep_access(key: str) -> Callable[[click.Context, click.Parameter, str | No
 
 
 def access_options() -> Callable[[F], F]:
-    """``--ceph-conf`` and ``--ceph-user``: how to reach network storage named as a target
-    (an ``rbd:`` image); read with :func:`given_access`."""
+    """The options that say how to reach network storage named as a target, as each kind
+    of target declares them (``Kind.access``: ``--ceph-conf``, ``--ceph-user`` for an
+    ``rbd:`` image); read with :func:`given_access`."""
+    from iobench.targets import KINDS
+
     return with_options(
         [
             click.option(
-                "--ceph-conf",
-                metavar="FILE",
+                option.flag,
+                metavar=option.metavar,
                 expose_value=False,
-                callback=_keep_access("ceph_conf"),
-                help="For rbd:POOL/IMAGE targets: the Ceph configuration (monitors, keyring) "
-                "[default: $CEPH_CONF, else /etc/ceph/ceph.conf].",
-            ),
-            click.option(
-                "--ceph-user",
-                metavar="NAME",
-                expose_value=False,
-                callback=_keep_access("ceph_user"),
-                help="For rbd:POOL/IMAGE targets: the Ceph user, without 'client.' (its key "
-                "comes from the keyring the configuration names) [default: admin].",
-            ),
+                callback=_keep_access(option.key),
+                help=option.help,
+            )
+            for kind in KINDS
+            for option in kind.access
         ]
     )
 

@@ -131,10 +131,13 @@ def run(
     """Run a suite on each TARGET (default: the current directory) and store the results.
 
     TARGET is a directory (iobench creates a test file there and removes it afterwards), an
-    existing file, or a block device (read-only workloads unless --destructive). With
-    --clients, TARGET is one directory that every client sees (a shared filesystem, or the
-    same path on each): every client gets its own test file there, all run each workload
-    together, and their aggregate is stored beside each client's result.
+    existing file, a block device, an NBD export (nbd://HOST[:PORT]/EXPORT,
+    nbd+unix:///EXPORT?socket=PATH) or a Ceph RBD image (rbd:POOL/IMAGE, with --ceph-conf
+    and --ceph-user): the last four only read unless --destructive. With --clients, TARGET
+    is one directory that every client sees (a shared filesystem, or the same path on
+    each): every client gets its own test file there, all run each workload together, and
+    their aggregate is stored beside each client's result; or network storage that each
+    client reaches itself, {client} giving each its own (rbd:rbd/bench-{client}).
 
     \b
     Examples:
@@ -150,6 +153,9 @@ def run(
       iobench run /dev/nvme1n1 --suite volume --destructive --spec aws-gp3 --spec-param iops=6000
       iobench run /dev/sdb --prefill --destructive
       iobench run /dev/vdb --suite volume --destructive --pin-to-device
+      iobench run nbd://10.0.0.5:10809/export --suite volume --destructive
+      iobench run rbd:rbd/bench --ceph-conf /etc/ceph/ceph.conf --destructive --prefill
+      iobench run 'rbd:rbd/bench-{client}' --clients @hosts.txt --destructive
     """
     from iobench.report.printed import run_document
     from iobench.report.terminal import render_run

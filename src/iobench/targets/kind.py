@@ -5,6 +5,7 @@ object of this shape, in the registry :data:`iobench.targets.kinds.KINDS`."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
@@ -13,6 +14,7 @@ from iobench.model import Suite, Target
 from iobench.probe import probe_target
 from iobench.probe.context import Storage
 from iobench.probe.written import Unwritten, unwritten
+from iobench.targets.lines import WRITES, Lines
 from iobench.targets.paths import Located, identity_of, locate
 
 
@@ -69,6 +71,18 @@ class Preparation:
 
 
 @dataclass(frozen=True)
+class AccessOption:
+    """A command-line option that says how to reach a kind's targets (``--ceph-conf
+    FILE``): its value reaches the kind as ``Named.access`` / ``Target.access`` under
+    ``key``. Never a credential: at most where one is kept."""
+
+    flag: str
+    key: str
+    metavar: str
+    help: str
+
+
+@dataclass(frozen=True)
 class Reach:
     """How fio reaches a target, as its job file says it. ``path``: the file or device
     fio opens (on this host through ./target, the descriptor iobench holds; on a fio
@@ -111,6 +125,7 @@ class Kind(Protocol):
     claimed: str
     engine: str | None
     endpoint_options: frozenset[str]
+    access: tuple[AccessOption, ...]  # options of the commands that name targets
 
     @property
     def opened(self) -> bool:
@@ -174,6 +189,12 @@ class Kind(Protocol):
         when that cannot be said."""
         ...
 
+    def describe(self, ctx: Mapping[str, Any], *, identity: bool) -> Lines:
+        """Lines of a stored context that only this kind has (the server's words of an
+        export or an image), for ``info``, ``doctor`` and reports; without ``identity``,
+        only what describes the storage (for a comparison: no names, addresses)."""
+        ...
+
     def under(self, path: str) -> str:
         """Where a finding about the device under a target at ``path`` says the target is
         (" under PATH"; "" when the target is the device)."""
@@ -187,6 +208,7 @@ class OnThisHost:
 
     engine: str | None = None
     endpoint_options: frozenset[str] = frozenset()
+    access: tuple[AccessOption, ...] = ()
     holes: bool
 
     @property
@@ -207,6 +229,11 @@ class OnThisHost:
 
     def unwritten(self, target: Target, filename: str, area: int) -> Unwritten | None:
         return unwritten(filename, area, holes=self.holes)
+
+    def describe(self, ctx: Mapping[str, Any], *, identity: bool) -> Lines:
+        """Nothing but when a write is done: the rest is probe_target's, which every path
+        kind shares (analysis/context.py)."""
+        return [] if identity else [(WRITES, "when this host's own storage stack has it")]
 
 
 class OnAFilesystem(OnThisHost):
@@ -236,6 +263,7 @@ class OverTheNetwork:
     own_file = False
     holes = False
     claimed = ""
+    access: tuple[AccessOption, ...] = ()
 
     @property
     def opened(self) -> bool:

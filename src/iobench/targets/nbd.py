@@ -5,6 +5,7 @@ refused before fio starts (docs/targets.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from iobench.errors import TargetUnsafe
@@ -15,6 +16,7 @@ from iobench.probe.nbd import NbdExport, parse_nbd_uri, probe_nbd
 from iobench.probe.written import Unwritten, unwritten_of_extents
 from iobench.targets.checks import check_destructive, in_place
 from iobench.targets.kind import Named, OverTheNetwork, Plan, Preparation, Reach
+from iobench.targets.lines import WRITES, Lines, join, mapping, served_here_line, size
 
 SCHEMES = ("nbd://", "nbds://", "nbd+unix://", "nbds+unix://")
 
@@ -81,6 +83,58 @@ class Nbd(OverTheNetwork):
             if isinstance(e, dict) and isinstance(e.get("type"), int) and not e["type"] & 1
         ]
         return unwritten_of_extents(written, area) if extents else None
+
+    def describe(self, ctx: Mapping[str, Any], *, identity: bool) -> Lines:
+        """What the server said of its export (docs/context.md, ``nbd``)."""
+        lines = _nbd_lines(mapping(ctx.get("nbd")), identity) + served_here_line(ctx, identity)
+        if not identity:
+            lines.append((WRITES, "when the NBD server answers (over the network)"))
+        return lines
+
+
+def _nbd_lines(nbd: Mapping[str, Any], identity: bool) -> list[tuple[str, str]]:
+    if not nbd:
+        return []
+    flags = mapping(nbd.get("flags"))
+    can = [
+        name.removeprefix("can_").replace("_", "-")
+        for name, on in flags.items()
+        if on is True and name.startswith("can_")
+    ]
+    rotational = flags.get("is_rotational")
+    sizes = mapping(nbd.get("block_size"))
+    readonly = nbd.get("readonly")
+    export = nbd.get("export")
+    lines = [
+        (
+            "nbd export",
+            join(
+                identity and export is not None and f"name {export!r}",
+                size(nbd.get("size_bytes")),
+                isinstance(readonly, bool) and ("read-only" if readonly else "writable"),
+                nbd.get("transport"),
+                nbd.get("tls") is True and "TLS",
+                nbd.get("protocol"),
+            ),
+        ),
+        (
+            "nbd can",
+            join(
+                *can,
+                None if rotational is None else ("rotational" if rotational else "non-rotational"),
+            ),
+        ),
+    ]
+    if any(isinstance(v, int) for v in sizes.values()):
+        lines.append(
+            (
+                "nbd block sizes",
+                join(*(f"{k} {size(v)}" for k, v in sizes.items() if size(v))),
+            )
+        )
+    if identity and isinstance(nbd.get("description"), str):
+        lines.append(("nbd description", nbd["description"]))
+    return lines
 
 
 NBD = Nbd()

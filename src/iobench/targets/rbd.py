@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from iobench.errors import TargetUnsafe
@@ -25,7 +26,15 @@ from iobench.probe.ceph import (
 from iobench.probe.host import run_json
 from iobench.probe.written import Unwritten, unwritten_of_extents
 from iobench.targets.checks import check_destructive, in_place
-from iobench.targets.kind import Named, OverTheNetwork, Plan, Preparation, Reach
+from iobench.targets.kind import (
+    AccessOption,
+    Named,
+    OverTheNetwork,
+    Plan,
+    Preparation,
+    Reach,
+)
+from iobench.targets.lines import WRITES, Lines, join, mapping, served_here_line, size
 
 PREFIX = "rbd:"
 
@@ -44,6 +53,22 @@ class Rbd(OverTheNetwork):
     engine: str | None = "rbd"
     endpoint_options = frozenset({"pool", "rbdname", "clientname", "clustername"})
     claimed = "checks again just before fio starts that no other client has the image open"
+    access: tuple[AccessOption, ...] = (
+        AccessOption(
+            "--ceph-conf",
+            "ceph_conf",
+            "FILE",
+            "For rbd:POOL/IMAGE targets: the Ceph configuration (monitors, keyring) "
+            "[default: $CEPH_CONF, else /etc/ceph/ceph.conf].",
+        ),
+        AccessOption(
+            "--ceph-user",
+            "ceph_user",
+            "NAME",
+            "For rbd:POOL/IMAGE targets: the Ceph user, without 'client.' (its key comes "
+            "from the keyring the configuration names) [default: admin].",
+        ),
+    )
 
     def claims(self, named: Named) -> bool:
         return named.spec.lower().startswith(PREFIX)
@@ -143,6 +168,15 @@ class Rbd(OverTheNetwork):
         ]
         return unwritten_of_extents(written, area)
 
+    def describe(self, ctx: Mapping[str, Any], *, identity: bool) -> Lines:
+        """What the cluster said of the image, its pool and itself (docs/context.md,
+        ``rbd``)."""
+        rbd = mapping(ctx.get("rbd"))
+        lines = _rbd_lines(rbd, identity) + served_here_line(ctx, identity)
+        if not identity:
+            lines.append((WRITES, _acknowledged(mapping(rbd.get("pool")))))
+        return lines
+
 
 # rbd_qos_* limits as the IO limits the findings and characterize's verdicts know
 # (probe/throttle.py's keys); a total limit caps each direction.
@@ -166,6 +200,104 @@ def qos_throttles(spec: str, image: RbdImage) -> dict[str, Any]:
         if q.name in _QOS_KEYS and q.value > 0
     ]
     return {"limits": limits, "note": None if image.qos is not None else "not read"}
+
+
+def _rbd_lines(rbd: Mapping[str, Any], identity: bool) -> list[tuple[str, str]]:
+    if not rbd:
+        return []
+    cluster, pool = mapping(rbd.get("cluster")), mapping(rbd.get("pool"))
+    versions = [mapping(v) for v in cluster.get("versions") or [] if isinstance(v, Mapping)]
+    daemons = join(
+        *(f"{v.get('daemon')} {_version(v.get('version'))} x{v.get('count')}" for v in versions)
+    )
+    lines = [
+        (
+            "ceph cluster",
+            join(
+                identity and cluster.get("fsid") and f"fsid {cluster['fsid']}",
+                daemons
+                or (cluster.get("client_version") and f"client {cluster['client_version']}"),
+                cluster.get("osds") is not None
+                and f"{cluster.get('osds_up')}/{cluster.get('osds')} OSDs up",
+            ),
+        ),
+        ("ceph pool", pool_text(pool, identity)),
+    ]
+    used, provisioned = rbd.get("used_bytes"), rbd.get("provisioned_bytes")
+    lines.append(
+        (
+            "rbd image",
+            join(
+                size(rbd.get("size_bytes")),
+                size(rbd.get("object_size")) and f"objects of {size(rbd.get('object_size'))}",
+                rbd.get("features") and "features " + " ".join(map(str, rbd["features"])),
+                size(used) and f"{size(used)} used of {size(provisioned) or '?'} provisioned",
+                identity and rbd.get("data_pool") and f"data pool {rbd['data_pool']}",
+            ),
+        )
+    )
+    qos = [mapping(q) for q in rbd.get("qos") or [] if isinstance(q, Mapping)]
+    if qos:
+        lines.append(
+            (
+                "rbd qos",
+                join(*(f"{q.get('name')} {q.get('value')} ({q.get('source')})" for q in qos)),
+            )
+        )
+    if identity:
+        watchers = rbd.get("watchers")
+        if isinstance(watchers, list):
+            shown = [f"{mapping(w).get('client')} at {mapping(w).get('address')}" for w in watchers]
+            lines.append(("rbd open by", join(*shown) or "nobody"))
+        access = mapping(rbd.get("access"))
+        if access:
+            lines.append(
+                (
+                    "ceph access",
+                    join(access.get("conf"), access.get("user") and f"user {access['user']}"),
+                )
+            )
+    return lines
+
+
+def pool_text(pool: Mapping[str, Any], identity: bool = True) -> str:
+    """``rbd: replicated size 3 (min 2), 64 PGs`` or ``erasure k=4 m=2 (profile ec42)``."""
+    if not pool:
+        return "unknown"
+    erasure = mapping(pool.get("erasure"))
+    if pool.get("kind") == "erasure":
+        shape = join(
+            "erasure " + " ".join(f"{k}={erasure[k]}" for k in ("k", "m") if k in erasure),
+            pool.get("erasure_profile") and f"profile {pool['erasure_profile']}",
+        )
+    else:
+        shape = f"replicated size {pool.get('size')} (min {pool.get('min_size')})"
+    return join(
+        identity and pool.get("name"),
+        shape,
+        pool.get("pg_num") and f"{pool['pg_num']} PGs",
+    )
+
+
+def _acknowledged(pool: Mapping[str, Any]) -> str:
+    """When a write to an image of ``pool`` is done: once every copy, or every erasure
+    chunk, is written."""
+    if pool.get("kind") == "erasure":
+        erasure = mapping(pool.get("erasure"))
+        k, m = erasure.get("k", "k"), erasure.get("m", "m")
+        return (
+            f"when the primary OSD has written all {k}+{m} erasure-coded chunks on "
+            "as many OSDs (over the network; a small write reads and rewrites a stripe)"
+        )
+    copies = pool.get("size")
+    every = f"all {copies} copies" if isinstance(copies, int) and copies > 1 else "its one copy"
+    return f"when the OSDs have written {every} (over the network; replicated size {copies})"
+
+
+def _version(text: Any) -> str:
+    """``ceph version 16.2.15 (618f44…) pacific (stable)`` as ``16.2.15 pacific``."""
+    found = re.match(r"ceph version (\S+) \(\w+\) (\w+)", str(text))
+    return f"{found[1]} {found[2]}" if found else str(text)
 
 
 RBD = Rbd()
