@@ -11,6 +11,7 @@ import errno
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -233,3 +234,51 @@ def test_no_module_outside_targets_compares_a_kind_s_name() -> None:
                     where = f"{path.relative_to(src)}:{getattr(node, 'lineno', '?')}"
                     found.append(f"{where}: {ast.unparse(node)}")
     assert not found, "\n".join(found)
+
+
+EC_4_2 = {"k": "4", "m": "2"}
+
+
+@pytest.mark.parametrize(
+    ("pools", "said"),
+    [
+        ({"pool": {"name": "rbd", "kind": "replicated", "size": 3, "min_size": 2}}, "all 3 copies"),
+        ({"pool": {"name": "rbd", "kind": "replicated", "size": 1}}, "its one copy"),
+        (
+            {
+                "pool": {"name": "rbd", "kind": "replicated", "size": 3},
+                "data_pool_facts": {
+                    "name": "ec",
+                    "kind": "erasure",
+                    "erasure": {"k": "4", "m": "2"},
+                },
+            },
+            "all 4+2 erasure-coded chunks",
+        ),
+        ({}, "when the OSDs have written"),  # a context stored without the pool: no crash
+    ],
+)
+def test_an_rbd_image_s_context_says_when_a_write_is_done(pools: dict[str, Any], said: str) -> None:
+    ctx = {"rbd": {"size_bytes": 1 << 30, "features": ["layering"], **pools}}
+    rbd = kind_named("rbd")
+    lines = dict(rbd.describe(ctx, identity=False))
+    assert said in lines["a write is done"]
+    assert "fsid" not in str(lines) and "served here" not in lines
+    local = dict(kind_named("file").describe({}, identity=False))
+    assert local["a write is done"] != lines["a write is done"]
+    shown = dict(
+        rbd.describe({**ctx, "served_here": "127.0.0.1 is this host's own address"}, identity=True)
+    )
+    assert shown["served here"].startswith("127.0.0.1")
+    if "data_pool_facts" in pools:
+        assert shown["ceph data pool"].startswith("ec, erasure k=4 m=2")
+
+
+@pytest.mark.parametrize(
+    "odd", [None, [], "x", {"rbd": "x"}, {"rbd": {"pool": 3, "qos": "x"}}, {"nbd": {"flags": [1]}}]
+)
+def test_a_stored_context_of_any_shape_is_described_without_a_crash(odd: Any) -> None:
+    for kind in KINDS:
+        for identity in (True, False):
+            lines = kind.describe(odd if isinstance(odd, dict) else {}, identity=identity)
+            assert all(isinstance(k, str) and isinstance(v, str) for k, v in lines)

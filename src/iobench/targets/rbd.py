@@ -174,7 +174,8 @@ class Rbd(OverTheNetwork):
         rbd = mapping(ctx.get("rbd"))
         lines = _rbd_lines(rbd, identity) + served_here_line(ctx, identity)
         if not identity:
-            lines.append((WRITES, _acknowledged(mapping(rbd.get("pool")))))
+            data = rbd.get("data_pool_facts") or rbd.get("pool")  # where the data is written
+            lines.append((WRITES, _acknowledged(mapping(data))))
         return lines
 
 
@@ -223,6 +224,9 @@ def _rbd_lines(rbd: Mapping[str, Any], identity: bool) -> list[tuple[str, str]]:
         ),
         ("ceph pool", pool_text(pool, identity)),
     ]
+    data = mapping(rbd.get("data_pool_facts"))
+    if data:  # the image's data in a pool of its own (erasure-coded, usually)
+        lines.append(("ceph data pool", pool_text(data, identity)))
     used, provisioned = rbd.get("used_bytes"), rbd.get("provisioned_bytes")
     lines.append(
         (
