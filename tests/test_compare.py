@@ -1059,3 +1059,24 @@ def test_a_headline_counts_directions_of_a_mixed_workload_apart() -> None:
     (head,) = compare([a, b]).headlines()
     assert (head.rows, head.workloads) == (2, 1)
     assert headline_text(head).startswith("slower in 2 of 2 workload directions; IOPS 50 %")
+
+
+def test_a_line_of_another_kind_of_target_does_not_apply_and_a_missing_one_is_unknown() -> None:
+    from iobench.analysis.context import NOT_APPLICABLE, context_differences, setup_context
+
+    fs = {"filesystem": {"fstype": "ext4", "options": "rw"}}
+    nbd = {"nbd": {"size_bytes": 1 << 20, "readonly": False, "transport": "tcp"}}
+    setups = [
+        ("file", setup_context({}, "file", 1 << 20, fs)),
+        ("file, probe failed", setup_context({}, "file", 1 << 20, {})),
+        ("nbd", setup_context({}, "nbd", 1 << 20, nbd)),
+    ]
+    found = dict(context_differences(setups))
+    assert found["filesystem"] == {
+        "file": "ext4",
+        "file, probe failed": None,  # its kind has one: unknown
+        "nbd": NOT_APPLICABLE,  # no NBD export has a filesystem here
+    }
+    assert found["nbd export"]["file"] == NOT_APPLICABLE
+    assert found["nbd export"]["nbd"] == "1 MiB, writable, tcp"
+    assert found["a write is done"]["nbd"].startswith("when the NBD server answers")

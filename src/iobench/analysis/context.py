@@ -247,6 +247,7 @@ class SetupContext:
 
     lines: dict[str, str | None]
     fields: dict[str, str | None]
+    kind: str = ""  # the target's kind: a line no setup of its kind has does not apply
 
 
 def setup_context(
@@ -268,21 +269,34 @@ def setup_context(
         for path, value in _leaves({"host": host, **ctx})
         if not _SHOWN.match(path)
     }
-    return SetupContext(lines, fields)
+    return SetupContext(lines, fields, kind)
+
+
+# What a comparison shows for a line that does not apply to a setup's kind of target (a
+# local file's "nbd export", an NBD export's "filesystem"), unlike a missing value (None).
+NOT_APPLICABLE = "—"
 
 
 def context_differences(
     setups: Sequence[tuple[str, SetupContext]],
 ) -> list[tuple[str, dict[str, str | None]]]:
     """(field, {setup key: text}) for each line whose text is not the same in every setup
-    (a line a setup does not have is None: unknown), then each stored field that every
-    setup has and whose values differ (where a setup has none, a line already differs:
-    the device chain, a disk); in the order first seen."""
+    (a line a setup does not have is None: unknown; :data:`NOT_APPLICABLE` when no setup
+    of its kind of target has it), then each stored field that every setup has and whose
+    values differ (where a setup has none, a line already differs: the device chain, a
+    disk); in the order first seen."""
     out = []
+    kinds = {key: c.kind for key, c in setups}
     for which in ("lines", "fields"):
         found = [(key, getattr(c, which)) for key, c in setups]
         for f in dict.fromkeys(f for _, d in found for f in d):
             values = {key: d.get(f) for key, d in found}
+            if which == "lines":
+                has = {kinds[key] for key, d in found if d.get(f) is not None}
+                values = {
+                    k: NOT_APPLICABLE if v is None and kinds[k] and kinds[k] not in has else v
+                    for k, v in values.items()
+                }
             if which == "fields" and None in values.values():
                 continue
             if len(set(values.values())) > 1:
