@@ -1079,4 +1079,4 @@ def test_a_line_of_another_kind_of_target_does_not_apply_and_a_missing_one_is_un
     }
     assert found["nbd export"]["file"] == NOT_APPLICABLE
     assert found["nbd export"]["nbd"] == "1 MiB, writable, tcp"
-    assert found["a write is done"]["nbd"].startswith("when the NBD server answers")
+    assert str(found["a write is done"]["nbd"]).startswith("when the NBD server answers")
