@@ -58,6 +58,7 @@ LOADING = {
     "poisson-rate-submission.fio",
     "rand-zones.fio",  # zoned:50/5:30/15:20/, the last zone the rest
     "steadystate.fio",  # threads=1: fio's parser takes it for thread
+    "rbd.fio",  # fio's rbd engine: runs on the rbd: target named, its pool/rbdname replaced
     "tiobench-example.fio",  # bsrange
     "waitfor.fio",  # wait_for= the job before: the order iobench keeps
     "zipf.fio",
