@@ -18,30 +18,15 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli
+from conftest import MINI_SUITE, Cli
 from hosts import FioHosts, why_no_netns
 from netstore import CephCluster, NbdServer, start_ceph
 
 NbdFactory = Callable[..., NbdServer]
 Said = Callable[..., tuple[int, str]]
 
-SUITE = """\
-name = "net"
-description = "a read and a write"
-[defaults]
-runtime = "1s"
-size = "4M"
-iodepth = 4
-numjobs = 1
-bs = "4k"
-ioengine = "libaio"
-[[workload]]
-name = "rr"
-rw = "randread"
-[[workload]]
-name = "rw"
-rw = "randwrite"
-"""
+# conftest's read and write, through libaio: the target's engine replaces it (said).
+SUITE = MINI_SUITE.replace('bs = "4k"\n', 'bs = "4k"\nioengine = "libaio"\n')
 
 READS = """\
 name = "reads"
