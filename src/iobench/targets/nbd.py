@@ -77,12 +77,14 @@ class Nbd(OverTheNetwork):
         if "base:allocation" not in export.contexts:
             return None  # the server cannot say
         extents = run_json(["nbdinfo", "--map", "--json", export.uri.uri], timeout_s=10)
+        if not isinstance(extents, list) or not extents:
+            return None  # no answer, or not nbdinfo's
         written = [
             (e.get("offset"), e.get("length"))
-            for e in extents or []
+            for e in extents
             if isinstance(e, dict) and isinstance(e.get("type"), int) and not e["type"] & 1
         ]
-        return unwritten_of_extents(written, area) if extents else None
+        return unwritten_of_extents(written, area)
 
     def describe(self, ctx: Mapping[str, Any], *, identity: bool) -> Lines:
         """What the server said of its export (docs/context.md, ``nbd``)."""
