@@ -359,3 +359,14 @@ def test_each_direction_at_its_throttle_is_named() -> None:
     result = dataclasses.replace(result, metrics={"write": metrics["write"]})
     assert [(d, m) for d, m, _, _ in throttled_figures(target, result)] == [("write", "bw_bytes")]
     assert throttled_figures(None, result) == []
+
+
+def test_an_image_s_qos_limits_are_said_without_naming_the_image_again() -> None:
+    from iobench.analysis.throttles import throttle_summary
+
+    qos = {"limits": [{"device": "rbd:rbd/img", "where": "RBD QoS rbd_qos_iops_limit, set "
+                       "in the image", "read_iops": 800, "write_iops": 800}]}  # fmt: skip
+    assert throttle_summary({"qos": qos}) == (
+        "throttled: read 800 IOPS, write 800 IOPS (RBD QoS rbd_qos_iops_limit, set in the image)"
+    )
+    assert throttle_summary({}) is None

@@ -124,8 +124,8 @@ def curves_at_throttles(
 
 def throttle_summary(ctx: dict[str, Any] | None) -> str | None:
     """``throttled: loop0: read 5,000 IOPS (cgroup v1 /capped)``; None without throttles."""
-    text = throttle_text(context_throttles(ctx))
-    return f"throttled: {text}" if text else None
+    parts = [t for t in (cgroup_throttle_text(ctx), qos_text(ctx)) if t]  # QoS: the target's
+    return f"throttled: {'; '.join(parts)}" if parts else None
 
 
 def throttle_line(ctx: dict[str, Any] | None) -> str | None:
