@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iobench.analysis.curves import Curve, Limits
-from iobench.probe.throttle import KEYS, effective, limit_text, throttle_text
+from iobench.probe.throttle import effective, limit_text, limits_text, throttle_text
 
 # A figure within this band of a throttle's value was set by it: throttles let a few per
 # cent through around their window edges, and a run rarely reaches the full cap.
@@ -43,18 +43,7 @@ def qos_text(ctx: dict[str, Any] | None) -> str | None:
     """The storage's own QoS limits, as text without the storage's name (None: none)."""
     t = (ctx or {}).get("qos")
     limits = effective(t) if isinstance(t, dict) else {}
-    return "; ".join(_limits_text(each) for _, each in sorted(limits.items())) or None
-
-
-def _limits_text(limits: dict[str, tuple[int, str]]) -> str:
-    """``read 800 IOPS, write 800 IOPS (RBD QoS rbd_qos_iops_limit, set in the image)``,
-    the limits of one device grouped by what sets them."""
-    by_where: dict[str, list[str]] = {}
-    for key in KEYS:
-        if key in limits:
-            value, where = limits[key]
-            by_where.setdefault(where, []).append(limit_text(key, value))
-    return "; ".join(f"{', '.join(texts)} ({where})" for where, texts in by_where.items())
+    return "; ".join(limits_text(each) for _, each in sorted(limits.items())) or None
 
 
 def cgroup_throttle_text(ctx: dict[str, Any] | None) -> str | None:

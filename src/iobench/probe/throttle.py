@@ -219,13 +219,15 @@ def limit_text(key: str, value: float) -> str:
 
 def throttle_text(eff: dict[str, dict[str, tuple[int, str]]]) -> str:
     """``loop0: read 5,000 IOPS, read 200 MiB/s (cgroup v1 /capped)``; "" for none."""
-    parts = []
-    for device, limits in sorted(eff.items()):
-        by_where: dict[str, list[str]] = {}
-        for key in KEYS:
-            if key in limits:
-                value, where = limits[key]
-                by_where.setdefault(where, []).append(limit_text(key, value))
-        inner = "; ".join(f"{', '.join(v)} ({w})" for w, v in by_where.items())
-        parts.append(f"{device}: {inner}")
-    return "; ".join(parts)
+    return "; ".join(f"{device}: {limits_text(limits)}" for device, limits in sorted(eff.items()))
+
+
+def limits_text(limits: dict[str, tuple[int, str]]) -> str:
+    """One device's limits grouped by what sets them: ``read 5,000 IOPS, read 200 MiB/s
+    (cgroup v1 /capped)``."""
+    by_where: dict[str, list[str]] = {}
+    for key in KEYS:
+        if key in limits:
+            value, where = limits[key]
+            by_where.setdefault(where, []).append(limit_text(key, value))
+    return "; ".join(f"{', '.join(v)} ({w})" for w, v in by_where.items())
