@@ -388,3 +388,12 @@ def test_clients_never_write_one_network_storage_together(
     with pytest.raises(UserError, match="would write") as e:
         _network(request)
     assert said in e.value.message
+
+
+def test_a_client_field_without_clients_is_said_before_anything_is_asked(
+    said: Said, reads: str
+) -> None:
+    for target in ("rbd:rbd/bench-{client}", "nbd://10.0.0.9/export-{client}"):
+        code, text = said("doctor", target, "--suite", reads)
+        assert code == 2 and "{client} names each client's own storage" in text, text
+        assert "--clients" in text

@@ -232,6 +232,10 @@ class Suite:
 # as stored in targets.kind.
 TargetKind = str
 
+# In a network target given with --clients, each client's own storage: the client's host
+# name takes its place (rbd:rbd/bench-{client}).
+CLIENT_FIELD = "{client}"
+
 
 @dataclass(frozen=True)
 class Target:

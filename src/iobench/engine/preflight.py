@@ -19,7 +19,7 @@ from iobench.cpus import online_cpus
 from iobench.engine.request import RunRequest
 from iobench.engine.steps import Step, local_schedule
 from iobench.errors import TargetUnsafe, UserError
-from iobench.model import Suite, Target, Workload
+from iobench.model import CLIENT_FIELD, Suite, Target, Workload
 from iobench.probe import probe_host
 from iobench.probe.context import Storage
 from iobench.specs import Promise, Volume, spec_expectations
@@ -227,9 +227,9 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     what is wrong with the method. Writes nothing; raises before anything could run."""
     suite = request.suite
     for spec in request.targets:
-        if "{client}" in spec:
+        if CLIENT_FIELD in spec:
             raise UserError(
-                f"{spec}: {{client}} names each client's own storage, and there are no "
+                f"{spec}: {CLIENT_FIELD} names each client's own storage, and there are no "
                 "clients here",
                 "run it with --clients HOST,HOST..., or name the storage itself",
             )

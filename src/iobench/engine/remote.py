@@ -70,7 +70,7 @@ from iobench.fio.jobfile import (
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
-from iobench.model import JobResult, Suite, Workload
+from iobench.model import CLIENT_FIELD, JobResult, Suite, Workload
 from iobench.probe import probe_host
 from iobench.records import PartResult, ResultRecord, SuiteDefinition, TargetRecord
 from iobench.store.repository import Store
@@ -214,9 +214,6 @@ def clients_preflight(request: RunRequest, fio: FioInfo) -> ClientsPreflight:
     return ClientsPreflight(
         target, request.suite, request.clients, scale, confined, host, clocks, network, contexts
     )
-
-
-CLIENT_FIELD = "{client}"
 
 
 def client_label(c: Client) -> str:

@@ -9,8 +9,8 @@ option, and snapshots are read-only), ``:`` (QEMU's ``rbd:pool/image:id=..:conf=
 options, which iobench does not read: ``--ceph-user``, ``--ceph-conf``), ``;``, ``#``,
 ``$`` and ``\\`` (fio cuts, expands or escapes them in an option value), blanks at either
 end (fio strips them), what does not print (control and bidi characters), and names over
-:data:`NAME_BYTES`. ``{client}`` in the image name is taken only when asked
-(``allow_client_template``), for ``--clients``.
+:data:`NAME_BYTES`. ``{client}`` is not a name: with ``--clients`` iobench puts each
+client's host name in its place before the name is read here.
 
 **Access** (:class:`CephAccess`): the config file, the user (the id without ``client.``) and
 the cluster name, as arguments for the ceph, rbd and rados tools, with librados' timeouts
@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import UserError
+from iobench.model import CLIENT_FIELD
 from iobench.probe.cephtools import (
     ClusterFacts,
     Parent,
@@ -72,7 +73,6 @@ from iobench.units import printable, quoted
 
 PREFIX = "rbd:"
 FORM = "rbd:POOL/IMAGE"
-CLIENT_TOKEN = "{client}"
 NAME_BYTES = 1024  # Ceph takes longer pool names; an image's is bounded by RADOS (~2040)
 FIRST_BYTES = 64 * 1024
 CEPH_PACKAGE = "ceph-common"
@@ -92,7 +92,7 @@ _CLUSTER_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 
 @dataclass(frozen=True)
 class RbdName:
-    """An image named ``rbd:POOL/IMAGE``; ``image`` may hold ``{client}`` (a template)."""
+    """An image named ``rbd:POOL/IMAGE``."""
 
     pool: str
     image: str
@@ -106,20 +106,12 @@ class RbdName:
     def text(self) -> str:
         return f"{PREFIX}{self.spec}"
 
-    @property
-    def templated(self) -> bool:
-        return CLIENT_TOKEN in self.image
-
-    def for_client(self, client: str) -> RbdName:
-        """The image of one client: ``{client}`` replaced, checked again."""
-        return parse_rbd_spec(f"{PREFIX}{self.pool}/{self.image.replace(CLIENT_TOKEN, client)}")
-
 
 def _rbd_refused(text: str, why: str) -> UserError:
     return UserError(f"RBD image {quoted(text)}: {why}", f"name an RBD image as {FORM}")
 
 
-def parse_rbd_spec(text: str, *, allow_client_template: bool = False) -> RbdName:
+def parse_rbd_spec(text: str) -> RbdName:
     """``rbd:POOL/IMAGE`` checked; UserError naming the wrong part and the accepted form."""
     if len(text) > 2 * NAME_BYTES + len(PREFIX) + 1:
         raise UserError(f"RBD image name of {len(text)} characters: too long", f"name it as {FORM}")
@@ -146,18 +138,17 @@ def parse_rbd_spec(text: str, *, allow_client_template: bool = False) -> RbdName
     if len(parts) != 2:
         raise _rbd_refused(text, "a pool or image name holds no '/'")
     pool, image = parts
-    _check_name(text, pool, "the pool name", template=False)
-    _check_name(text, image, "the image name", template=allow_client_template)
+    _check_name(text, pool, "the pool name")
+    _check_name(text, image, "the image name")
     return RbdName(pool, image)
 
 
-def _check_name(text: str, name: str, what: str, *, template: bool) -> None:
+def _check_name(text: str, name: str, what: str) -> None:
     if not name:
         raise _rbd_refused(text, f"{what} is empty")
     if len(name.encode()) > NAME_BYTES:
         raise _rbd_refused(text, f"{what} is over {NAME_BYTES} bytes long")
-    bare = name.replace(CLIENT_TOKEN, "") if template else name
-    for char in bare:
+    for char in name:
         if char in _FIO_CHARS:
             raise _rbd_refused(text, f"{what} holds {char!r}: {_FIO_CHARS[char]}")
         if not char.isprintable():
@@ -167,7 +158,7 @@ def _check_name(text: str, name: str, what: str, *, template: bool) -> None:
         if char in "{}":
             raise _rbd_refused(
                 text,
-                f"{what} holds {char!r}: only {CLIENT_TOKEN} in the image name, with --clients, "
+                f"{what} holds {char!r}: only {CLIENT_FIELD} in the image name, with --clients, "
                 "gives each client its own image",
             )
     if name != name.strip():
@@ -425,8 +416,6 @@ def probe_rbd(access: CephAccess, name: RbdName, *, timeout_s: float = 10.0) -> 
     """What the cluster says about ``name``, within about ``timeout_s``; UserError naming
     what is wrong (tools, config file, monitors, credentials, pool, image) before anything
     else is asked."""
-    if name.templated:
-        raise ValueError(f"{name.text}: substitute {CLIENT_TOKEN} before probing")
     check_access(access)
     deadline = time.monotonic() + timeout_s
     args = access.tool_args(timeout_s)
