@@ -233,8 +233,8 @@ def _network(request: RunRequest) -> dict[str, PreparedTarget]:
     if CLIENT_FIELD not in spec and len(request.clients) > 1 and plan.writes:
         raise UserError(
             f"every client would write to {spec} at once ({plan.writers}): what one writes, "
-            "the others overwrite, and an RBD image's lock would move between them at every "
-            "write",
+            "the others overwrite, and storage that lets one writer in at a time (an RBD "
+            "image's exclusive lock) would pass between them at every write",
             f"give each client its own with {CLIENT_FIELD}, e.g. 'rbd:rbd/bench-{CLIENT_FIELD}', "
             "or run a suite that only reads",
         )
