@@ -228,7 +228,8 @@ class SuiteDefinition(JsonObject):
 
     - every run of iobench's: name, description, source, indicative, workloads,
       expectations (see :meth:`of_suite`); a sweep adds sweep and p99_under_ns,
-      characterize p99_under_ns and plan, --spec spec, --clients clients;
+      characterize p99_under_ns and plan, --spec spec, --clients clients, --steady-state
+      steady_state, --precondition precondition;
     - a run imported from fio output: name, description, source, origin, client_mode,
       time_source, time_note, global_options, workloads, messages, unknown and, when fio's
       disk_util covers several jobs, disk_util;
@@ -264,6 +265,12 @@ class SuiteDefinition(JsonObject):
     # source}: iobench.fio.language), and the files it included: what ran, said.
     variables: tuple[Mapping[str, Any], ...] | None = _key(_objects)
     includes: tuple[str, ...] | None = _key(_texts)
+    # --steady-state: the rule the rounds were judged by ({"rule": "pts", "window": 5, ...}
+    # or {"rule": "fio", "criterion": ...}; iobench.analysis.steady), and the round time.
+    steady_state: Mapping[str, Any] | None = _key(_object)
+    # --precondition / iobench precondition: what was done to the target before the
+    # workloads (purge method, fill passes, bytes, seconds; iobench.engine.precondition).
+    precondition: Mapping[str, Any] | None = _key(_object)
 
     @classmethod
     def of_suite(cls, suite: Suite) -> SuiteDefinition:

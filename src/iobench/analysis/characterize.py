@@ -56,6 +56,7 @@ class Settings:
     min_bs: int = 512
     max_bs: int = 64 << 20
     steady_pct: float = 5.0  # fio ss=iops:<pct>%: max deviation from the window's mean
+    repeat: int = 1  # each point runs this many times (--repeat); its mean is the point
 
     @property
     def steady_window_s(self) -> int:
@@ -130,7 +131,7 @@ def next_probe(
         probe = _beyond(by_bs, s)
     if probe is None:
         return Decision(None, "done: every limit in reach was measured and checked")
-    if elapsed_s + s.point_s + STEP_OVERHEAD_S > s.budget_s:
+    if elapsed_s + s.repeat * (s.point_s + STEP_OVERHEAD_S) > s.budget_s:
         return Decision(
             None,
             f"time budget reached before {format_size_short(probe.bs)} QD{probe.iodepth} "
@@ -221,6 +222,7 @@ class Characterization:
     stop: str
     elapsed_s: float
     points: int
+    place: str = ""  # the target, or "<k> clients" (analysis.runcurves.place_results)
 
 
 def characterization_document(c: Characterization, p99_under_ns: float | None) -> dict[str, Any]:
@@ -229,6 +231,7 @@ def characterization_document(c: Characterization, p99_under_ns: float | None) -
     or null), ``reasons`` for the nulls, the block-size table, checks and curves."""
     limits = c.limits.document() if c.limits else None
     return {
+        "place": c.place,
         "rw": c.settings.rw,
         "settings": c.settings.as_dict(),
         "elapsed_s": c.elapsed_s,
@@ -284,28 +287,19 @@ def characterize(
 
 class CharacterizeChooser:
     """The :class:`iobench.engine.Chooser` of ``iobench characterize``: each next
-    workload from :func:`next_probe` over the results so far. ``clock`` gives seconds
-    (``time.monotonic``); the budget counts from the chooser's creation, so it covers the
-    test file's layout too."""
+    workload from :func:`next_probe` over one place's results so far, within the budget
+    of that place's seconds."""
 
-    def __init__(self, settings: Settings, clock: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.budget_s = settings.budget_s
-        self._clock = clock
-        self._start = clock()
-        self.stop: str | None = None
 
     def definition(self) -> dict[str, Any]:
         return {"kind": "characterize", "settings": self.settings.as_dict()}
 
     def next_workload(
-        self, done: Sequence[ResultRecord], context: dict[str, Any] | None = None
+        self, done: Sequence[ResultRecord], context: dict[str, Any], elapsed_s: float
     ) -> Workload | None:
         contexts = {r.target: context for r in done}
-        decision = next_probe(points_from_results(done), self.settings, self.elapsed_s, contexts)
-        self.stop = decision.stop
+        decision = next_probe(points_from_results(done), self.settings, elapsed_s, contexts)
         return None if decision.probe is None else probe_workload(decision.probe, self.settings)
-
-    @property
-    def elapsed_s(self) -> float:
-        return float(self._clock() - self._start)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from iobench.analysis.characterize import Characterization, Settings, characterize
 from iobench.analysis.curves import (
@@ -17,7 +18,7 @@ from iobench.analysis.curves import (
     points_from_results,
 )
 from iobench.analysis.throttles import curves_at_throttles, with_throttles
-from iobench.records import RunRecord
+from iobench.records import ResultRecord, RunRecord
 
 ORION_SUITE = "orion-simple"
 LIMIT_KEYS = ("iops", "bw_bytes", "crossover_bs")
@@ -34,23 +35,54 @@ def analysis_kind(run: RunRecord) -> str | None:
     return None
 
 
-def run_characterization(run: RunRecord) -> Characterization:
+def place_results(run: RunRecord) -> list[ResultRecord]:
+    """The results a run's curves are made of, each under its place: its target on one
+    host; on clients, their aggregate at each client count under ``<k> clients`` (each
+    client's own share left out: the limits are those of the clients together)."""
+    out = []
+    for r in run.results:
+        if r.client is None:
+            out.append(r)
+        elif r.client == "all":
+            out.append(dataclasses.replace(r, target=f"{r.clients} clients"))
+    return out
+
+
+def place_contexts(run: RunRecord) -> dict[str, dict[str, Any] | None]:
+    """Each place's stored context (see :func:`place_results`): clients at every count
+    share the run's one target's."""
+    contexts: dict[str, dict[str, Any] | None] = {t.spec: t.context for t in run.targets}
+    shared = run.targets[0].context if run.targets else None
+    for r in run.results:
+        if r.client == "all":
+            contexts[f"{r.clients} clients"] = shared
+    return contexts
+
+
+def run_characterizations(run: RunRecord) -> list[Characterization]:
+    """A characterize run's answer for each place (target, or client count), in order."""
     plan = run.suite_def.plan
     settings = Settings.from_dict(dict(plan.settings or {}) if plan is not None else {})
-    points = points_from_results(run.results)
-    elapsed = sum(p.seconds or 0.0 for p in points)
-    contexts = {t.spec: t.context for t in run.targets}
-    c = characterize(points, settings, elapsed, contexts)
-    if c.limits is None or not run.targets:
-        return c
-    return dataclasses.replace(c, limits=with_throttles(c.limits, run.targets[0].context))
+    points = points_from_results(place_results(run))
+    contexts = place_contexts(run)
+    places = list(dict.fromkeys(p.target for p in points)) or [t.spec for t in run.targets[:1]]
+    out = []
+    for place in places:
+        mine = [p for p in points if p.target == place]
+        elapsed = sum(p.seconds or 0.0 for p in mine)
+        c = characterize(mine, settings, elapsed, contexts)
+        c = dataclasses.replace(c, place=place)
+        if c.limits is not None:
+            c = dataclasses.replace(c, limits=with_throttles(c.limits, contexts.get(place)))
+        out.append(c)
+    return out
 
 
 def run_curves(run: RunRecord, kind: str) -> tuple[list[Curve], list[Limits]]:
     """A sweep's or orion-simple's curves, and the limits inferred across block sizes (none
     for orion-simple: one block size per access pattern)."""
-    contexts = {t.spec: t.context for t in run.targets}
-    cs = curves_at_throttles(curves(points_from_results(run.results)), contexts)
+    contexts = place_contexts(run)
+    cs = curves_at_throttles(curves(points_from_results(place_results(run))), contexts)
     if kind == "orion":
         return cs, []
     return cs, [with_throttles(lim, contexts.get(lim.target)) for lim in infer_limits(cs)]

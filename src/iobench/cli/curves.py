@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import time
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -37,7 +36,7 @@ from iobench.units import format_size_short, parse_duration, parse_size
 
 if TYPE_CHECKING:
     from iobench.analysis.characterize import Settings
-    from iobench.engine import Chooser, Outcome
+    from iobench.engine import Chooser, RunRequest
     from iobench.records import RunRecord
 
 CURVE_MODES = ("randread", "read", "randwrite", "write")
@@ -156,10 +155,11 @@ def sweep(
     # The findings ask the user to change what they typed; the defaults are iobench's.
     suite = dataclasses.replace(suite, overridden=typed("runtime", "ramp", "size"))
     axes = {"rw": modes, "bs": sizes, "iodepth": depths, "numjobs": counts}
-    outcome, record = run_curve(
-        env, target, suite, label, destructive, overwrite_signatures,
+    request = curve_request(
+        env, (target,), suite, label, destructive, overwrite_signatures,
         extra_definition={"sweep": {"axes": axes}, "p99_under_ns": p99},
     )  # fmt: skip
+    outcome, record = execute_request(env, request)
     if as_json:
         env.emit_json(run_document(record))
     else:
@@ -209,9 +209,9 @@ def sweep_suite(
     )
 
 
-def run_curve(
+def curve_request(
     env: Environment,
-    target: str,
+    targets: tuple[str, ...],
     suite: Suite,
     label: str | None,
     destructive: bool,
@@ -219,13 +219,14 @@ def run_curve(
     *,
     extra_definition: dict[str, Any],
     chooser: Chooser | None = None,
-) -> tuple[Outcome, RunRecord]:
-    """Run a sweep's or a characterization's suite as `run` runs one: the same safety
-    checks, progress and store; (outcome, stored run)."""
+    repeat: int = 1,
+) -> RunRequest:
+    """A sweep's or a characterization's suite as a request that runs as `run` runs one:
+    the same safety checks, progress and store."""
     from iobench.engine import RunRequest
 
-    request = RunRequest(
-        targets=(target,),
+    return RunRequest(
+        targets=targets,
         suite=suite,
         label=label,
         destructive=destructive,
@@ -234,8 +235,8 @@ def run_curve(
         chooser=chooser,
         extra_definition=extra_definition,
         access=given_access(),
+        repeat=repeat,
     )
-    return execute_request(env, request)
 
 
 def _render(env: Environment, record: RunRecord) -> None:
@@ -248,9 +249,14 @@ def _render(env: Environment, record: RunRecord) -> None:
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("target")
+@click.argument("targets", nargs=-1, metavar="TARGET...", required=True)
 @click.option("--rw", default="randread", show_default=True, help=", ".join(CURVE_MODES) + ".")
-@click.option("--max-time", default="5m", show_default=True, help="Time budget for the whole run.")
+@click.option(
+    "--max-time",
+    default="5m",
+    show_default=True,
+    help="Time budget of each target (or each client count with --clients).",
+)
 @click.option(
     "--point-time",
     default="15s",
@@ -259,16 +265,35 @@ def _render(env: Environment, record: RunRecord) -> None:
 )
 @click.option("--max-qd", default=256, show_default=True, type=click.IntRange(1, 4096))
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Run every point N times in a row; the point is their mean, the next one chosen from it.",
+)
+@click.option(
+    "--clients",
+    help="Characterize the storage TARGET that these fio servers share, from all of them at "
+    "once (host[:port],... or @FILE): the limits are those of the clients' aggregate.",
+)
+@click.option(
+    "--scale",
+    help="With --clients: characterize with the first k clients for each k, e.g. 1,2,4.",
+)
 @curve_options
 @pass_env
 def characterize(
     env: Environment,
-    target: str,
+    targets: tuple[str, ...],
     rw: str,
     max_time: str,
     point_time: str,
     max_qd: int,
     jobs: int,
+    repeat: int,
+    clients: str | None,
+    scale: str | None,
     size: str,
     label: str | None,
     p99_under: str | None,
@@ -276,24 +301,29 @@ def characterize(
     overwrite_signatures: bool,
     as_json: bool,
 ) -> int:
-    """Find TARGET's IOPS limit, bandwidth limit and crossover block size, adaptively.
+    """Find each TARGET's IOPS limit, bandwidth limit and crossover block size, adaptively.
 
     Climbs the queue depth at 4 KiB and at 1 MiB until throughput stops growing, tries
     smaller or larger blocks when one limit binds everywhere, and checks the two-limit model
     on each side of the crossover; each point ends once fio finds its IOPS steady. Every
     limit comes with a 95 % interval, or with the reason none was found in reach (the host
-    was the bottleneck, throughput was still rising, ...).
+    was the bottleneck, throughput was still rising, ...). Several TARGETs are
+    characterized side by side, point for point interleaved; with --clients, TARGET is the
+    directory (or network storage) the clients share, and the limits are their aggregate's.
 
     \b
     Examples:
       iobench characterize /dev/sdb
       iobench characterize /mnt/vol --max-time 2m --json
+      iobench characterize /mnt/local /mnt/ceph --max-time 2m
+      iobench characterize /mnt/shared --clients @hosts.txt
+      iobench characterize /mnt/shared --clients node1,node2,node3 --scale 1,3
     """
     from iobench.analysis.characterize import CharacterizeChooser, Probe, probe_workload
 
     checks.overwrite_needs_destructive(destructive, overwrite_signatures)
-    settings = characterize_settings(rw, max_time, point_time, max_qd, jobs, size)
-    chooser = CharacterizeChooser(settings, time.monotonic)
+    checks.scale_needs_clients(clients, scale)
+    settings = characterize_settings(rw, max_time, point_time, max_qd, jobs, size, repeat)
     p99 = _p99(p99_under)
     # The shape every probe has (what the safety checks and the test file are made for).
     template = dataclasses.replace(
@@ -307,19 +337,26 @@ def characterize(
         source="characterize",
         overridden=typed("size"),
     )
-    outcome, record = run_curve(
-        env, target, suite, label, destructive, overwrite_signatures,
-        chooser=chooser, extra_definition={"p99_under_ns": p99},
+    request = curve_request(
+        env, targets, suite, label, destructive, overwrite_signatures,
+        chooser=CharacterizeChooser(settings), extra_definition={"p99_under_ns": p99},
+        repeat=repeat,
     )  # fmt: skip
+    if clients:
+        from iobench.cli.run import run_on_clients
+
+        outcome, record = run_on_clients(env, request, clients, scale)
+    else:
+        outcome, record = execute_request(env, request)
     if as_json:
-        env.emit_json(characterization_document(record, target))
+        env.emit_json(characterization_document(record, targets))
     else:
         _render(env, record)
     return outcome_code(env, outcome)
 
 
 def characterize_settings(
-    rw: str, max_time: str, point_time: str, max_qd: int, jobs: int, size: str
+    rw: str, max_time: str, point_time: str, max_qd: int, jobs: int, size: str, repeat: int = 1
 ) -> Settings:
     """characterize's options parsed and checked: the chooser's Settings."""
     from iobench.analysis.characterize import Settings
@@ -338,7 +375,7 @@ def characterize_settings(
         )
     if point < 3:
         raise UserError("--point-time must be at least 3s (fio needs a 2 s steady window)")
-    checks.budget_holds_points(max_time, budget, point)
+    checks.budget_holds_points(max_time, budget, point * repeat)
     settings = Settings(
         rw=mode[0],
         numjobs=jobs,
@@ -347,13 +384,14 @@ def characterize_settings(
         point_s=point,
         size=area,
         max_bs=min(Settings.max_bs, area),
+        repeat=repeat,
     )
     if area < settings.large_bs:
         raise UserError(f"--size {size} is smaller than the 1 MiB block size it measures")
     return settings
 
 
-def characterization_document(record: RunRecord, target: str) -> dict[str, Any]:
+def characterization_document(record: RunRecord, targets: tuple[str, ...]) -> dict[str, Any]:
     """``characterize --json``: the ``kind: "characterization"`` document."""
     from iobench.report.curves import analysis_document
 
@@ -362,7 +400,8 @@ def characterization_document(record: RunRecord, target: str) -> dict[str, Any]:
         **envelope("characterization"),
         "run_id": record.id,
         "status": record.status,
-        "target": target,
+        "target": targets[0],
+        "targets": list(targets),
         **{k: v for k, v in doc.items() if k != "kind"},
         "warnings": record.warnings,
     }

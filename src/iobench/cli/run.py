@@ -24,6 +24,7 @@ from iobench.cli.options import (
     size_option,
     with_options,
 )
+from iobench.cli.steady import steady_options, steady_request
 from iobench.errors import IobenchError, UserError
 from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
@@ -81,6 +82,7 @@ workload_options = with_options(
             "per CPU, CPU 0 left out where there are enough (cpus_allowed, "
             "cpus_allowed_policy=split), as cloud-disk guides do.",
         ),
+        *steady_options,
     ]
 )
 
@@ -122,6 +124,9 @@ def run(
     spec_params: tuple[str, ...],
     prefill: bool,
     pin_to_device: bool,
+    steady_state: str | None,
+    round_time: str | None,
+    max_rounds: int | None,
     label: str | None,
     repeat: int,
     clients: str | None,
@@ -165,6 +170,7 @@ def run(
         destructive=destructive, overwrite_signatures=overwrite_signatures,
         expectations=expectations, spec=spec, spec_params=spec_params, prefill=prefill,
         label=label, repeat=repeat, pin_to_device=pin_to_device,
+        steady=(steady_state, round_time, max_rounds),
     )  # fmt: skip
     checks.scale_needs_clients(clients, scale)
     if clients:
@@ -195,6 +201,7 @@ def run_request(
     label: str | None = None,
     repeat: int = 1,
     pin_to_device: bool = False,
+    steady: tuple[str | None, str | None, int | None] = (None, None, None),
 ) -> RunRequest:
     """What `run` and `doctor` were asked, checked: the engine's RunRequest. `doctor` has no
     --label or --repeat."""
@@ -216,6 +223,7 @@ def run_request(
         written={"--runtime": runtime, "--size": size, "--ramp": ramp},
     )
     loaded = with_expectations(loaded, expectations)
+    loaded, steady_state = steady_request(loaded, *steady, repeat=repeat, runtime=runtime)
     return RunRequest(
         targets=targets or (".",),
         suite=loaded,
@@ -229,6 +237,7 @@ def run_request(
         spec_params=parse_spec_params(spec_params),
         pin_to_device=pin_to_device,
         access=given_access(),
+        steady_state=steady_state,
     )
 
 
@@ -279,6 +288,9 @@ def doctor(
     spec_params: tuple[str, ...],
     prefill: bool,
     pin_to_device: bool,
+    steady_state: str | None,
+    round_time: str | None,
+    max_rounds: int | None,
     fio_jobfile: str | None,
     as_json: bool,
 ) -> int:
@@ -315,7 +327,7 @@ def doctor(
         env, targets, suite=suite, runtime=runtime, ramp=ramp, size=size,
         destructive=destructive, overwrite_signatures=overwrite_signatures,
         expectations=expectations, spec=spec, spec_params=spec_params, prefill=prefill,
-        pin_to_device=pin_to_device,
+        pin_to_device=pin_to_device, steady=(steady_state, round_time, max_rounds),
     )  # fmt: skip
     refused: IobenchError | None = None
     try:

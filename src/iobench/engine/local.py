@@ -25,16 +25,12 @@ from iobench.engine.lifecycle import (
     run_findings,
     signals_deferred,
 )
+from iobench.engine.modes import Driver, Mode, Planned, mode_of, upfront_steps
 from iobench.engine.parts import group_result, missing_part, part_entries
 from iobench.engine.preflight import Preflight, PreparedTarget
-from iobench.engine.request import Chooser, Outcome, RunRequest
-from iobench.engine.steps import (
-    Observer,
-    Step,
-    expected_seconds,
-    observed,
-)
-from iobench.errors import FioFailed, UserError
+from iobench.engine.request import Outcome, RunRequest
+from iobench.engine.steps import Observer, Step, observed
+from iobench.errors import FioFailed
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, LiveStats, run_fio
@@ -96,10 +92,9 @@ class LocalRun:
     cgroup: str | None = None  # iobench's /proc/self/cgroup: the cgroups fio should inherit
 
     def new_run(self) -> NewRun:
-        """The run row: the suite as it runs, with a spec's promise and a chooser's brief."""
+        """The run row: the suite as it runs, with a spec's promise and the mode's brief (a
+        chooser's plan, the steady-state rule)."""
         pre, request = self.preflight, self.request
-        if request.chooser is not None and len(pre.targets) != 1:
-            raise UserError("an adaptive run takes exactly one target")
         definition = {**SuiteDefinition.of_suite(pre.suite).as_dict(), **request.extra_definition}
         if pre.promise is not None:
             definition["spec"] = {
@@ -107,8 +102,7 @@ class LocalRun:
                 "tolerance": SPEC_TOLERANCE,
                 "min_outstanding": SPEC_MIN_OUTSTANDING,
             }
-        if request.chooser is not None:
-            definition["plan"] = request.chooser.definition()
+        definition.update(self.mode.definition())
         targets = [
             TargetRecord(i, t.spec, t.path, t.kind, t.size_bytes, ctx)
             for i, (t, ctx) in enumerate(zip(pre.targets, pre.contexts, strict=True))
@@ -117,25 +111,36 @@ class LocalRun:
         suite_def = SuiteDefinition.from_dict(definition)  # the keys in the order written
         return NewRun(pre.suite.name, suite_def, request.label, request.argv, pre.host, targets)
 
+    @property
+    def mode(self) -> Mode:
+        return mode_of(self.request, self.preflight.suite)
+
     def run(self, run_id: int) -> None:
-        """Every step: devices held and test files laid out first, then the workloads."""
-        pre, chooser = self.preflight, self.request.chooser
+        """Every step: devices held and test files laid out first, then the workloads, as
+        the run's mode chooses them on each target."""
+        pre, mode = self.preflight, self.mode
         self.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
         self.store.note_leftover(run_id, str(self.workdir), "private directory")
+        schedule = pre.layout_steps()
+        layouts = iter(schedule)
         specs = [p.target.spec for p in pre.prepared]
-        schedule = pre.schedule(0 if chooser else self.request.repeat)
-        self.obs.planned(schedule, chooser.budget_s if chooser else None)
-        steps = iter(schedule)
+        schedule += upfront_steps(mode, specs, len(schedule))
+        self.obs.planned(schedule, mode.budget_s and mode.budget_s * len(specs))
         for p in pre.prepared:
-            self._prepare_on_disk(p, steps)
-        if chooser is not None:
-            self._run_chosen(run_id, pre.prepared[0], chooser)
-        for step in steps:
-            assert step.workload is not None
-            index = specs.index(step.target)
-            w = step.workload
-            position = index * len(pre.suite.workloads) + pre.suite.workloads.index(w)
-            self._run_workload(run_id, pre.prepared[index], w, position, step)
+            self._prepare_on_disk(p, layouts)
+
+        def run_one(p: PreparedTarget, planned: Planned, step: Step) -> ResultRecord:
+            position = specs.index(p.target.spec) * len(pre.suite.workloads) + planned.position
+            return self._run_workload(run_id, p, planned.workload, position, step)
+
+        driver = Driver(
+            mode,
+            run_one,
+            label=lambda p: p.target.spec,
+            context=lambda p: pre.context_of(p.target.spec),
+            index=len(pre.layout_steps()),
+        )
+        driver.drive(pre.prepared)
         for held in self.held.values():  # a swap during the last step counts as well
             held.check()
 
@@ -150,7 +155,7 @@ class LocalRun:
             stored = self.store.get_run(end.run_id)
             ran = ran_workloads(stored, end)
             if ran is not None:  # speak only of the workloads that ran
-                if self.request.chooser is not None:
+                if self.request.chooser is not None:  # its suite is a template
                     findings = findings if ran else []
                 else:
                     findings = self.preflight.findings_for(ran)
@@ -227,22 +232,14 @@ class LocalRun:
                 if run.output is not None and run.output.jobs:  # how fast it was written
                     told.metrics = workload_metrics(run.output, None)
 
-    def _run_chosen(self, run_id: int, p: PreparedTarget, chooser: Chooser) -> None:
-        """Ask the chooser for workloads until it has none; each result goes back to it."""
-        done: list[ResultRecord] = []
-        ctx = self.preflight.context_of(p.target.spec)
-        while (w := chooser.next_workload(tuple(done), ctx)) is not None:
-            # The safety checks and the test file were made for the suite's workloads.
-            if (p.created and w.size > p.layout_bytes) or (w.writes and p.readonly):
-                raise ValueError(f"the chooser chose {w.name}, which the checks did not allow")
-            step = Step(len(done), p.target.spec, w.name, expected_seconds(w), w)
-            done.append(self._run_workload(run_id, p, w, len(done), step))
-
     def _run_workload(
         self, run_id: int, p: PreparedTarget, w: Workload, position: int, step: Step
     ) -> ResultRecord:
         """Run one workload once on one target and store the result (or the failure)."""
         assert self.workdir is not None
+        # The safety checks and the test file were made for the suite's workloads.
+        if (p.created and w.size > p.layout_bytes) or (w.writes and p.readonly):
+            raise ValueError(f"{w.name} was chosen, which the checks did not allow")
         w = p.placed(w)  # as it runs there: pinned with --pin-to-device, its area capped
         job = build_jobfile(w, p.reach, w.size)
         ctx = self.preflight.context_of(p.target.spec)

@@ -16,8 +16,9 @@ from iobench.analysis.findings import Finding, TargetFacts, method_findings
 from iobench.analysis.measured import spinning_disk
 from iobench.analysis.throttles import cgroup_throttle_text, qos_text, throttled_directions
 from iobench.cpus import online_cpus
+from iobench.engine.modes import Repeat, upfront_steps
 from iobench.engine.request import RunRequest
-from iobench.engine.steps import Step, local_schedule
+from iobench.engine.steps import Step, layout_steps
 from iobench.errors import TargetUnsafe, UserError
 from iobench.model import CLIENT_FIELD, Suite, Target, Workload
 from iobench.probe import probe_host
@@ -187,17 +188,23 @@ class Preflight:
     facts: list[TargetFacts]  # what the findings were made from, one per target
     placement: list[Finding] = dataclasses.field(default_factory=list)  # --pin-to-device's
 
+    def layout_steps(self) -> list[Step]:
+        """The steps before the workloads: test files laid out (or areas prefilled)."""
+        return layout_steps(
+            [
+                (p.target.spec, "lay out test file" if p.created else "prefill the test area",
+                 p.layout_bytes)
+                for p in self.prepared
+                if p.layout_bytes
+            ]
+        )  # fmt: skip
+
     def schedule(self, repeat: int = 1) -> list[Step]:
         """The steps: test files laid out (or areas prefilled), then ``repeat`` rounds of
         every workload on every target."""
-        layouts = [
-            (p.target.spec, "lay out test file" if p.created else "prefill the test area",
-             p.layout_bytes)
-            for p in self.prepared
-            if p.layout_bytes
-        ]  # fmt: skip
+        layouts = self.layout_steps()
         specs = [p.target.spec for p in self.prepared]
-        return local_schedule(layouts, self.suite, specs, repeat)
+        return layouts + upfront_steps(Repeat(self.suite, repeat), specs, len(layouts))
 
     def context_of(self, spec: str) -> dict[str, Any]:
         """The probed context of the target named ``spec`` (empty when unknown)."""

@@ -42,6 +42,7 @@ from iobench.engine.lifecycle import (
     recorded_run,
     run_findings,
 )
+from iobench.engine.modes import Driver, Planned, mode_of, upfront_steps
 from iobench.engine.parts import clients_parts, group_metrics, group_result, part_entries
 from iobench.engine.preflight import PreparedTarget, prepare_target
 from iobench.engine.request import Outcome, RunRequest
@@ -50,7 +51,7 @@ from iobench.engine.steps import (
     Observer,
     Step,
     Told,
-    clients_schedule,
+    clients_layout,
     observed,
 )
 from iobench.errors import FioFailed, Interrupted, UserError, error_text
@@ -317,12 +318,14 @@ class ClientsRun:
         return NewRun(pre.suite.name, definition, r.label, r.argv, pre.host, [target])
 
     def run(self, end: RunEnd) -> None:
-        """The layout on every client, then each step on its client count."""
+        """The layout on every client, then at each client count the workloads the run's
+        mode chooses, from the clients' aggregate so far."""
         pre = self.preflight
-        steps = clients_schedule(
-            pre.suite, pre.scale, self.request.repeat, len(pre.clients), pre.layout
-        )
-        self.obs.planned(steps)
+        mode = mode_of(self.request, pre.suite)
+        steps = clients_layout(len(pre.clients), pre.layout)
+        for k in pre.scale:
+            steps += upfront_steps(mode, [f"{k} clients"], len(steps), k)
+        self.obs.planned(steps, mode.budget_s and mode.budget_s * len(pre.scale))
         for p in pre.network.values():  # nobody opened it since the checks
             assert p.plan is not None
             kind_of(p.target).claim(
@@ -330,9 +333,16 @@ class ClientsRun:
             )
         if pre.layout is not None:
             self._layout(steps[0])
-        for step in steps[1 if pre.layout is not None else 0 :]:
-            assert step.clients is not None
-            self._run_step(end.run_id, step, pre.clients[: step.clients])
+        driver = Driver(
+            mode,
+            lambda k, planned, step: self._run_step(end.run_id, step, planned, pre.clients[:k]),
+            label=lambda k: f"{k} clients",
+            context=lambda k: self._context(),
+            clients=lambda k: k,
+            index=1 if pre.layout is not None else 0,
+        )
+        for k in pre.scale:  # one client count after the other
+            driver.drive([k])
         end.status = "complete"
         if self.dead:
             end.status = "partial"
@@ -342,6 +352,11 @@ class ClientsRun:
                 + "; ".join(f"{name} {why}" for name, why in self.dead.items()),
                 "check those clients (their fio server, mount, `dmesg`), then run again",
             )
+
+    def _context(self) -> dict[str, Any]:
+        """What a chooser may know of the storage the clients share: the first client's
+        network storage's context (its QoS limits ...); nothing of a directory."""
+        return next(iter(self.preflight.contexts.values()), {})
 
     def finish(self, end: RunEnd) -> Finish:
         """Remove the test files, then the findings: the method's (for what ran), those
@@ -456,11 +471,18 @@ class ClientsRun:
                     "with room for --size",
                 )
 
-    def _run_step(self, run_id: int, step: Step, clients: Sequence[Client]) -> None:
+    def _run_step(
+        self, run_id: int, step: Step, planned: Planned, clients: Sequence[Client]
+    ) -> ResultRecord:
         """One workload on ``clients`` at once; every client's result and their aggregate
-        stored. Clients that failed before are left out (and counted as failed)."""
+        stored, the aggregate returned. Clients that failed before are left out (and
+        counted as failed)."""
         w = step.workload
         assert w is not None
+        if w.size > max(x.size for x in self.preflight.suite.workloads) or (
+            w.writes and not any(x.writes for x in self.preflight.suite.workloads)
+        ):  # the checks and the test files were made for the suite's workloads
+            raise ValueError(f"{w.name} was chosen, which the checks did not allow")
         live = [c for c in clients if c.name not in self.dead]
         jobs = {
             c.name: build_jobfile(w, self._reach(c), self._area(c, w), client=self.tags[c.name])
@@ -476,19 +498,22 @@ class ClientsRun:
                     c, jobs[c.name], f"step{step.index}", timeout, not w.writes, spool
                 ),
             )
-            told.metrics = self._results(run_id, step, clients, jobs, done, told)
+            record = self._results(run_id, step, planned.position, clients, jobs, done, told)
+            told.metrics = record.metrics
+        return record
 
     def _results(
         self,
         run_id: int,
         step: Step,
+        position: int,
         clients: Sequence[Client],
         jobs: dict[str, str],
         done: dict[str, FioRun | BaseException],
         told: Told,
-    ) -> dict[str, Any]:
+    ) -> ResultRecord:
         """Every client's result of ``step`` and their aggregate stored; the aggregate's
-        metrics. A client that fails here is told as a note, and left out from now on."""
+        record. A client that fails here is told as a note, and left out from now on."""
         w = step.workload
         assert w is not None
         live = [c for c in clients if c.name in done]
@@ -508,7 +533,9 @@ class ClientsRun:
                 self.dead[c.name] = f"failed in {step.name}: {why}"
                 told.notes.append(f"client {c.name} failed: {why}")
                 failed.append(c.name)
-                self._store(run_id, step, c.name, jobs[c.name], got, None, None, error=why)
+                self._store(
+                    run_id, step, position, c.name, jobs[c.name], got, None, None, error=why
+                )
                 continue
             self.fio_version = self.fio_version or (got.output.fio_version if got.output else None)
             if w.parts:
@@ -519,7 +546,9 @@ class ClientsRun:
                 samples = parse_interval_logs(got.logs, epoch=True)
             shares.append(ClientShare(c.name, metrics, samples))
             entries.append(found)
-            self._store(run_id, step, c.name, jobs[c.name], got, metrics, samples, parts=own)
+            self._store(
+                run_id, step, position, c.name, jobs[c.name], got, metrics, samples, parts=own
+            )
         if not entries:
             raise FioFailed(
                 f"{w.name}: every client failed: "
@@ -529,13 +558,15 @@ class ClientsRun:
         merged = _aggregate(w, entries, shares)
         merged["clients"] = step_timing(shares, failed)
         together = clients_parts(parts, entries, w) if w.parts else ()
-        self._store(run_id, step, "all", "", None, merged, aggregate_samples(shares), together)
-        return merged
+        return self._store(
+            run_id, step, position, "all", "", None, merged, aggregate_samples(shares), together
+        )
 
     def _store(
         self,
         run_id: int,
         step: Step,
+        position: int,
         client: str,
         job: str,
         got: FioRun | BaseException | None,
@@ -543,8 +574,8 @@ class ClientsRun:
         samples: dict[str, Any] | None,
         parts: tuple[PartResult, ...] = (),
         error: str | None = None,
-    ) -> None:
-        """One client's result (or the aggregate's, with ``got`` None); failed when
+    ) -> ResultRecord:
+        """One client's result (or the aggregate's, with ``got`` None) stored; failed when
         ``error``. ``got`` is the client's FioRun, or the exception its fio ended with."""
         w = step.workload
         assert w is not None and step.clients is not None
@@ -552,7 +583,7 @@ class ClientsRun:
         record = ResultRecord(
             target=self.preflight.target,
             workload=w.name,
-            position=self.preflight.suite.workloads.index(w),
+            position=position,
             status="failed" if error else "ok",
             params=w.params,
             metrics=None if error else metrics,
@@ -567,6 +598,7 @@ class ClientsRun:
             **fio_evidence(run, got if isinstance(got, BaseException) else None),
         )
         self.store.add_result(run_id, record)
+        return record
 
     def _clean_up(self) -> None:
         """Remove the test file on every client once the layout began (also when it was

@@ -22,13 +22,15 @@ class Chooser(Protocol):
     write like them and be no larger.
     """
 
-    budget_s: float  # the most the chosen workloads may take, for the progress display
+    budget_s: float  # the most the chosen workloads may take on one place
 
     def next_workload(
-        self, done: Sequence[ResultRecord], context: dict[str, Any] | None = None
+        self, done: Sequence[ResultRecord], context: dict[str, Any], elapsed_s: float
     ) -> Workload | None:
-        """The next workload after ``done``, on the target whose stored ``context`` is
-        given (its cgroup throttles, ...); None when there is none."""
+        """The next workload after ``done`` (one place's results: a target's, or the
+        clients' aggregate at one count), on the target whose stored ``context`` is given
+        (its cgroup throttles, ...), ``elapsed_s`` seconds of that place's steps in; None
+        when there is none. One chooser serves every place: it keeps no state of its own."""
         ...
 
     def definition(self) -> dict[str, Any]:
@@ -46,8 +48,12 @@ class RunRequest:
     destructive: bool = False
     overwrite_signatures: bool = False
     argv: tuple[str, ...] = ()
-    repeat: int = 1  # run every workload this many times
+    repeat: int = 1  # run every workload (every chosen one) this many times
     chooser: Chooser | None = None  # adaptive: the chooser picks the workloads
+    # --steady-state: rounds until the rule holds ({"rule": "pts", "window": 5, ...,
+    # "round_time_s": ...}; iobench.analysis.steady.Rule), or fio's own ss= in each job
+    # ({"rule": "fio", "criterion": ...}); None: the workloads as the suite says.
+    steady_state: dict[str, Any] | None = None
     extra_definition: dict[str, Any] = field(default_factory=dict)  # e.g. a sweep's axes
     prefill: bool = False  # write the test area of a device or file before the workloads
     spec: str | None = None  # a provider spec to hold the volume to (iobench.specs)

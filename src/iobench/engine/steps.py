@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from iobench.errors import Interrupted, error_text
-from iobench.model import DIRECTIONS, Suite, Workload
+from iobench.model import DIRECTIONS, Workload
 
 if TYPE_CHECKING:
     from iobench.fio.runner import LiveStats
@@ -158,37 +158,18 @@ def repetition_name(w: Workload, rep: int, repeat: int) -> str:
     return w.name if repeat == 1 else f"{w.name} ({rep}/{repeat})"
 
 
-def local_schedule(
-    layouts: Sequence[tuple[str, str, int]], suite: Suite, targets: Sequence[str], repeat: int = 1
-) -> list[Step]:
-    """Layouts first (``(target, step name, bytes)``), then every repetition: each
-    workload on every target in turn, so drift over time hits all targets alike."""
-    steps = [
+def layout_steps(layouts: Sequence[tuple[str, str, int]]) -> list[Step]:
+    """The steps that write before the workloads (``(target, step name, bytes)``)."""
+    return [
         Step(i, target, name, layout_seconds(size), None, layout_bytes=size)
         for i, (target, name, size) in enumerate(layouts)
     ]
-    for rep in range(1, repeat + 1):
-        for w in suite.workloads:
-            for target in targets:
-                name = repetition_name(w, rep, repeat)
-                steps.append(Step(len(steps), target, name, expected_seconds(w), w, rep))
-    return steps
 
 
-def clients_schedule(
-    suite: Suite, scale: Sequence[int], repeat: int, n: int, layout: tuple[str, int] | None
-) -> list[Step]:
-    """The layout on all ``n`` clients (``layout``: its name and bytes; None: none), then
-    for each client count, each repetition, each workload. A step's target is "<k>
-    clients"."""
-    steps = []
-    if layout is not None:
-        name, size = layout
-        steps.append(Step(0, f"{n} clients", name, layout_seconds(size), None, clients=n))
-    for k in scale:
-        for rep in range(1, repeat + 1):
-            for w in suite.workloads:
-                name = repetition_name(w, rep, repeat)
-                step = Step(len(steps), f"{k} clients", name, expected_seconds(w), w, rep, k)
-                steps.append(step)
-    return steps
+def clients_layout(n: int, layout: tuple[str, int] | None) -> list[Step]:
+    """The layout on all ``n`` clients (``layout``: its name and bytes; None: none). A
+    step's target on clients is "<k> clients"."""
+    if layout is None:
+        return []
+    name, size = layout
+    return [Step(0, f"{n} clients", name, layout_seconds(size), None, clients=n)]

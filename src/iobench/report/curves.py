@@ -26,7 +26,7 @@ from iobench.analysis.curves import (
 from iobench.analysis.orion import orion_document, orion_summary
 from iobench.analysis.runcurves import (
     analysis_kind,
-    run_characterization,
+    run_characterizations,
     run_curves,
 )
 from iobench.records import RunRecord
@@ -69,10 +69,10 @@ def analysis_document(run: RunRecord, p99_under_ns: float | None = None) -> dict
         return None
     p99 = _p99_under(run, p99_under_ns)
     if kind == "characterize":
-        doc = characterization_document(run_characterization(run), p99)
-        return {"kind": kind, **doc}
+        places = [characterization_document(c, p99) for c in run_characterizations(run)]
+        return {"kind": kind, **places[0], "places": places}
     cs, limits = run_curves(run, kind)
-    doc = {
+    doc: dict[str, Any] = {
         "kind": kind,
         "curves": [curve_document(c, p99) for c in cs],
         "limits": [lim.document() for lim in limits],
@@ -91,7 +91,8 @@ def render_analysis(run: RunRecord, console: Console, p99_under_ns: float | None
         return
     p99 = _p99_under(run, p99_under_ns)
     if kind == "characterize":
-        render_characterization(run_characterization(run), console, p99)
+        for c in run_characterizations(run):
+            render_characterization(c, console, p99)
         return
     cs, limits = run_curves(run, kind)
     if kind == "orion":
@@ -232,7 +233,9 @@ def render_characterization(
 ) -> None:
     _plain(
         console,
-        f"characterize {c.settings.rw}: {c.points} points in "
+        f"characterize {c.settings.rw}"
+        + (f" on {c.place}" if c.place else "")
+        + f": {c.points} points in "
         f"{format_duration(round(c.elapsed_s))} (budget {format_duration(c.settings.budget_s)})"
         f"; {c.stop}",
         "bold",

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from iobench.analysis.compare import Comparison, shape_key
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import Group, groups, params_key, setup_names
-from iobench.analysis.runcurves import analysis_kind, run_characterization, run_curves
+from iobench.analysis.runcurves import analysis_kind, run_characterizations, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import ResultRecord, RunRecord
 from iobench.report.charts import (
@@ -301,10 +301,11 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
         cs, lims = run_curves(run, kind)
         summary: list[str] = []
         if kind == "characterize":
-            ch = run_characterization(run)
-            summary.append(
-                f"{ch.points} points in {format_duration(round(ch.elapsed_s))}; {ch.stop}"
-            )
+            summary += [
+                f"{ch.place}: {ch.points} points in {format_duration(round(ch.elapsed_s))}; "
+                f"{ch.stop}"
+                for ch in run_characterizations(run)
+            ]
         if kind == "orion":
             summary += orion_summary(run).lines()
         charts: list[Chart] = []

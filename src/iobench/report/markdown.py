@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from iobench.analysis.compare import Comparison
 from iobench.analysis.orion import orion_summary
 from iobench.analysis.results import groups
-from iobench.analysis.runcurves import analysis_kind, run_characterization, run_curves
+from iobench.analysis.runcurves import analysis_kind, run_characterizations, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import RunRecord
 from iobench.report.clients import client_figures, clients_document, is_client_run
@@ -187,9 +187,9 @@ def _curves(run: RunRecord) -> list[str]:
         return []
     out = ["#### Curves and limits", ""]
     if kind == "characterize":
-        ch = run_characterization(run)
-        took = format_duration(round(ch.elapsed_s))
-        out += [md_text(f"{ch.points} points in {took}; {ch.stop}"), ""]
+        for ch in run_characterizations(run):
+            took = format_duration(round(ch.elapsed_s))
+            out += [md_text(f"{ch.place}: {ch.points} points in {took}; {ch.stop}"), ""]
     if kind == "orion":
         out += [*(f"- {md_text(line)}" for line in orion_summary(run).lines()), ""]
     cs, limits = run_curves(run, kind)

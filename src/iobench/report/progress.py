@@ -45,10 +45,12 @@ def _now() -> datetime:
 
 def step_label(step: Step, ordinal: int, total: int | None, repeat: int) -> str:
     """``[4/36] randread-4k on /data (rep 2/3)`` as markup, data escaped; ``total`` None
-    for an adaptive run."""
+    for a run that chooses its steps as it goes, whose steps' names say their round
+    (``randread-4k (round 7)``)."""
     count = f"{ordinal}" if total is None else f"{ordinal}/{total}"
-    name = step.name if step.workload is None else step.workload.name
-    rep = f" (rep {step.repetition}/{repeat})" if repeat > 1 and step.workload else ""
+    name = step.name if step.workload is None or total is None else step.workload.name
+    shown = total is not None and repeat > 1 and step.workload
+    rep = f" (rep {step.repetition}/{repeat})" if shown else ""
     return markup_literal(f"[{count}] {name} on {step.target}") + rep
 
 
