@@ -189,7 +189,12 @@ def test_a_step_label_names_the_workload_target_and_repetition() -> None:
 
     step = Step(4, "/srv/data", "randread-4k-qd32 (2/3)", 60.0, _w("randread-4k-qd32"), 2)
     assert shown(step_label(step, 5, 36, 3)) == "[5/36] randread-4k-qd32 on /srv/data (rep 2/3)"
-    assert shown(step_label(step, 5, None, 1)) == "[5] randread-4k-qd32 on /srv/data"
+    # A run that chooses its steps as it goes: the step's name says its round or repetition.
+    assert shown(step_label(step, 5, None, 1)) == "[5] randread-4k-qd32 (2/3) on /srv/data"
+    rounds = Step(9, "/srv/data", "rw65-35-4k (round 7)", 2.0, _w("rw65-35-4k"), 7)
+    assert shown(step_label(rounds, 61, None, 5)) == "[61] rw65-35-4k (round 7) on /srv/data"
+    once = Step(4, "/srv/data", "randread-4k-qd32", 60.0, _w("randread-4k-qd32"), 1)
+    assert shown(step_label(once, 5, None, 1)) == "[5] randread-4k-qd32 on /srv/data"
     hostile = Step(0, "/t/[red]x\x1b[2J\\", "[bold]w\n", 60.0, _w("[/]w\n"))
     assert shown(step_label(hostile, 1, 2, 1)) == "[1/2] [/]w\\n on /t/[red]x\\x1b[2J\\"
 
