@@ -18,7 +18,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -67,6 +67,9 @@ class FioHost:
         self.workdir = workdir
         self.server: subprocess.Popen[bytes] | None = None
         self.env: dict[str, str] = {}  # added to its fio server's environment (CEPH_CONF)
+        # How its fio server's command line is run (scratch.Cgroup.command: inside a cgroup
+        # that throttles a device the hosts share).
+        self.wrap: Callable[[list[str]], list[str]] = lambda argv: argv
 
     @property
     def name(self) -> str:
@@ -80,8 +83,8 @@ class FioHost:
         log = open(self.workdir / f"server-{self.address}.log", "ab")  # noqa: SIM115
         with log:
             self.server = subprocess.Popen(
-                [tool("ip"), "netns", "exec", self.netns, shutil.which("fio") or "fio",
-                 f"--server=ip:{self.address}"],
+                self.wrap([tool("ip"), "netns", "exec", self.netns, shutil.which("fio") or "fio",
+                           f"--server=ip:{self.address}"]),
                 cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
                 env={**os.environ, **self.env},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -240,13 +240,16 @@ def groups(
     *,
     headline_only: bool = False,
     parts: bool = False,
+    every_round: bool = False,
 ) -> list[Group]:
     """The run's ok results grouped by target, workload name, parameters, client and
     client count, in target order, then client count, suite order and client.
 
     ``headline_only``: only results that speak for their whole step (see :func:`headline`),
     at the largest client count the run has: what a comparison compares. ``parts``: each
-    group of jobs run together followed by its parts (:func:`part_results`).
+    group of jobs run together followed by its parts (:func:`part_results`). A run in
+    steady-state rounds (``--steady-state pts``) counts the rounds of each group's last
+    window only (its result is the window's average), unless ``every_round``.
     """
     order = {t.spec: i for i, t in enumerate(sorted(run.targets, key=lambda t: t.position))}
     chosen = ok_results(run, target)
@@ -261,6 +264,9 @@ def groups(
     for r in chosen:
         key = (r.target, r.workload, r.part, params_key(r.params), r.client, r.clients)
         found.setdefault(key, []).append(r)
+    window = None if every_round else steady_window(run)
+    if window is not None:
+        found = {key: last_rounds(rs, window) for key, rs in found.items()}
     out = [
         Group(
             target=t,
@@ -285,6 +291,22 @@ def groups(
         )
     )
     return out
+
+
+def steady_window(run: RunRecord) -> int | None:
+    """The rounds a steady-state run's results are judged over (its rule's window); None
+    for other runs."""
+    rule = run.suite_def.steady_state
+    if not isinstance(rule, Mapping) or rule.get("rule") != "pts":
+        return None
+    window = rule.get("window")
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else 5
+
+
+def last_rounds(results: Sequence[ResultRecord], window: int) -> list[ResultRecord]:
+    """The results of the last ``window`` rounds (repetitions) that ``results`` have."""
+    rounds = sorted({r.repetition for r in results})[-window:]
+    return [r for r in results if r.repetition in rounds]
 
 
 def run_figures(run: RunRecord) -> list[tuple[Group, str, Figures]]:

@@ -701,8 +701,9 @@ class HeatTable:
     """IOPS by block size (rows) and queue depth (columns), shaded by IOPS on a log scale:
     a table, not a chart, so it prints and reads without JavaScript."""
 
-    depths: list[str]
+    depths: list[str]  # the columns' headings
     rows: list[tuple[str, list[HeatCell]]]
+    corner: str = "block size"  # what the rows are
 
 
 _HEAT_LOW, _HEAT_HIGH = (0xEF, 0xF6, 0xFF), (0x1E, 0x40, 0xAF)
@@ -720,21 +721,31 @@ def heat_table(cs: Sequence[Any]) -> HeatTable | None:
     if len(sizes) < 2 or len(depths) < 2:
         return None
     by = {(c.bs, p.iodepth): p.iops for c in cs for p in c.points}
-    found = [v for v in by.values() if v and v > 0]
+    rows = [(format_size_short(b), [by.get((b, d)) for d in depths]) for b in sizes]
+    return shaded_table([f"QD{d}" for d in depths], rows)
+
+
+def shaded_table(
+    columns: list[str],
+    rows: Sequence[tuple[str, Sequence[float | None]]],
+    corner: str = "block size",
+) -> HeatTable:
+    """IOPS in rows and columns, each cell shaded by its IOPS on a log scale ("-": not
+    measured)."""
+    found = [v for _, values in rows for v in values if v and v > 0]
     low, high = (math.log10(min(found)), math.log10(max(found))) if found else (0.0, 0.0)
-    rows = []
-    for b in sizes:
+    out = []
+    for label, values in rows:
         cells = []
-        for d in depths:
-            v = by.get((b, d))
+        for v in values:
             if v is None or v <= 0:
                 cells.append(HeatCell("-" if v is None else format_iops(v), "", False))
                 continue
             share = (math.log10(v) - low) / (high - low) if high > low else 1.0
             colour, dark = _shade(share)
             cells.append(HeatCell(format_iops(v), colour, dark))
-        rows.append((format_size_short(b), cells))
-    return HeatTable([f"QD{d}" for d in depths], rows)
+        out.append((label, cells))
+    return HeatTable(columns, out, corner)
 
 
 def limits_figure(lim: Any) -> Any | None:

@@ -337,6 +337,41 @@ def curve_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
     return out
 
 
+def steady_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
+    """Each run in steady-state rounds: its verdicts, the PTS matrix and the convergence
+    charts (report.steady)."""
+    from iobench.report.steady import (
+        chart_title,
+        charted,
+        convergence_figure,
+        matrix_table,
+        run_rule,
+        steady_lines,
+    )
+
+    out: list[CurveSection] = []
+    for run in runs:
+        rule = run_rule(run)
+        if rule is None:
+            continue
+        anchor = f"steady-{len(out)}"
+        charts = [
+            Chart(
+                f"{anchor}-{i}",
+                literal(chart_title(t)),
+                figure_payload(fig),
+                int(fig.layout.height),
+            )
+            for i, t in enumerate(charted(run))
+            for fig in [convergence_figure(t, rule)]
+        ]
+        table = matrix_table(run)
+        heat = [("IOPS by read/write mix and block size (window averages)", table)] if table else []
+        lines = [literal(line.strip()) for line in steady_lines(run)]
+        out.append(CurveSection(anchor, f"Steady state: {run_title(run)}", lines, charts, heat, []))
+    return out
+
+
 # -- many clients ------------------------------------------------------------------------------
 
 
@@ -534,6 +569,7 @@ def render_html(runs: Sequence[RunRecord], comparison: Comparison | None) -> str
         charts=cards,
         curve_sections=curves,
         curve_overview=[sec for sec in curves if sec.limits or sec.heat or sec.summary],
+        steady_sections=steady_sections(runs),
         client_sections=client_sections(runs),
         held=held_to_runs(runs),
         promised_header=PROMISED_HEADER,

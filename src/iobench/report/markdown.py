@@ -172,10 +172,29 @@ def _run_results(run: RunRecord) -> list[str]:
     out.append("")
     if any(x.lat_p99_kind == "clat" for x in lines):
         out += [md_text(CLAT_NOTE), ""]
+    out += _steady(run)
     out += _curves(run)
     out += _clients(run)
     out += _held_to(run)
     out += _warnings(run)
+    return out
+
+
+def _steady(run: RunRecord) -> list[str]:
+    """A run in steady-state rounds: each workload's verdict and window, and the PTS
+    matrix of window averages."""
+    from iobench.report.steady import matrix_rows, steady_lines
+
+    lines = steady_lines(run)
+    if not lines:
+        return []
+    out = ["#### Steady state", "", md_text(lines[0]), ""]
+    out += [f"- {md_text(line.strip())}" for line in lines[1:]] + [""]
+    rows = matrix_rows(run)
+    if rows is not None:
+        header, body = rows
+        out += ["IOPS by read/write mix and block size (window averages):", ""]
+        out += [*_table(header, body, set(range(1, len(header)))), ""]
     return out
 
 

@@ -45,6 +45,11 @@ def run_document(run: RunRecord, *, full: bool = False) -> dict[str, Any]:
         # Per target, workload and direction over the repetitions: n, mean, 95 % CI, CV.
         "summary": summarize_results(run),
     }
+    from iobench.report.steady import steady_document
+
+    steady = steady_document(run)
+    if steady is not None:  # a run in steady-state rounds
+        doc["steady_state"] = steady
     analysis = analysis_document(run)
     if analysis is not None:  # sweeps, characterize and orion-simple runs
         doc["analysis"] = analysis

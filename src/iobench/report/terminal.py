@@ -93,8 +93,11 @@ def render_run_footer(run: RunRecord, console: Console, *, error: bool = True) -
 
 def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
     render_run_header(run, console)
+    from iobench.report.steady import render_steady
+
     if is_client_run(run):
         render_client_run(run, console)
+        render_steady(run, console)
         render_analysis(run, console)
         render_run_footer(run, console, error=error)
         return
@@ -169,6 +172,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
             table.caption = "* completion latency: the output has no total-latency percentiles"
             table.caption_justify = "left"
         console.print(table)
+    render_steady(run, console)
     render_analysis(run, console)
     render_run_footer(run, console, error=error)
 
