@@ -1,6 +1,6 @@
 """The SNIA PTS steady-state rule (iobench.analysis.steady) on recorded-looking series, each
-checked against a hand computation written out beside it, and on runs stored in a real
-database.
+checked against a hand computation written out beside it, and its findings
+(iobench.analysis.unsteady) on runs stored in a real database.
 
 The hand computations use, for a window of 5 consecutive rounds, x - x̄ = -2, -1, 0, 1, 2
 and Σ(x - x̄)² = 10, so the least-squares slope is Σ(x - x̄)·y / 10 and the line's
@@ -9,6 +9,7 @@ the window's average (both bounds inclusive)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conftest import MINI_SUITE, Cli
 from iobench.analysis.steady import (
     BANDWIDTH,
     IOPS,
@@ -28,6 +30,7 @@ from iobench.analysis.steady import (
     tracking_metric,
     tracking_value,
 )
+from iobench.analysis.unsteady import changing_storage, steady_findings
 from iobench.records import ResultRecord, RunRecord, TargetRecord, now_iso
 from iobench.store import Store
 
@@ -402,6 +405,9 @@ def test_run_convergence_judges_the_clients_aggregate_and_shows_each_client(
     tracked = run_convergence(_stored(tmp_path / "x.db", results))
     shown = [(t.client, t.clients, t.judged, t.convergence.steady) for t in tracked]
     assert shown == [("all", 2, True, True), ("h1", 2, False, False), ("h2", 2, False, False)]
+    # The aggregate is steady while each client swung: no not-steady finding.
+    run = _stored(tmp_path / "y.db", results)
+    assert [f.id for f in steady_findings(run)] == ["steady-state"]
 
 
 def test_run_convergence_is_empty_without_the_pts_rule_and_refuses_an_unreadable_one(
@@ -415,3 +421,172 @@ def test_run_convergence_is_empty_without_the_pts_rule_and_refuses_an_unreadable
     run = _stored(tmp_path / "c.db", results, suite_def=hostile)
     with pytest.raises(ValueError, match=r"steady_state\.window must be a whole number"):
         run_convergence(run)
+    assert steady_findings(run) == []  # not a rule iobench wrote: no finding made up
+
+
+# -- findings -------------------------------------------------------------------------------------
+
+
+def test_not_steady_says_how_it_moved_and_where_it_was_heading(tmp_path: Path) -> None:
+    results = [*_rounds_of("/mnt/a", "settling", DECAY),
+               *_rounds_of("/mnt/a", "swinging", [100.0, 140.0] * 3, position=1),
+               *_rounds_of("/mnt/a", "short", FLAT[:3], position=2)]  # fmt: skip
+    found = steady_findings(_stored(tmp_path / "x.db", results))
+    assert [(f.id, f.severity, f.workload, f.target) for f in found] == [
+        ("not-steady", "warning", "settling", "/mnt/a"),
+        ("not-steady", "warning", "swinging", "/mnt/a"),
+        ("not-steady", "warning", "short", "/mnt/a"),
+    ]
+    settling, swinging, short = found
+    # Window 2-6 [900 500 300 200 150]: avg 410, range 750 = 183 %; Σ(x-x̄)y = -1800 - 500
+    # + 0 + 200 + 300 = -1800, slope -180 = 43.9 % of the average per round, excursion 720.
+    assert settling.message == (
+        "steady state not reached in 6 rounds: settling on /mnt/a is still falling by 43.9 % "
+        "of its average per round (window rounds 2 to 6: range 183 %, excursion 176 %; the "
+        "rule allows 20 % and 10 % of the window's average); last round 150 IOPS, heading "
+        "towards 100 IOPS"
+    )
+    assert "--max-rounds" in settling.fix and "--round-time" in settling.fix
+    assert settling.data and settling.data["heading"] == 100.0
+    assert settling.data["window"]["rounds"] == [2, 3, 4, 5, 6]
+    # Window 2-6 [140 100 140 100 140]: avg 124, range 40 = 32.3 %; Σ(x-x̄)y = -280 - 100 + 0
+    # + 100 + 280 = 0.
+    assert swinging.message.startswith(
+        "steady state not reached in 6 rounds: swinging on /mnt/a still varies by 32.3 % of "
+        "its average within the window (window rounds 2 to 6: range 32.3 %, excursion 0 %;"
+    )
+    assert swinging.message.endswith("last round 140 IOPS, its trend line at round 6: 124 IOPS")
+    assert short.message == (
+        "steady state not judged in 3 rounds: short on /mnt/a has figures for 3 rounds, and "
+        "the rule judges a window of 5; last round 100 IOPS"
+    )
+
+
+def test_a_run_steady_everywhere_says_so_once(tmp_path: Path) -> None:
+    decay = [200.0, 150.0, 120.0, 110.0, 104.0, 102.0, 101.0, 100.0]
+    results = [*_rounds_of("/mnt/a", "a", decay), *_rounds_of("/mnt/b", "b", decay[-5:] * 2)]
+    (f,) = steady_findings(_stored(tmp_path / "x.db", results))
+    assert (f.id, f.severity) == ("steady-state", "info")
+    assert f.message.startswith("steady state reached at round 8 for every workload (2), by")
+    assert f.data == {"reached_at": {"a on /mnt/a": 8, "b on /mnt/b": 5}}
+
+
+# The targets of the tests' own runs, as probed on a VM and on real hardware.
+VDA = {"kname": "vda", "path": "/dev/vda", "type": "disk", "rotational": True,
+       "transport": "virtio"}  # fmt: skip
+NVME = {"kname": "nvme0n1", "path": "/dev/nvme0n1", "type": "disk", "rotational": False,
+        "transport": "nvme"}  # fmt: skip
+SDA = {"kname": "sda", "path": "/dev/sda", "type": "disk", "rotational": True, "transport": "sata"}
+LOOP = {"kname": "loop0", "path": "/dev/loop0", "type": "loop", "rotational": True,
+        "transport": "loop"}  # fmt: skip
+KVM = {"hostname": "vm", "virtualization": {"vm": "kvm", "container": None}}
+METAL = {"hostname": "metal", "virtualization": {"vm": "none", "container": None}}
+
+
+def _ctx(*disks: dict[str, Any], backing: str | None = None, **more: Any) -> dict[str, Any]:
+    io = [{"kname": d["kname"], "role": "target"} for d in disks]
+    if backing:
+        io.append({"kname": backing, "role": "backing", "via": "loop0's backing file /f"})
+    return {"filesystem": more.pop("fs", {"fstype": "ext4"}), "block": {"disks": list(disks)},
+            "io_devices": io, "ram_backed": more.pop("ram", None), **more}  # fmt: skip
+
+
+def _target(ctx: dict[str, Any], kind: str = "directory") -> TargetRecord:
+    return TargetRecord(0, "/t", "/t", kind, None, ctx)
+
+
+def test_which_storage_changes_as_it_is_written() -> None:
+    cases: list[tuple[TargetRecord, dict[str, Any], str | None]] = [
+        (_target(_ctx(NVME)), METAL, "/dev/nvme0n1, flash storage: an SSD is fastest fresh"),
+        (_target(_ctx({**SDA, "rotational": False})), METAL, "/dev/sda, flash storage"),
+        (_target(_ctx(SDA)), METAL, None),  # a spinning disk
+        (_target(_ctx(VDA)), KVM, "/dev/vda, a virtual machine's disk (kvm): a cloud volume"),
+        # A loop device over a file: what is under the file decides.
+        (_target(_ctx(LOOP, backing="vda"), "block"), KVM,
+         "/dev/loop0 (a loop device over a file on vda), a virtual machine's disk (kvm)"),
+        (_target(_ctx(LOOP, backing="nvme0n1"), "block"), METAL,
+         "/dev/loop0 (a loop device over a file on nvme0n1), flash storage"),
+        (_target(_ctx(LOOP, backing="sda"), "block"), METAL, None),
+        # In RAM: tmpfs, a loop device over a file on tmpfs.
+        (_target(_ctx(fs={"fstype": "tmpfs", "ram_backed": True}, ram="tmpfs")), KVM, None),
+        (_target(_ctx(LOOP, ram="loop0 is a loop device over /dev/shm/f, on tmpfs"), "block"),
+         KVM, None),
+        # Network storage, and storage with no block device under it.
+        (_target(_ctx(VDA, fs={"fstype": "nfs4", "network": True})), KVM, None),
+        (_target(_ctx()), KVM, None),
+        (_target({}, "rbd"), KVM, None),
+        (_target({}, "unknown"), KVM, None),
+    ]  # fmt: skip
+    for target, host, said in cases:
+        why = changing_storage(target, host)
+        assert (why or "").startswith(said or "") and (why is None) == (said is None), (
+            target.context, host, why)  # fmt: skip
+
+
+def _unruled(tmp_path: Path, name: str, ctx: dict[str, Any], **suite: Any) -> list[Any]:
+    suite_def = {"name": "s", **suite}
+    target = TargetRecord(0, "/t", "/t", "directory", None, ctx)
+    run = _stored(tmp_path / f"{name}.db", _rounds_of("/t", "w", FLAT[:1]),
+                  suite_def=suite_def, targets=[target], host=KVM)  # fmt: skip
+    return [f for f in steady_findings(run) if f.id == "no-steady-state"]
+
+
+def test_no_steady_state_on_changing_storage_unless_the_run_has_a_rule_or_says_less(
+    tmp_path: Path,
+) -> None:
+    (f,) = _unruled(tmp_path, "plain", _ctx(VDA))
+    assert (f.severity, f.target) == ("warning", "/t")
+    assert f.message.startswith(
+        "/t was measured without a steady-state rule, on /dev/vda, a virtual machine's disk "
+        "(kvm): a cloud volume or its host's storage"
+    )
+    assert "iobench precondition" in f.fix and "--steady-state pts" in f.fix
+    runs: list[tuple[str, dict[str, Any]]] = [
+        ("pts", {"steady_state": PTS_RULE}),
+        ("fio", {"steady_state": {"rule": "fio", "criterion": "iops_slope:0.5%"}}),
+        ("indicative", {"indicative": True}),
+        ("sweep", {"sweep": {"axes": {"bs": [4096]}}}),
+        ("characterize", {"plan": {"kind": "characterize", "settings": {}}}),
+    ]
+    for name, suite in runs:
+        assert _unruled(tmp_path, name, _ctx(VDA), **suite) == [], name
+    assert _unruled(tmp_path, "ram", _ctx(fs={"fstype": "tmpfs"}, ram="tmpfs")) == []
+
+
+def test_no_steady_state_leaves_out_workloads_fio_judged_itself(tmp_path: Path) -> None:
+    own = {**PARAMS, "options": {"ss": "iops:5%", "ss_dur": "10s"}}
+    target = TargetRecord(0, "/t", "/t", "directory", None, _ctx(VDA))
+    run = _stored(tmp_path / "x.db", _rounds_of("/t", "w", FLAT[:1], params=own),
+                  suite_def={"name": "s"}, targets=[target], host=KVM)  # fmt: skip
+    assert steady_findings(run) == []
+
+
+# -- on real runs ---------------------------------------------------------------------------------
+
+
+def test_a_real_run_says_no_steady_state_where_the_probe_says_the_storage_changes(
+    cli: Cli, mini_suite: str, tmp_path: Path, real_fio: str
+) -> None:
+    from iobench.probe import probe_target
+    from iobench.probe.host import probe_host
+
+    data = tmp_path / "data"
+    data.mkdir()
+    code, out, err = cli("run", str(data), "--suite", mini_suite, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    found = [w for w in doc["warnings"] if w["id"] == "no-steady-state"]
+    # What the test machine is decides: a VM's disk or flash warns, a spinning disk does not.
+    target = TargetRecord(0, str(data), str(data), "directory", None, probe_target(str(data)))
+    expected = changing_storage(target, probe_host())
+    assert [w["message"] for w in found] == (
+        [] if expected is None else [f"{data} was measured without a steady-state rule, on "
+                                     f"{expected}. Its figures are of the device's state at "
+                                     "that moment; a later run can differ"]
+    )  # fmt: skip
+    # A suite that marks itself a first look: no such warning, whatever the storage.
+    first_look = tmp_path / "first-look.toml"
+    first_look.write_text(MINI_SUITE.replace("[defaults]", "indicative = true\n[defaults]"))
+    code, out, err = cli("run", str(data), "--suite", str(first_look), "--json")
+    assert code == 0, err
+    assert not [w for w in json.loads(out)["warnings"] if w["id"] == "no-steady-state"]
