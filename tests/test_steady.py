@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import MINI_SUITE, Cli
+from iobench.analysis.findings import Finding
 from iobench.analysis.steady import (
     BANDWIDTH,
     IOPS,
@@ -392,6 +393,7 @@ def test_run_convergence_on_several_targets(tmp_path: Path) -> None:
     run = _stored(tmp_path / "y.db", [*_rounds_of("/mnt/a", "w", FLAT[:5]), failed])
     (only,) = run_convergence(run)
     assert (only.convergence.rounds, only.convergence.steady) == (6, False)
+    assert only.convergence.missing == (6,)
 
 
 def test_run_convergence_judges_the_clients_aggregate_and_shows_each_client(
@@ -427,11 +429,22 @@ def test_run_convergence_is_empty_without_the_pts_rule_and_refuses_an_unreadable
 # -- findings -------------------------------------------------------------------------------------
 
 
+def _kept(db: Path, run: RunRecord) -> list[Finding]:
+    """The run's steady-state findings, stored with it as a run stores its warnings and read
+    back (the run document's schema checks each one's data)."""
+    found = steady_findings(run)
+    with Store.open(db) as store:
+        store.finish_run(run.id, status="complete", fio_version="3.33",
+                         warnings=[f.as_dict() for f in found])  # fmt: skip
+        assert store.get_run(run.id).warnings == [f.as_dict() for f in found]
+    return found
+
+
 def test_not_steady_says_how_it_moved_and_where_it_was_heading(tmp_path: Path) -> None:
     results = [*_rounds_of("/mnt/a", "settling", DECAY),
                *_rounds_of("/mnt/a", "swinging", [100.0, 140.0] * 3, position=1),
                *_rounds_of("/mnt/a", "short", FLAT[:3], position=2)]  # fmt: skip
-    found = steady_findings(_stored(tmp_path / "x.db", results))
+    found = _kept(tmp_path / "x.db", _stored(tmp_path / "x.db", results))
     assert [(f.id, f.severity, f.workload, f.target) for f in found] == [
         ("not-steady", "warning", "settling", "/mnt/a"),
         ("not-steady", "warning", "swinging", "/mnt/a"),
@@ -447,8 +460,13 @@ def test_not_steady_says_how_it_moved_and_where_it_was_heading(tmp_path: Path) -
         "towards 100 IOPS"
     )
     assert "--max-rounds" in settling.fix and "--round-time" in settling.fix
-    assert settling.data and settling.data["heading"] == 100.0
-    assert settling.data["window"]["rounds"] == [2, 3, 4, 5, 6]
+    assert settling.data == {
+        "metric": "iops", "rounds": 6, "window_first": 2, "window_last": 6, "average": 410.0,
+        "range_pct": pytest.approx(100 * 750 / 410),
+        "excursion_pct": pytest.approx(100 * 720 / 410),
+        "slope_pct": pytest.approx(-100 * 180 / 410), "last": 150.0, "heading": 100.0,
+        "heading_how": "levelling", "rounds_without_figure": 0,
+    }  # fmt: skip
     # Window 2-6 [140 100 140 100 140]: avg 124, range 40 = 32.3 %; Σ(x-x̄)y = -280 - 100 + 0
     # + 100 + 280 = 0.
     assert swinging.message.startswith(
@@ -465,10 +483,10 @@ def test_not_steady_says_how_it_moved_and_where_it_was_heading(tmp_path: Path) -
 def test_a_run_steady_everywhere_says_so_once(tmp_path: Path) -> None:
     decay = [200.0, 150.0, 120.0, 110.0, 104.0, 102.0, 101.0, 100.0]
     results = [*_rounds_of("/mnt/a", "a", decay), *_rounds_of("/mnt/b", "b", decay[-5:] * 2)]
-    (f,) = steady_findings(_stored(tmp_path / "x.db", results))
+    (f,) = _kept(tmp_path / "x.db", _stored(tmp_path / "x.db", results))
     assert (f.id, f.severity) == ("steady-state", "info")
     assert f.message.startswith("steady state reached at round 8 for every workload (2), by")
-    assert f.data == {"reached_at": {"a on /mnt/a": 8, "b on /mnt/b": 5}}
+    assert f.data == {"reached_at": 8, "first_reached_at": 5, "workloads_steady": 2}
 
 
 # The targets of the tests' own runs, as probed on a VM and on real hardware.

@@ -423,20 +423,23 @@ def stored_rule(run: RunRecord) -> Rule | None:
 def run_convergence(run: RunRecord) -> list[Tracked]:
     """Each workload's convergence in a run made with ``--steady-state pts`` (none for any
     other run), in the order results show them: by target, client count, suite order, the
-    clients' aggregate before each client. Its rounds are its results' repetitions; the
-    last round of a workload is the last one any of its results (failed ones too) has."""
+    clients' aggregate before each client. Its rounds are its results' repetitions; a
+    round whose result failed is a round without a figure."""
     rule = stored_rule(run)
     if rule is None:
         return []
-    last: dict[tuple[str, str, str | None, int | None], int] = {}
+    measured: dict[tuple[str, str, str | None, int | None], set[int]] = {}
     for r in run.results:
-        key = (r.target, r.workload, r.client, r.clients)
-        last[key] = max(last.get(key, r.repetition), r.repetition)
+        measured.setdefault((r.target, r.workload, r.client, r.clients), set()).add(r.repetition)
     out = []
     for g in groups(run):
         metric = tracking_metric(g.params)
-        entries = [(r.repetition, tracking_value(r.metrics, metric)) for r in g.results]
-        rounds = last[(g.target, g.workload, g.client, g.clients)]
-        found = convergence(entries, metric, rule, rounds=rounds)
+        entries: list[Entry] = [
+            (r.repetition, tracking_value(r.metrics, metric)) for r in g.results
+        ]
+        rounds = measured[(g.target, g.workload, g.client, g.clients)]
+        # A round whose step failed has a result but no figure.
+        entries += [(n, None) for n in sorted(rounds - {r.repetition for r in g.results})]
+        found = convergence(entries, metric, rule, rounds=max(rounds))
         out.append(Tracked(g.target, g.workload, g.client, g.clients, found))
     return out

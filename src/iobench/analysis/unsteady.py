@@ -133,30 +133,31 @@ def _heading_text(c: Convergence) -> str:
 
 
 def _data(c: Convergence) -> dict[str, Any]:
+    """The figures behind ``not-steady``, flat (a finding's data holds names to numbers,
+    texts, flags or null: the run document's schema)."""
     w = c.window
+    window: dict[str, Any] = {
+        "window_first": w.rounds[0] if w else None,
+        "window_last": w.rounds[-1] if w else None,
+        "average": w.average if w else None,
+        "range_pct": w.range_pct if w else None,
+        "excursion_pct": w.excursion_pct if w else None,
+        "slope_pct": w.slope_pct if w else None,
+    }
     return {
         "metric": c.metric,
         "rounds": c.rounds,
-        "series": [[r, v] for r, v in c.series],
-        "missing": list(c.missing),
-        "window": None
-        if w is None
-        else {
-            "rounds": list(w.rounds),
-            "average": w.average,
-            "range_pct": w.range_pct,
-            "excursion_pct": w.excursion_pct,
-            "slope_pct": w.slope_pct,
-            "missing": list(w.missing),
-        },
+        **window,
+        "last": c.series[-1][1] if c.series else None,
         "heading": c.heading,
         "heading_how": c.heading_how,
+        "rounds_without_figure": len(set(c.missing) | set(w.missing if w else ())),
     }
 
 
 def _all_steady(tracked: Sequence[Tracked], rule: Rule) -> Finding:
-    reached = {f"{t.workload} on {t.target}": t.convergence.reached_at for t in tracked}
-    latest = max(r for r in reached.values() if r is not None)
+    reached = [t.convergence.reached_at for t in tracked if t.convergence.reached_at]
+    latest = max(reached)
     n = len(tracked)
     return Finding(
         "steady-state",
@@ -166,7 +167,7 @@ def _all_steady(tracked: Sequence[Tracked], rule: Rule) -> Finding:
         f"and the least-squares line's excursion within {_pct(rule.slope_pct)} of their "
         "average. Each figure is its window's average",
         "nothing to do",
-        data={"reached_at": reached},
+        data={"reached_at": latest, "first_reached_at": min(reached), "workloads_steady": n},
     )
 
 
