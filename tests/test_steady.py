@@ -144,8 +144,13 @@ def test_fewer_rounds_than_the_window_are_not_judged() -> None:
         c = convergence(series, IOPS, RULE)
         assert (c.steady, c.window, c.reached_at, c.value) == (False, None, None, None)
         assert not done({"w": series}, RULE, n)
-    # ... unless the cap is reached: a run of 3 rounds at most stops after 3, not steady.
+    # ... unless the cap is reached: a run of 3 rounds at most stops after 3, not steady; a
+    # cap below the window is allowed and never judged (the run says "not judged").
     assert done({"w": rounds(100, 100, 100)}, Rule(window=3, max_rounds=3), 3)
+    capped = Rule(max_rounds=3)
+    assert [done({"w": rounds(100, 100, 100)[:n]}, capped, n) for n in (1, 2, 3)] == [
+        False, False, True]  # fmt: skip
+    assert convergence(rounds(100, 100, 100), IOPS, capped).window is None
 
 
 def test_steady_then_not_then_steady_again_resets_the_round_it_was_reached_at() -> None:
@@ -250,8 +255,8 @@ def test_a_rule_round_trips_and_a_stored_one_is_read_strictly() -> None:
         ({"range_pct": "20%"}, "steady_state.range_pct must be a number, not '20%'"),
         ({"slope_pct": -1}, "steady_state.slope_pct must be a percentage above 0"),
         ({"slope_pct": math.nan}, "steady_state.slope_pct must be a number, not nan"),
-        ({"window": 6, "max_rounds": 3}, "steady_state.max_rounds must be a whole number from "
-                                         "the window (6)"),
+        ({"max_rounds": 0}, "steady_state.max_rounds must be a whole number from 1 to "
+                            "1,000,000, not 0"),
         ({"rule": "fio"}, "steady_state.rule must be 'pts', not 'fio'"),
     ]  # fmt: skip
     for bad, said in cases:

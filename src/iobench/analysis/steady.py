@@ -51,7 +51,8 @@ Entry = tuple[int, float | None]  # (round, figure or None: the round has none)
 @dataclass(frozen=True)
 class Rule:
     """The PTS rule as a run applies it: the window judged, its two bounds (% of the
-    window's average), and the most rounds a run makes before it gives up."""
+    window's average), and the most rounds a run makes before it gives up. Fewer rounds
+    than the window are allowed, and never judged (a command line may refuse them)."""
 
     window: int = 5
     range_pct: float = 20.0
@@ -111,11 +112,10 @@ def _problem(rule: Rule) -> str | None:
         value = getattr(rule, name)
         if not _number(value) or not 0 < value <= 1000:
             return f"{name} must be a percentage above 0 and at most 1000, not {_shown(value)}"
-    if not _whole(rule.max_rounds) or not rule.window <= rule.max_rounds <= MAX_ROUNDS:
+    if not _whole(rule.max_rounds) or not 1 <= rule.max_rounds <= MAX_ROUNDS:
         return (
-            f"max_rounds must be a whole number from the window ({rule.window}) to "
-            f"{MAX_ROUNDS:,}, not {_shown(rule.max_rounds)}: fewer rounds than the window "
-            "are never judged"
+            f"max_rounds must be a whole number from 1 to {MAX_ROUNDS:,}, not "
+            f"{_shown(rule.max_rounds)}"
         )
     return None
 
