@@ -84,9 +84,8 @@ def test_an_alternating_series_never_settles_and_the_cap_ends_the_run() -> None:
     w = c.window
     assert w is not None and (w.average, w.range, w.slope) == pytest.approx((116, 40, 0))
     assert (w.range_ok, w.slope_ok) == (False, True)
-    # Its steps alternate, so no level is in sight: the heading is its trend line's value
-    # at the last round, here its average.
-    assert c.heading == pytest.approx(116) and c.heading_how == "trend"
+    # Its steps alternate and its line is flat: it swings around its window's average.
+    assert (c.heading, c.heading_how) == (116.0, "average")
 
 
 def test_a_flat_series_is_steady_at_the_first_window() -> None:
@@ -478,7 +477,7 @@ def test_not_steady_says_how_it_moved_and_where_it_was_heading(tmp_path: Path) -
         "steady state not reached in 6 rounds: swinging on /mnt/a still varies by 32.3 % of "
         "its average within the window (window rounds 2 to 6: range 32.3 %, excursion 0 %;"
     )
-    assert swinging.message.endswith("last round 140 IOPS, its trend line at round 6: 124 IOPS")
+    assert swinging.message.endswith("last round 140 IOPS, swinging around 124 IOPS")
     assert short.message == (
         "steady state not judged in 3 rounds: short on /mnt/a has figures for 3 rounds, and "
         "the rule judges a window of 5; last round 100 IOPS"

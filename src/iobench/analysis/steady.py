@@ -251,8 +251,9 @@ class Convergence:
     rounds: int  # the last round measured
     # Not steady: the figure it was still moving towards (see _heading); None when steady.
     heading: float | None
-    # How ``heading`` was found: "levelling" (where its shrinking steps lead), "trend" (the
-    # window's line at the last round: no sign of where it settles); None without one.
+    # How ``heading`` was found: "levelling" (where its shrinking steps lead), "average"
+    # (the window's, which a figure that swings without drifting swings around), "trend"
+    # (the window's line at the last round: no sign of where it settles); None without one.
     heading_how: str | None = None
     missing: tuple[int, ...] = ()  # rounds measured without a figure
 
@@ -308,8 +309,10 @@ def _heading(points: Sequence[Point], window: Window | None) -> tuple[float | No
     consecutive rounds) go one way and each is smaller than the one before, it is taken
     as approaching a level exponentially, the steps shrinking by a factor q (the
     geometric mean of the last two ratios): it heads for ``last + step * q / (1 - q)``.
-    Otherwise the window's least-squares line at the last round: where it stands now,
-    without a sign of where it settles. None when neither gives a figure above 0."""
+    Otherwise, when the window's line passes the slope test (the figure swings without
+    drifting), the window's average, which it swings around; else the line's value at the
+    last round: where it stands now, without a sign of where it settles. None when none of
+    them gives a figure above 0."""
     if len(points) >= 4 and points[-1][0] - points[-4][0] == 3:
         ys = [v for _, v in points[-4:]]
         steps = [b - a for a, b in itertools.pairwise(ys)]
@@ -319,6 +322,8 @@ def _heading(points: Sequence[Point], window: Window | None) -> tuple[float | No
             level = ys[-1] + steps[-1] * q / (1 - q)
             if level > 0:
                 return level, "levelling"
+    if window is not None and window.slope_ok:
+        return window.average, "average"
     if window is not None and window.trend_at(window.rounds[-1]) > 0:
         return window.trend_at(window.rounds[-1]), "trend"
     return None, None

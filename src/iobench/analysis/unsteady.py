@@ -127,6 +127,8 @@ def _heading_text(c: Convergence) -> str:
         text = f"; last figure (round {at}) {_figure(last, c.metric)}"
     if c.heading is not None and c.heading_how == "levelling":
         text += f", heading towards {_figure(c.heading, c.metric)}"
+    elif c.heading is not None and c.heading_how == "average":
+        text += f", swinging around {_figure(c.heading, c.metric)}"
     elif c.heading is not None and c.window is not None:
         text += f", its trend line at round {c.window.rounds[-1]}: {_figure(c.heading, c.metric)}"
     return text
