@@ -15,6 +15,7 @@ from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding
 from iobench.analysis.measured import measured_findings
 from iobench.analysis.stats import UNSTABLE_CV_PCT
+from iobench.analysis.unsteady import steady_findings
 from iobench.errors import Interrupted, IobenchError, StoreGone
 from iobench.records import RunRecord, SuiteDefinition, TargetRecord, iso_from_epoch, now_iso
 from iobench.store.repository import Store
@@ -174,9 +175,11 @@ def ran_workloads(stored: RunRecord, end: RunEnd) -> set[str] | None:
 
 
 def run_findings(run: RunRecord) -> list[Finding]:
-    """Findings from the measurements themselves: unstable repetitions, and what each
-    workload's figures and per-second samples show (iobench.analysis.measured)."""
+    """Findings from the measurements themselves: unstable repetitions, what each
+    workload's figures and per-second samples show (iobench.analysis.measured), and
+    whether they are steady (iobench.analysis.unsteady)."""
     found = measured_findings(run)
+    found.extend(steady_findings(run))
     for target, workload, direction, cv in unstable(run):
         found.append(
             Finding(
