@@ -30,6 +30,7 @@ ramp = "500ms"
 size = "8M"
 ioengine = "libaio"
 direct = true
+numjobs = 1
 [[workload]]
 name = "rand-r"
 rw = "randread"
@@ -50,7 +51,7 @@ def test_characterize_two_capped_targets_side_by_side_each_with_its_own_caps(
     scratch: Scratch, tmp_path: Path, real_fio: str
 ) -> None:
     first, group = capped_volume(scratch, 32 * MiB, 3000, 48 * MiB)
-    second, other = capped_volume(scratch, 32 * MiB, 0, 0)
+    second, _ = capped_volume(scratch, 32 * MiB, 0, 0)
     # Both throttled in the one cgroup iobench runs in, each to its own caps.
     Cgroup(second, group.path, group.v1).set(read_iops=1500, read_bps=96 * MiB)
     code, out, err = iobench_in(

@@ -35,6 +35,7 @@ ramp = "500ms"
 size = "32M"
 ioengine = "libaio"
 direct = true
+numjobs = 1
 [[workload]]
 name = "rand-r"
 rw = "randread"

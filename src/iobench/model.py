@@ -207,6 +207,9 @@ class Suite:
     # "environment", "host", "arithmetic"); and the files it included.
     variables: tuple[tuple[str, str, str], ...] = ()
     includes: tuple[str, ...] = ()
+    # Run in rounds until steady (--steady-state pts): a short workload is one round of
+    # many, which the steady-state rule judges together.
+    in_rounds: bool = False
 
     @property
     def builtin(self) -> bool:

@@ -270,7 +270,7 @@ def _runtime_findings(suite: Suite) -> list[Finding]:
     found: list[Finding] = []
     if suite.indicative:
         found.append(_indicative(suite))
-    short = _short(suite)
+    short = [] if suite.in_rounds else _short(suite)
     typed = "runtime" in suite.overridden
     if not short or (suite.indicative and not typed):
         return found

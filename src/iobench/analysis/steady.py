@@ -437,7 +437,7 @@ def run_convergence(run: RunRecord) -> list[Tracked]:
     for r in run.results:
         measured.setdefault((r.target, r.workload, r.client, r.clients), set()).add(r.repetition)
     out = []
-    for g in groups(run):
+    for g in groups(run, every_round=True):
         metric = tracking_metric(g.params)
         entries: list[Entry] = [
             (r.repetition, tracking_value(r.metrics, metric)) for r in g.results

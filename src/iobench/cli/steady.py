@@ -16,9 +16,10 @@ RULES = ("pts", "fio", "none")
 # Built-in suites that are run in rounds unless --steady-state says otherwise.
 STEADY_SUITES = {"pts-iops": "pts"}
 # --steady-state fio: fio's own criterion inside each job (FIO.md §4, docs/steady-state.md):
-# every per-second IOPS sample of the window within 10 % of the window's mean, so the
-# window's range is at most 20 % of its mean: the PTS range rule on seconds, not rounds.
-FIO_CRITERION = "iops:10%"
+# the least-squares slope of the window's per-second IOPS (bandwidth for a bandwidth test),
+# as a % of their mean per second, below EXCURSION_PCT / (ss_dur - 1): the PTS's 10 %
+# excursion across the window, applied to seconds instead of rounds.
+EXCURSION_PCT = 10.0
 FIO_WINDOW_MIN_S = 2  # fio's ss_dur: a quarter of the runtime, 2 to 60 s
 FIO_WINDOW_MAX_S = 60
 MIN_WORKLOAD_S = 1.0  # a round's share per workload is never below this
@@ -31,8 +32,9 @@ steady_options = [
         help="pts: run the suite in rounds until every workload's IOPS (bandwidth for "
         "bandwidth tests) are steady by the SNIA PTS rule over the last 5 rounds (range "
         "within 20 %, trend within 10 % of their average), at most --max-rounds; the "
-        "result is the window's average. fio: fio's own ss= ends each job once its "
-        "per-second IOPS stay within 10 % of their mean (a quick look, not the PTS rule). "
+        "result is the window's average. fio: fio's own ss= ends each job once the trend "
+        "of its per-second IOPS over a window of a quarter of its runtime moves less than "
+        "10 % of their mean (a quick look on seconds, not the PTS rule on rounds). "
         "Default: none (pts for the pts-iops suite).",
     ),
     click.option(
@@ -84,7 +86,8 @@ def steady_request(
             else "leave out --repeat",
         )
     if rule == "fio":
-        return with_fio_steady_state(suite), {"rule": "fio", "criterion": FIO_CRITERION}
+        criterion = f"slope within {EXCURSION_PCT:g} % of the mean across fio's window"
+        return with_fio_steady_state(suite), {"rule": "fio", "criterion": criterion}
     if round_time and runtime:
         raise UserError(
             "--round-time and --runtime both set each workload's runtime",
@@ -96,8 +99,15 @@ def steady_request(
     if round_time:
         seconds = parse_duration(round_time)
         suite = _rounds_of(suite, seconds, round_time)
-    defaults = Rule()
-    settings = Rule(**{**dataclasses.asdict(defaults), "max_rounds": max_rounds or 25})
+    rule_of = Rule()
+    if max_rounds is not None and max_rounds < rule_of.window:
+        raise UserError(
+            f"--max-rounds {max_rounds} is fewer than the {rule_of.window} rounds the rule "
+            "judges: it could never say the figures are steady",
+            f"give --max-rounds {rule_of.window} or more",
+        )
+    settings = dataclasses.replace(rule_of, max_rounds=max_rounds or rule_of.max_rounds)
+    suite = dataclasses.replace(suite, in_rounds=True)
     return suite, {**settings.as_dict(), "round_time_s": seconds}
 
 
@@ -115,15 +125,24 @@ def _rounds_of(suite: Suite, seconds: float, typed: str) -> Suite:
     return apply_overrides(suite, runtime_s=share, written={"--runtime": typed})
 
 
+def fio_criterion(job: Workload) -> tuple[tuple[str, str], ...]:
+    """fio's ss= options for ``job``: its window a quarter of its runtime (2 to 60 s),
+    the slope of its tracking figure within the PTS's excursion over that window."""
+    from iobench.analysis.steady import tracking_metric
+
+    window = int(min(FIO_WINDOW_MAX_S, max(FIO_WINDOW_MIN_S, job.runtime_s // 4)))
+    what = "iops_slope" if tracking_metric(job.params) == "iops" else "bw_slope"
+    limit = EXCURSION_PCT / (window - 1)
+    return (("ss", f"{what}:{limit:.4g}%"), ("ss_dur", fio_duration(float(window))))
+
+
 def with_fio_steady_state(suite: Suite) -> Suite:
-    """Every job ended by fio's own steady-state detection (:data:`FIO_CRITERION`),
-    its runtime the most it may run."""
+    """Every job ended by fio's own steady-state detection (:func:`fio_criterion`), its
+    runtime the most it may run."""
 
     def add(job: Workload) -> Workload:
-        window = int(min(FIO_WINDOW_MAX_S, max(FIO_WINDOW_MIN_S, job.runtime_s // 4)))
         ours = ("ss", "ss_dur", "ss_ramp", "time_based")
         kept = tuple(o for o in job.options if o[0] not in ours)
-        ss = (("ss", FIO_CRITERION), ("ss_dur", fio_duration(float(window))))
-        return dataclasses.replace(job, options=kept + ss + (("time_based", "1"),))
+        return dataclasses.replace(job, options=kept + fio_criterion(job) + (("time_based", "1"),))
 
     return dataclasses.replace(suite, workloads=tuple(w.each_job(add) for w in suite.workloads))

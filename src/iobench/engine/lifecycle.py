@@ -14,6 +14,7 @@ from iobench import __version__
 from iobench.analysis.compare import unstable
 from iobench.analysis.findings import Finding
 from iobench.analysis.measured import measured_findings
+from iobench.analysis.results import steady_window
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.analysis.unsteady import steady_findings
 from iobench.errors import Interrupted, IobenchError, StoreGone
@@ -180,7 +181,9 @@ def run_findings(run: RunRecord) -> list[Finding]:
     whether they are steady (iobench.analysis.unsteady)."""
     found = measured_findings(run)
     found.extend(steady_findings(run))
-    for target, workload, direction, cv in unstable(run):
+    # In steady-state rounds the rule judges how the rounds vary (not-steady).
+    repeats = [] if steady_window(run) is not None else unstable(run)
+    for target, workload, direction, cv in repeats:
         found.append(
             Finding(
                 "unstable-repeats",

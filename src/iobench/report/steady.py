@@ -73,7 +73,11 @@ def tracked_line(t: Tracked) -> str:
     )
     if c.heading is not None and c.reached_at is None:
         way = "rising" if w.slope > 0 else "falling"
-        said += f"; still {way}, towards {figure_text(c.metric, c.heading)}"
+        heading = figure_text(c.metric, c.heading)
+        said += {
+            "levelling": f"; still {way}, heading towards {heading}",
+            "average": f"; swinging around {heading}",
+        }.get(c.heading_how or "", f"; still {way}, its trend now at {heading}")
     return said
 
 
@@ -92,7 +96,7 @@ def steady_lines(run: RunRecord) -> list[str]:
     if rule is None:
         return []
     tracked = headline(run_convergence(run))
-    lines = [f"Steady state ({rule_text(rule)}); each result is its window's average:"]
+    lines = [f"Steady state by {rule_text(rule)}. Each result is its window's average:"]
     lines += [f"  {tracked_line(t)}" for t in tracked]
     return lines
 
