@@ -334,7 +334,7 @@ def doctor(
         planned = preflight(request, protected_paths(env.db_path()))
     except IobenchError as e:
         planned, refused = None, e
-    doc = doctor_document(planned, refused, request.suite)
+    doc = doctor_document(planned, refused, request.suite, request.steady_state)
     # The file first: a name that cannot be written fails the command before it speaks.
     wrote = _write_fio_jobfile(fio_jobfile, doc) if fio_jobfile and not refused else None
     if as_json:

@@ -303,8 +303,14 @@ class ClientsRun:
         self.findings += pre.findings
         names = [c.name for c in pre.clients]
         clients = {"names": names, "scale": list(pre.scale), "files": self.files}
+        r = self.request
         definition = SuiteDefinition.from_dict(
-            {**SuiteDefinition.of_suite(pre.suite).as_dict(), "clients": clients}
+            {
+                **SuiteDefinition.of_suite(pre.suite).as_dict(),
+                **r.extra_definition,
+                "clients": clients,
+                **mode_of(r, pre.suite).definition(),  # a chooser's plan, the steady-state rule
+            }
         )
         context: dict[str, Any] = {
             "note": "a directory on each client; its filesystem and disks are not probed "
@@ -314,7 +320,6 @@ class ClientsRun:
         if pre.network:
             context = {"clients": names, "targets": pre.contexts}
         target = TargetRecord(0, pre.target, pre.target, "clients", None, context)
-        r = self.request
         return NewRun(pre.suite.name, definition, r.label, r.argv, pre.host, [target])
 
     def run(self, end: RunEnd) -> None:

@@ -58,9 +58,13 @@ from iobench.units import format_bytes, format_duration, format_iops
 
 
 def doctor_document(
-    p: Preflight | None, refused: IobenchError | None, suite: Any
+    p: Preflight | None,
+    refused: IobenchError | None,
+    suite: Any,
+    steady_state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``kind: "doctor"`` document; ``p`` is None when the run would be refused."""
+    """The ``kind: "doctor"`` document; ``p`` is None when the run would be refused;
+    ``steady_state``: the request's rule (--steady-state pts: the steps are one round)."""
     doc: dict[str, Any] = {
         **envelope("doctor"),
         "suite": SuiteDefinition.of_suite(p.suite if p else suite).as_dict(),
@@ -82,6 +86,17 @@ def doctor_document(
         {"target": s.target, "name": s.name, "expected_s": round(s.expected_s, 1)} for s in steps
     ]
     doc["expected_s"] = round(sum(s.expected_s for s in steps), 1)
+    if steady_state is not None and steady_state.get("rule") == "pts":
+        layout = sum(s.expected_s for s in steps if s.workload is None)
+        round_s = doc["expected_s"] - layout
+        window, most = int(steady_state["window"]), int(steady_state["max_rounds"])
+        doc["steady_state"] = {
+            **steady_state,
+            "round_s": round(round_s, 1),
+            "expected_s": [round(layout + window * round_s, 1), round(layout + most * round_s, 1)],
+        }
+    elif steady_state is not None:
+        doc["steady_state"] = steady_state
     doc["jobs"] = _jobs(p)
     readonly = all(pt.readonly for pt in p.prepared)
     doc["fio_argv"] = fio_argv("fio", Path("stepN.fio"), Path("stepN.json"), readonly=readonly)
@@ -305,7 +320,19 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
                 format_duration(round(s["expected_s"])),
             )
         console.print(table)
-        console.print(f"  in all about {format_duration(round(doc['expected_s']))}", style="dim")
+        rounds = doc.get("steady_state") or {}
+        if rounds.get("rule") == "pts":
+            low, high = (format_duration(round(x)) for x in rounds["expected_s"])
+            console.print(
+                f"  one round; in rounds until steady (the SNIA PTS rule over the last "
+                f"{rounds['window']}): at least {rounds['window']}, at most "
+                f"{rounds['max_rounds']} rounds, about {low} to {high} in all",
+                style="dim",
+            )
+        else:
+            console.print(
+                f"  in all about {format_duration(round(doc['expected_s']))}", style="dim"
+            )
     if doc.get("jobs"):
         console.print(
             "\n[bold]fio job files[/]: each step as plain fio runs it (paste one, or all of "
