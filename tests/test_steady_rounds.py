@@ -177,3 +177,24 @@ def test_tmpfs_is_steady_at_once(cli: Cli, tmp_path: Path, real_fio: str) -> Non
     doc = json.loads(out)
     got = convergence(doc)
     assert got["reached_at"] == 5 and got["rounds"] == 5, series(doc)
+
+
+def test_fio_s_own_check_ends_each_job_and_its_window_is_stored(
+    cli: Cli, tmp_path: Path, real_fio: str
+) -> None:
+    """--steady-state fio: each job carries fio's slope check over a quarter of its
+    runtime; on RAM it settles long before its 8 s, and fio's window is stored."""
+    target = tmp_path / "t"
+    target.mkdir()
+    code, out, err = cli(
+        "run", str(target), "--suite", one_read(tmp_path, "8s"), "--steady-state", "fio", "--json"
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    (result,) = doc["results"]
+    ss = result["steadystate"]
+    assert ss["criterion"].startswith("iops_slope:") and ss["duration_s"] == 2, ss
+    assert ss["attained"] is True, ss
+    assert result["read"]["runtime_ms"] < 7000, "fio ended the job once it was steady"
+    code, shown, _ = cli("show", str(doc["run_id"]))
+    assert f"rand-r on {target}: fio found it steady after" in shown, shown

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iobench.analysis.steady import Rule, Tracked, run_convergence
+from iobench.model import DIRECTIONS
 from iobench.records import RunRecord
 from iobench.units import format_iops, format_rate, format_size_short
 
@@ -90,11 +91,37 @@ def headline(tracked: Sequence[Tracked]) -> list[Tracked]:
     return [t for t in tracked if t.client in (None, "all")]
 
 
+def fio_lines(run: RunRecord) -> list[str]:
+    """A run with ``--steady-state fio``: what fio's own check said of each result."""
+    stored = run.suite_def.steady_state
+    if not isinstance(stored, Mapping) or stored.get("rule") != "fio":
+        return []
+    lines = ["Steady state by fio's own check in each job (not the PTS rule on rounds):"]
+    for r in run.results:
+        ss = (r.metrics or {}).get("steadystate")
+        if r.client not in (None, "all") or not isinstance(ss, Mapping):
+            continue
+        runtime = max(
+            (float((r.metrics or {}).get(d, {}).get("runtime_ms") or 0) for d in DIRECTIONS),
+            default=0.0,
+        )
+        took = f"{runtime / 1000:.1f} s"
+        said = (
+            f"fio found it steady after {took} ({ss.get('criterion')} over "
+            f"{ss.get('duration_s')} s)"
+            if ss.get("attained")
+            else f"fio did not find it steady in its {took} ({ss.get('criterion')})"
+        )
+        lines.append(f"  {r.workload} on {r.target}: {said}")
+    return lines if len(lines) > 1 else []
+
+
 def steady_lines(run: RunRecord) -> list[str]:
-    """The steady-state section of a run as lines of text; [] for a run not in rounds."""
+    """The steady-state section of a run as lines of text; [] for a run not in rounds
+    (fio's own check's lines for a run with ``--steady-state fio``)."""
     rule = run_rule(run)
     if rule is None:
-        return []
+        return fio_lines(run)
     tracked = headline(run_convergence(run))
     lines = [f"Steady state by {rule_text(rule)}. Each result is its window's average:"]
     lines += [f"  {tracked_line(t)}" for t in tracked]
