@@ -115,7 +115,7 @@ SENT_TO_SERVERS = {
     "group_reporting", "clat_percentiles", "lat_percentiles", "percentile_list",
     "randrepeat", "write_iops_log", "write_bw_log", "write_lat_log", "log_avg_msec",
     "log_unix_epoch", "rw", "bs", "iodepth", "numjobs", "refill_buffers", "end_fsync",
-    "unlink",
+    "unlink", "rwmixread",
 }  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from iobench.suites import (
 )
 from iobench.suites.fit import fitted_iodepth
 from iobench.suites.options import MAX_IODEPTH, NO_OPS
+from iobench.units import format_size_short
 
 K, M, G = 1 << 10, 1 << 20, 1 << 30
 
@@ -77,7 +78,8 @@ def shape(w: Workload) -> Shape:
 
 def test_builtin_names_are_the_seeded_suites_and_quick_is_default() -> None:
     assert builtin_names() == [
-        "cloud-disk", "dd", "orion-simple", "quick", "randwrite-4x32", "standard", "volume"
+        "cloud-disk", "dd", "orion-simple", "pts-iops", "quick", "randwrite-4x32", "standard",
+        "volume",
     ]  # fmt: skip
     assert DEFAULT_SUITE == "quick"
 
@@ -96,6 +98,24 @@ def test_fio_suites_use_libaio_direct_and_run_for_a_fixed_time(name: str) -> Non
         assert (w.ioengine, w.direct, w.rwmixread, w.options) == ("libaio", True, None, ())
 
 
+def test_pts_iops_is_the_pts_matrix_of_mixes_by_block_sizes() -> None:
+    """SNIA PTS IOPS test: 7 read/write mixes x 8 block sizes, random, 60 s each."""
+    suite = load_builtin("pts-iops")
+    mixes = [100, 95, 65, 50, 35, 5, 0]
+    sizes = [1 << 20, 128 << 10, 64 << 10, 32 << 10, 16 << 10, 8 << 10, 4 << 10, 512]
+    got = []
+    for w in suite.workloads:
+        mix = {"randread": 100, "randwrite": 0}.get(w.rw, w.rwmixread)
+        got.append((mix, w.bs))
+        assert w.rw in ("randread", "randwrite", "randrw") and w.direct
+        assert (w.runtime_s, w.ramp_s, w.numjobs, w.iodepth) == (60.0, 0.0, 2, 16)
+        assert (
+            w.name
+            == f"rw{mix}-{100 - mix}-{'512b' if w.bs == 512 else format_size_short(w.bs).lower()}"
+        )
+    assert got == [(m, b) for m in mixes for b in sizes]
+
+
 def test_dd_writes_with_o_dsync_buffered_and_runs_until_size_is_covered() -> None:
     write, read = load_builtin("dd").workloads
     for w in (write, read):
@@ -110,6 +130,7 @@ def test_only_quick_is_indicative() -> None:
         "cloud-disk": False,
         "dd": False,
         "orion-simple": False,
+        "pts-iops": False,
         "quick": True,
         "randwrite-4x32": False,
         "standard": False,
@@ -142,7 +163,7 @@ def test_unknown_suite_name_lists_the_builtin_suites() -> None:
         load_suite("quik")
     assert info.value.exit_code == ExitCode.BAD_INPUT
     assert info.value.message.startswith('unknown suite "quik"')
-    assert "cloud-disk, dd, orion-simple, quick, randwrite-4x32, standard, volume" in (
+    assert "cloud-disk, dd, orion-simple, pts-iops, quick, randwrite-4x32, standard, volume" in (
         info.value.message
     )
 

@@ -285,6 +285,19 @@ def _burst_figures(promise: Any, bs: int) -> dict[str, Any]:
     return {} if b is None else {"burst_iops": b.iops, "burst_bw_bytes": b.bw_bytes}
 
 
+def _how_long(doc: dict[str, Any]) -> str:
+    """The steps' time in all, or for a run in rounds the least and the most it takes."""
+    rounds = doc.get("steady_state") or {}
+    if rounds.get("rule") != "pts":
+        return f"in all about {format_duration(round(doc['expected_s']))}"
+    low, high = (format_duration(round(x)) for x in rounds["expected_s"])
+    return (
+        f"one round; in rounds until steady (the SNIA PTS rule over the last "
+        f"{rounds['window']}): at least {rounds['window']}, at most "
+        f"{rounds['max_rounds']} rounds, about {low} to {high} in all"
+    )
+
+
 def render_doctor(doc: dict[str, Any], console: Console) -> None:
     suite = doc["suite"]
     console.print(
@@ -320,19 +333,7 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
                 format_duration(round(s["expected_s"])),
             )
         console.print(table)
-        rounds = doc.get("steady_state") or {}
-        if rounds.get("rule") == "pts":
-            low, high = (format_duration(round(x)) for x in rounds["expected_s"])
-            console.print(
-                f"  one round; in rounds until steady (the SNIA PTS rule over the last "
-                f"{rounds['window']}): at least {rounds['window']}, at most "
-                f"{rounds['max_rounds']} rounds, about {low} to {high} in all",
-                style="dim",
-            )
-        else:
-            console.print(
-                f"  in all about {format_duration(round(doc['expected_s']))}", style="dim"
-            )
+        console.print(f"  {_how_long(doc)}", style="dim")
     if doc.get("jobs"):
         console.print(
             "\n[bold]fio job files[/]: each step as plain fio runs it (paste one, or all of "

@@ -93,12 +93,9 @@ def render_run_footer(run: RunRecord, console: Console, *, error: bool = True) -
 
 def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
     render_run_header(run, console)
-    from iobench.report.steady import render_steady
-
     if is_client_run(run):
         render_client_run(run, console)
-        render_steady(run, console)
-        render_analysis(run, console)
+        _render_analyses(run, console)
         render_run_footer(run, console, error=error)
         return
     repeated = any(r.repetition > 1 for r in run.results)
@@ -172,9 +169,16 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
             table.caption = "* completion latency: the output has no total-latency percentiles"
             table.caption_justify = "left"
         console.print(table)
+    _render_analyses(run, console)
+    render_run_footer(run, console, error=error)
+
+
+def _render_analyses(run: RunRecord, console: Console) -> None:
+    """What a run's mode found: its steady state (rounds), its curves and limits."""
+    from iobench.report.steady import render_steady
+
     render_steady(run, console)
     render_analysis(run, console)
-    render_run_footer(run, console, error=error)
 
 
 def _shape(p: dict[str, Any]) -> list[str]:
