@@ -106,6 +106,7 @@ def test_pts_iops_is_the_pts_matrix_of_mixes_by_block_sizes() -> None:
     got = []
     for w in suite.workloads:
         mix = {"randread": 100, "randwrite": 0}.get(w.rw, w.rwmixread)
+        assert mix is not None
         got.append((mix, w.bs))
         assert w.rw in ("randread", "randwrite", "randrw") and w.direct
         assert (w.runtime_s, w.ramp_s, w.numjobs, w.iodepth) == (60.0, 0.0, 2, 16)
