@@ -318,6 +318,20 @@ def test_an_existing_file_needs_destructive(cli: Cli, tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+def test_a_file_smaller_than_a_block_is_refused_before_its_purge(
+    cli: Cli, tmp_path: Path, real_fio: str
+) -> None:
+    path = tmp_path / "tiny.dat"
+    path.write_bytes(os.urandom(100_000))
+    before = path.read_bytes()
+    code, out, err = cli("precondition", str(path), "--destructive")
+    assert code == 2 and out == ""
+    assert "its test area (97.7 KiB) is smaller than the precondition's block size" in err
+    assert path.read_bytes() == before
+    code, _, err = cli("precondition", str(path), "--destructive", "--bs", "64k", "--passes", "1")
+    assert code == 0, err
+
+
 def test_an_existing_file_has_holes_punched_then_is_filled(
     cli: Cli, tmp_path: Path, real_fio: str
 ) -> None:
@@ -481,3 +495,29 @@ def test_ctrl_c_during_the_fill_keeps_what_was_done(
     )  # fmt: skip
     entry = json.loads(shown.stdout)["precondition"]["targets"][0]
     assert entry["purge"]["method"] == "discard" and "fill" not in entry
+
+
+def test_several_targets_are_each_named_and_a_hostile_name_stays_on_its_line(
+    cli: Cli, tmp_path: Path, real_fio: str
+) -> None:
+    odd = tmp_path / "x\x1b[31mred\nline [bold]b.dat"
+    _fill_random(str(odd), 4 * MiB)
+    data = tmp_path / "data"
+    data.mkdir()
+    code, out, err = cli(
+        "precondition", str(odd), str(data), "--destructive", "--size", "4M", "--passes", "1"
+    )
+    assert code == 0, err
+    assert "\x1b" not in out + err, "no terminal escape reaches the terminal"
+    lines = [x for x in out.splitlines() if x.startswith("preconditioned")]
+    assert len(lines) == 2
+    assert (
+        lines[0].startswith("preconditioned ") and "\\x1b[31mred\\nline [bold]b.dat: " in lines[0]
+    )
+    assert "holes punched over 4 MiB (" in lines[0]
+    assert lines[1] == (
+        f"preconditioned {data}: nothing to purge: iobench's own test file is new, then "
+        f"1 x 4 MiB sequential 128 KiB writes in {lines[1].split(' writes in ')[1]}"
+    )
+    assert "[1/3] purge (punch-hole) on " in err and "[3/3] fill (1 pass of " in err
+    assert list(data.iterdir()) == []

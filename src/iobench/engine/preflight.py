@@ -118,11 +118,23 @@ def _checked(
     p = kind.prepare(target, plan)
     purge = None
     if request.precondition is not None:
+        _check_fill(target, p.layout_bytes, request.precondition)
         purge = kind.purge(target) if request.precondition.purge else NO_PURGE
     return PreparedTarget(
         target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly, plan=plan,
         purge=purge,
     )  # fmt: skip
+
+
+def _check_fill(target: Target, area: int, pre: Precondition) -> None:
+    """UserError when the fill cannot write one block of the test area (fio would refuse
+    it after the purge)."""
+    if area < pre.bs:
+        raise UserError(
+            f"{target.spec}: its test area ({format_bytes(area)}) is smaller than the "
+            f"precondition's block size ({format_bytes(pre.bs)})",
+            "give a larger target (or --size), or a smaller --bs",
+        )
 
 
 def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:
@@ -202,7 +214,11 @@ class Preflight:
         each target's precondition (its purge and fill)."""
         if self.precondition is not None:
             return precondition_steps(
-                [(p.target.spec, p.purge or NO_PURGE, p.layout_bytes) for p in self.prepared],
+                [
+                    (p.target.spec, p.purge or NO_PURGE, p.layout_bytes)
+                    for p in self.prepared
+                    if p.layout_bytes
+                ],
                 self.precondition,
             )
         return layout_steps(

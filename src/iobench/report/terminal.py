@@ -79,7 +79,7 @@ def render_run_header(run: RunRecord, console: Console) -> None:
             style="dim",
         )
     for line in precondition_lines(run.suite_def.precondition):  # --precondition
-        console.print(literal(line), highlight=False, markup=False)
+        console.print(literal(line), highlight=False, markup=False, soft_wrap=True)
 
 
 def render_run_footer(run: RunRecord, console: Console, *, error: bool = True) -> None:
