@@ -231,6 +231,31 @@ class Suite:
         )
 
 
+@dataclass(frozen=True)
+class Precondition:
+    """What ``iobench precondition`` and ``run --precondition`` do to a target before its
+    workloads (the SNIA PTS "purge" and "workload independent preconditioning"): the test
+    area purged where the target's kind can (``purge``), then written sequentially
+    ``passes`` times in blocks of ``bs`` bytes, ``iodepth`` IOs in flight. ``size``: the
+    test area when no workload gives one (``iobench precondition --size``; None: the whole
+    file or device)."""
+
+    passes: int = 2
+    bs: int = 128 << 10
+    iodepth: int = 32
+    purge: bool = True
+    size: int | None = None
+
+    def area(self, limit: int | None, workloads: Sequence[Workload]) -> int | None:
+        """The test area on a target of ``limit`` bytes (None: a test file of iobench's
+        own): the largest workload's, else ``size`` (capped at ``limit``), else ``limit``."""
+        if workloads:
+            return max(w.area(limit) for w in workloads)
+        if self.size is None:
+            return limit
+        return self.size if limit is None else min(self.size, limit)
+
+
 # The name of a kind of target (iobench.targets.kinds.KINDS: directory, file, block),
 # as stored in targets.kind.
 TargetKind = str

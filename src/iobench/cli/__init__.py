@@ -2,9 +2,10 @@
 the commands registered on it, and ``run_cli``, the one error boundary that turns what
 happened into a message and an exit code. Only the CLI prints errors and exits.
 
-The commands live in modules by family: run.py (run, doctor), curves.py (sweep,
-characterize), results.py (list, show, rm, import, export), compare.py (compare, report),
-host.py (info, specs, clients check), suites.py (suites, suites export). What they share:
+The commands live in modules by family: run.py (run, doctor), precondition.py
+(precondition, and run's --precondition), curves.py (sweep, characterize), results.py
+(list, show, rm, import, export), compare.py (compare, report), host.py (info, specs,
+clients check), suites.py (suites, suites export). What they share:
 options.py (options and their parsing), checks.py (rules between options), env.py (the
 Environment they print and store with), execution.py (running a benchmark), failures.py
 (errors, as shown).
@@ -23,7 +24,7 @@ from pathlib import Path
 import click
 
 from iobench import __version__
-from iobench.cli import compare, curves, host, results, run, suites
+from iobench.cli import compare, curves, host, precondition, results, run, suites
 from iobench.cli.env import Environment
 from iobench.cli.failures import print_click_error, print_error
 from iobench.cli.options import EXIT_CODES_HELP
@@ -60,6 +61,7 @@ def main(ctx: click.Context, db: Path | None, traceback: bool) -> None:
 for _command in (
     run.run,
     run.doctor,
+    precondition.precondition,
     curves.sweep,
     curves.characterize,
     results.list_,

@@ -27,6 +27,15 @@ def spec_param_needs_spec(spec: str | None, spec_params: Sequence[str]) -> None:
         raise UserError("--spec-param goes with --spec", "name the spec with --spec")
 
 
+def prefill_or_precondition(prefill: bool, precondition: bool) -> None:
+    """run, doctor: a precondition writes the test area already."""
+    if prefill and precondition:
+        raise UserError(
+            "--prefill and --precondition both write the test area before the workloads",
+            "give one: --precondition purges the area, then writes it twice over",
+        )
+
+
 def scale_needs_clients(clients: str | None, scale: str | None) -> None:
     """run."""
     if scale and not clients:

@@ -24,8 +24,10 @@ from iobench.cli.options import (
     size_option,
     with_options,
 )
+from iobench.cli.precondition import precondition_option
 from iobench.cli.steady import steady_options, steady_request
 from iobench.errors import IobenchError, UserError
+from iobench.model import Precondition
 from iobench.suites import DEFAULT_SUITE
 from iobench.units import parse_duration, parse_size
 
@@ -83,6 +85,7 @@ workload_options = with_options(
             "cpus_allowed_policy=split), as cloud-disk guides do.",
         ),
         *steady_options,
+        precondition_option,
     ]
 )
 
@@ -127,6 +130,7 @@ def run(
     steady_state: str | None,
     round_time: str | None,
     max_rounds: int | None,
+    precondition: bool,
     label: str | None,
     repeat: int,
     clients: str | None,
@@ -157,6 +161,7 @@ def run(
       iobench run /mnt/vol --suite volume --expect 'rand-r.read.iops>=5000'
       iobench run /dev/nvme1n1 --suite volume --destructive --spec aws-gp3 --spec-param iops=6000
       iobench run /dev/sdb --prefill --destructive
+      iobench run /dev/nvme1n1 --suite standard --destructive --precondition
       iobench run /dev/vdb --suite volume --destructive --pin-to-device
       iobench run nbd://10.0.0.5:10809/export --suite volume --destructive
       iobench run rbd:rbd/bench --ceph-conf /etc/ceph/ceph.conf --destructive --prefill
@@ -170,7 +175,7 @@ def run(
         destructive=destructive, overwrite_signatures=overwrite_signatures,
         expectations=expectations, spec=spec, spec_params=spec_params, prefill=prefill,
         label=label, repeat=repeat, pin_to_device=pin_to_device,
-        steady=(steady_state, round_time, max_rounds),
+        steady=(steady_state, round_time, max_rounds), precondition=precondition,
     )  # fmt: skip
     checks.scale_needs_clients(clients, scale)
     if clients:
@@ -202,6 +207,7 @@ def run_request(
     repeat: int = 1,
     pin_to_device: bool = False,
     steady: tuple[str | None, str | None, int | None] = (None, None, None),
+    precondition: bool = False,
 ) -> RunRequest:
     """What `run` and `doctor` were asked, checked: the engine's RunRequest. `doctor` has no
     --label or --repeat."""
@@ -212,6 +218,7 @@ def run_request(
 
     checks.overwrite_needs_destructive(destructive, overwrite_signatures)
     checks.spec_param_needs_spec(spec, spec_params)
+    checks.prefill_or_precondition(prefill, precondition)
     if spec:
         spec_data(spec)  # an unknown spec is named before anything else
     loaded = load_suite(suite)
@@ -238,6 +245,7 @@ def run_request(
         pin_to_device=pin_to_device,
         access=given_access(),
         steady_state=steady_state,
+        precondition=Precondition() if precondition else None,
     )
 
 
@@ -291,6 +299,7 @@ def doctor(
     steady_state: str | None,
     round_time: str | None,
     max_rounds: int | None,
+    precondition: bool,
     fio_jobfile: str | None,
     as_json: bool,
 ) -> int:
@@ -328,6 +337,7 @@ def doctor(
         destructive=destructive, overwrite_signatures=overwrite_signatures,
         expectations=expectations, spec=spec, spec_params=spec_params, prefill=prefill,
         pin_to_device=pin_to_device, steady=(steady_state, round_time, max_rounds),
+        precondition=precondition,
     )  # fmt: skip
     refused: IobenchError | None = None
     try:

@@ -109,8 +109,9 @@ def part_fields(part: PartResult, *, full: bool = True) -> dict[str, Any]:
 
 def run_fields(run: RunRecord) -> dict[str, Any]:
     """The run's own fields as a run document holds them, in its order, from what is
-    stored and nothing computed (no envelope, results, summary or analysis)."""
-    return {
+    stored and nothing computed (no envelope, results, summary or analysis); a run that
+    was preconditioned has what that did (``precondition``, also in ``suite_def``)."""
+    fields = {
         "run_id": run.id,
         "uuid": run.uuid,
         "status": run.status,
@@ -128,6 +129,9 @@ def run_fields(run: RunRecord) -> dict[str, Any]:
         "targets": [target_fields(t) for t in run.targets],
         "warnings": run.warnings,
     }
+    if run.suite_def.precondition is not None:
+        fields["precondition"] = run.suite_def.precondition
+    return fields
 
 
 def stored_document(run: RunRecord) -> dict[str, Any]:
@@ -223,6 +227,8 @@ def _suite_def(doc: Mapping[str, Any], path: str) -> SuiteDefinition:
     however many databases it passed through."""
     suite_def = dict(doc.get("suite_def") or {})
     suite_def.setdefault("source", doc.get("suite_source"))
+    if doc.get("precondition") is not None:  # `show --json` has no suite_def
+        suite_def.setdefault("precondition", doc["precondition"])
     suite_def.setdefault(
         "imported_from",
         {

@@ -16,6 +16,7 @@ from iobench.engine.preflight import Preflight, preflight
 from iobench.engine.remote import ClientsPreflight, clients_preflight, execute_clients
 from iobench.engine.request import Chooser, Outcome, RunRequest
 from iobench.engine.steps import NullObserver, Observer, Step
+from iobench.errors import UserError
 from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo
 from iobench.store.repository import Store
 
@@ -45,6 +46,13 @@ def check(
     """Everything checked before a run starts, for the way it runs: raises (and writes
     nothing) when it cannot run. ``protected``: files never to write (the database)."""
     if request.clients:
+        if request.precondition is not None:
+            raise UserError(
+                "--precondition does not go with --clients: iobench purges and fills files "
+                "and block devices of this host only, and the clients' storage is theirs",
+                "precondition each client's storage on that client (iobench precondition "
+                "there), then run without --precondition",
+            )
         return clients_preflight(request, fio)
     return preflight(request, protected)
 

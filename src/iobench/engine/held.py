@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +83,28 @@ class HeldTarget:
             "checked",
             "make sure nobody else changes the file while iobench runs",
         )
+
+    @contextlib.contextmanager
+    def writable(self) -> Iterator[int]:
+        """The held file or device opened again for writing (a precondition's purge),
+        through the descriptor iobench holds, never by its name; checked to be the same
+        one, and closed afterwards."""
+        self.check()
+        try:
+            fd = os.open(f"/proc/self/fd/{self.fd}", os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY)
+        except OSError as e:
+            raise UserError(
+                f"cannot open {self.prepared.target.spec} for writing: {e.strerror or e}"
+            ) from e
+        try:
+            if identity(os.fstat(fd)) != identity(os.fstat(self.fd)):
+                raise TargetUnsafe(
+                    f"{self.prepared.target.spec} opened for writing is not what iobench holds",
+                    "make sure nobody changes it while iobench runs",
+                )
+            yield fd
+        finally:
+            os.close(fd)
 
     def remove(self) -> str | None:
         """Remove iobench's own test file while its name still leads to it, and free its

@@ -27,6 +27,7 @@ from iobench.engine.lifecycle import (
 )
 from iobench.engine.modes import Driver, Mode, Planned, mode_of, upfront_steps
 from iobench.engine.parts import group_result, missing_part, part_entries
+from iobench.engine.precondition import Preconditioning, precondition_target
 from iobench.engine.preflight import Preflight, PreparedTarget
 from iobench.engine.request import Outcome, RunRequest
 from iobench.engine.steps import Observer, Step, observed
@@ -90,6 +91,7 @@ class LocalRun:
     fio_version: str | None = None
     findings: list[Finding] = field(default_factory=list)  # found while running
     cgroup: str | None = None  # iobench's /proc/self/cgroup: the cgroups fio should inherit
+    preconditioning: Preconditioning | None = None  # --precondition: what it did so far
 
     def new_run(self) -> NewRun:
         """The run row: the suite as it runs, with a spec's promise and the mode's brief (a
@@ -121,6 +123,8 @@ class LocalRun:
         pre, mode = self.preflight, self.mode
         self.workdir = Path(tempfile.mkdtemp(prefix="iobench-"))
         self.store.note_leftover(run_id, str(self.workdir), "private directory")
+        if pre.precondition is not None:
+            self.preconditioning = Preconditioning(self.store, run_id, pre.precondition)
         schedule = pre.layout_steps()
         layouts = iter(schedule)
         specs = [p.target.spec for p in pre.prepared]
@@ -223,14 +227,27 @@ class LocalRun:
                     ),
                     claimed=claimed,
                 )
-        if p.layout_bytes:
+        direct = all(w.direct for w in request.suite.workloads)
+        if p.layout_bytes and self.preconditioning is not None:
+            self._precondition(p, steps, direct)
+        elif p.layout_bytes:
             step = next(steps)
-            direct = all(w.direct for w in request.suite.workloads)
             job = build_layout_jobfile(p.reach, p.layout_bytes, direct=direct)
             with observed(self.obs, step) as told:
                 run = self._fio(step, job, p, timeout_s=None, stall_s=self.stall_s)
                 if run.output is not None and run.output.jobs:  # how fast it was written
                     told.metrics = workload_metrics(run.output, None)
+
+    def _precondition(self, p: PreparedTarget, steps: Iterator[Step], direct: bool) -> None:
+        """A precondition's purge and fill of the target's test area, in place of its
+        layout (engine/precondition.py)."""
+        assert self.preconditioning is not None
+
+        def fio(step: Step, job: str, watch: Callable[[LiveStats], None]) -> FioRun:
+            return self._fio(step, job, p, timeout_s=None, stall_s=self.stall_s, watch=watch)
+
+        held = self.held.get(p.target.spec)
+        precondition_target(p, held, steps, self.obs, fio, self.preconditioning, direct=direct)
 
     def _run_workload(
         self, run_id: int, p: PreparedTarget, w: Workload, position: int, step: Step
@@ -280,9 +297,11 @@ class LocalRun:
         stall_s: float | None = None,
         readonly: bool = False,
         glance: Callable[[], None] = lambda: None,
+        watch: Callable[[LiveStats], None] = lambda stats: None,
     ) -> FioRun:
         """fio for ``step`` on the target ``p`` (still the one held, or TargetUnsafe), its
-        live figures told to the observer; ``glance`` called as they come."""
+        live figures told to the observer and to ``watch``; ``glance`` called as they
+        come."""
         assert self.workdir is not None
         held = self.held.get(p.target.spec)  # none for storage fio reaches by its engine
         if held is not None:
@@ -290,6 +309,7 @@ class LocalRun:
 
         def progress(stats: LiveStats) -> None:
             glance()
+            watch(stats)
             self.obs.progress(step, stats)
 
         return run_fio(

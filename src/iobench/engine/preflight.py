@@ -18,9 +18,9 @@ from iobench.analysis.throttles import cgroup_throttle_text, qos_text, throttled
 from iobench.cpus import online_cpus
 from iobench.engine.modes import Repeat, upfront_steps
 from iobench.engine.request import RunRequest
-from iobench.engine.steps import Step, layout_steps
+from iobench.engine.steps import Step, layout_steps, precondition_steps
 from iobench.errors import TargetUnsafe, UserError
-from iobench.model import CLIENT_FIELD, Suite, Target, Workload
+from iobench.model import CLIENT_FIELD, Precondition, Suite, Target, Workload
 from iobench.probe import probe_host
 from iobench.probe.context import Storage
 from iobench.specs import Promise, Volume, spec_expectations
@@ -39,10 +39,12 @@ from iobench.targets import (
     Reach,
     check_engines,
     check_free_space,
+    check_precondition,
     kind_of,
     resolve_target,
     shared_with,
 )
+from iobench.targets.purge import NO_PURGE, Purge
 from iobench.units import format_bytes
 
 
@@ -59,6 +61,7 @@ class PreparedTarget:
     # file or device, or stops.
     identity: tuple[int, int] | None = None
     plan: Plan | None = None  # what the target was checked for (its kind's check)
+    purge: Purge | None = None  # a precondition's purge of the test area (its kind's)
 
     @property
     def reach(self) -> Reach:
@@ -107,14 +110,31 @@ def _checked(
         destructive=request.destructive,
         overwrite_signatures=request.overwrite_signatures,
         protected=tuple(protected),
+        precondition=request.precondition,
     )
     kind = kind_of(target)
     check_engines(target, suite)
     kind.check(target, plan)
     p = kind.prepare(target, plan)
+    purge = None
+    if request.precondition is not None:
+        _check_fill(target, p.layout_bytes, request.precondition)
+        purge = kind.purge(target) if request.precondition.purge else NO_PURGE
     return PreparedTarget(
-        target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly, plan=plan
-    )
+        target, p.filename, p.created, p.layout_bytes, p.size_limit, p.readonly, plan=plan,
+        purge=purge,
+    )  # fmt: skip
+
+
+def _check_fill(target: Target, area: int, pre: Precondition) -> None:
+    """UserError when the fill cannot write one block of the test area (fio would refuse
+    it after the purge)."""
+    if area < pre.bs:
+        raise UserError(
+            f"{target.spec}: its test area ({format_bytes(area)}) is smaller than the "
+            f"precondition's block size ({format_bytes(pre.bs)})",
+            "give a larger target (or --size), or a smaller --bs",
+        )
 
 
 def size_notes(target: Target, suite: Suite, limit: int | None) -> list[Finding]:
@@ -187,9 +207,20 @@ class Preflight:
     findings: list[Finding]
     facts: list[TargetFacts]  # what the findings were made from, one per target
     placement: list[Finding] = dataclasses.field(default_factory=list)  # --pin-to-device's
+    precondition: Precondition | None = None  # --precondition: what is done first
 
     def layout_steps(self) -> list[Step]:
-        """The steps before the workloads: test files laid out (or areas prefilled)."""
+        """The steps before the workloads: test files laid out (or areas prefilled), or
+        each target's precondition (its purge and fill)."""
+        if self.precondition is not None:
+            return precondition_steps(
+                [
+                    (p.target.spec, p.purge or NO_PURGE, p.layout_bytes)
+                    for p in self.prepared
+                    if p.layout_bytes
+                ],
+                self.precondition,
+            )
         return layout_steps(
             [
                 (p.target.spec, "lay out test file" if p.created else "prefill the test area",
@@ -234,6 +265,8 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
     what is wrong with the method. Writes nothing; raises before anything could run."""
     suite = request.suite
     for spec in request.targets:
+        if request.precondition is not None:
+            check_precondition(spec)  # network storage: said before a server is asked
         if CLIENT_FIELD in spec:
             raise UserError(
                 f"{spec}: {CLIENT_FIELD} names each client's own storage, and there are no "
@@ -269,12 +302,16 @@ def preflight(request: RunRequest, protected: Sequence[str] = ()) -> Preflight:
         suite = dataclasses.replace(
             suite, expectations=(*suite.expectations, *spec_expectations(promise, suite))
         )
+    written = request.prefill or request.precondition is not None  # before the workloads
     facts = [
-        target_facts(p, ctx, suite, host, prefill=request.prefill)
+        target_facts(p, ctx, suite, host, prefill=written)
         for p, ctx in zip(prepared, contexts, strict=True)
     ]
     findings = findings_from_facts(prepared, facts, suite, host) + placement
-    return Preflight(suite, targets, prepared, contexts, host, promise, findings, facts, placement)
+    return Preflight(
+        suite, targets, prepared, contexts, host, promise, findings, facts, placement,
+        request.precondition,
+    )  # fmt: skip
 
 
 def _pins(request: RunRequest, contexts: Sequence[dict[str, Any]]) -> list[Pinning | None]:
@@ -319,8 +356,11 @@ def findings_from_facts(
     suite: Suite,
     host: dict[str, Any],
 ) -> list[Finding]:
-    """The plan's findings about the method (pure: from facts gathered once)."""
+    """The plan's findings about the method (pure: from facts gathered once); none for a
+    suite without workloads (``iobench precondition``), which measures nothing."""
     findings: list[Finding] = []
+    if not suite.workloads:
+        return findings
     for p, target in zip(prepared, facts, strict=True):
         findings.extend(engine_notes(p.target, suite))
         findings.extend(size_notes(p.target, suite, p.size_limit))
@@ -342,7 +382,7 @@ def target_facts(
     an existing file or device to see whether its test area was ever written)."""
     kind = kind_of(p.target)
     dev_bytes, dev_name = kind.device_under(p.target, Storage.of(ctx))
-    area = max(p.size_of(w) for w in suite.workloads)
+    area = max((p.size_of(w) for w in suite.workloads), default=p.layout_bytes)
     unwritten = None
     if not p.created and not prefill and unwritten_reads(suite.workloads, area, written=False):
         unwritten = kind.unwritten(p.target, p.filename, area)  # some read may hit it

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from iobench.errors import IobenchError
-from iobench.model import Suite, Workload
+from iobench.model import Precondition, Suite, Workload
 
 if TYPE_CHECKING:
     from iobench.clients import Client
@@ -56,6 +56,9 @@ class RunRequest:
     steady_state: dict[str, Any] | None = None
     extra_definition: dict[str, Any] = field(default_factory=dict)  # e.g. a sweep's axes
     prefill: bool = False  # write the test area of a device or file before the workloads
+    # --precondition, `iobench precondition`: each target's test area purged and filled
+    # before the workloads (in place of the layout or prefill; engine/precondition.py).
+    precondition: Precondition | None = None
     spec: str | None = None  # a provider spec to hold the volume to (iobench.specs)
     spec_params: dict[str, str] = field(default_factory=dict)
     # --pin-to-device: fio's jobs on the CPUs of each target's blk-mq queues (suites/pin.py)

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from iobench.errors import Interrupted, error_text
-from iobench.model import DIRECTIONS, Workload
+from iobench.model import DIRECTIONS, Precondition, Workload
+from iobench.targets.purge import Purge
+from iobench.units import format_bytes
 
 if TYPE_CHECKING:
     from iobench.fio.runner import LiveStats
@@ -33,6 +35,9 @@ class Step:
     repetition: int = 1
     clients: int | None = None  # --clients: how many clients run this step together
     layout_bytes: int = 0  # a layout on this host: the bytes it writes (its live progress)
+    # What a step before the workloads (workload None) does: "layout" (a test file laid
+    # out, an area prefilled), or a precondition's "purge" and "fill".
+    stage: str = "layout"
 
 
 @dataclass(frozen=True)
@@ -64,21 +69,24 @@ class StepEnd:
     """How a step ended, as an observer is told: ``outcome`` is ``done``, ``failed`` or
     ``interrupted``; a step done carries what it measured (on clients: their aggregate),
     a failed one why, in one line; ``notes``: what else the watcher should know now (a
-    client that failed in this step)."""
+    client that failed in this step); ``said``: what a step without fio did."""
 
     outcome: str
     measured: tuple[Measured, ...] = ()
     error: str | None = None
     notes: tuple[str, ...] = ()
+    said: str | None = None  # what a step that measures nothing did (a purge), in words
 
 
 @dataclass
 class Told:
     """What the code running a step tells its observer before the step ends (set inside
-    :func:`observed`): the step's stored metrics once parsed, and notes."""
+    :func:`observed`): the step's stored metrics once parsed, notes, and what a step
+    without fio did."""
 
     metrics: Mapping[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    said: str | None = None  # what a step without fio did (StepEnd.said)
 
 
 class Observer(Protocol):
@@ -122,7 +130,7 @@ def observed(obs: Observer, step: Step) -> Iterator[Told]:
     end = StepEnd("failed")
     try:
         yield told
-        end = StepEnd("done", measured(told.metrics), notes=tuple(told.notes))
+        end = StepEnd("done", measured(told.metrics), notes=tuple(told.notes), said=told.said)
     except (KeyboardInterrupt, Interrupted):
         end = StepEnd("interrupted", notes=tuple(told.notes))
         raise
@@ -164,6 +172,30 @@ def layout_steps(layouts: Sequence[tuple[str, str, int]]) -> list[Step]:
         Step(i, target, name, layout_seconds(size), None, layout_bytes=size)
         for i, (target, name, size) in enumerate(layouts)
     ]
+
+
+def fill_name(pre: Precondition) -> str:
+    """A precondition's fill as a step names it: ``fill (2 passes of sequential 128 KiB
+    writes)``."""
+    passes = "1 pass" if pre.passes == 1 else f"{pre.passes} passes"
+    return f"fill ({passes} of sequential {format_bytes(pre.bs)} writes)"
+
+
+def precondition_steps(places: Sequence[tuple[str, Purge, int]], pre: Precondition) -> list[Step]:
+    """The steps of a precondition, target by target (``(target, its purge, its test
+    area)``): the purge, where there is one, then the fill, whose live progress is the
+    bytes it writes (``passes`` x the area). A purge's time is not guessed (0)."""
+    steps: list[Step] = []
+    for target, purge, area in places:
+        if purge.does:
+            steps.append(Step(len(steps), target, f"purge ({purge.method})", 0.0, None,
+                              stage="purge"))  # fmt: skip
+        written = pre.passes * area
+        steps.append(
+            Step(len(steps), target, fill_name(pre), layout_seconds(written), None,
+                 layout_bytes=written, stage="fill")
+        )  # fmt: skip
+    return steps
 
 
 def clients_layout(n: int, layout: tuple[str, int] | None) -> list[Step]:

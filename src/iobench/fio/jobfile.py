@@ -9,7 +9,7 @@ import shlex
 from iobench import __version__
 from iobench.errors import IobenchError
 from iobench.fio.logs import INTERVAL_MS, LOG_PREFIX
-from iobench.model import Workload
+from iobench.model import Precondition, Workload
 from iobench.targets.kind import Reach
 from iobench.units import fio_duration
 
@@ -26,6 +26,8 @@ TARGET_LINK = "target"
 # iobench does itself when it reads that file back as a suite. The ':' keeps it apart from
 # every workload: no workload name holds one, and section_name never writes one.
 LAYOUT_SECTION = "iobench:layout"
+# A precondition's fill in `iobench doctor`'s job file (its purge is no fio job).
+FILL_SECTION = "iobench:fill"
 # fio re-creates a file that it finds smaller than the test area (filesetup.c extend_file):
 # it unlinks the name, here the link to the target iobench holds, and makes a file of its
 # own in the private directory, writing up to the whole test area there. On this host the
@@ -206,6 +208,38 @@ def build_layout_jobfile(
     return checked("\n".join(lines) + "\n")
 
 
+def fill_options(area: int, pre: Precondition, direct: bool) -> list[str]:
+    """A precondition's fill (SNIA PTS workload independent preconditioning): sequential
+    writes of ``pre.bs`` over the ``area``, ``pre.passes`` times over (fio's loops),
+    ``pre.iodepth`` IOs in flight, incompressible data, synced at the end."""
+    return [
+        f"size={area}",
+        "rw=write",
+        f"bs={pre.bs}",
+        f"iodepth={pre.iodepth}",
+        "ioengine=libaio",
+        f"direct={1 if direct else 0}",
+        f"loops={pre.passes}",
+        "refill_buffers=1",
+        "end_fsync=1",
+    ]
+
+
+def build_fill_jobfile(reach: Reach, area: int, pre: Precondition, *, direct: bool = True) -> str:
+    """The job that fills the test area for a precondition (its bandwidth second by second
+    comes from fio's status snapshots: engine/precondition.py). Like a layout, the file or
+    device is there at its full size, and fio writes over it in place."""
+    lines = [
+        f"; iobench {__version__}: precondition: fill the test area",
+        *_target_comment(reach),
+        "[fill]",
+        *reach_options(reach),
+        *fill_options(area, pre, direct),
+        *report_options(logs=False),
+    ]
+    return checked("\n".join(lines) + "\n")
+
+
 # -- job files for plain fio (`iobench doctor`) ------------------------------------------------
 
 # What a job file cannot carry in an option value (see TARGET_LINK): fio cuts a value at
@@ -313,6 +347,21 @@ def plain_layout_job(reach: Reach, size: int, *, direct: bool, section: str, tit
         f"[{section}]",
         *_plain_reach_lines(reach),
         *layout_options(size, direct, reach.engine),
+        "stonewall",
+    ]
+    return checked("\n".join(lines) + "\n")
+
+
+def plain_fill_job(
+    reach: Reach, area: int, pre: Precondition, *, direct: bool, section: str, title: str
+) -> str:
+    """:func:`build_fill_jobfile` as a section for plain fio (see :func:`plain_job`)."""
+    lines = [
+        *comment_lines(title),
+        f"[{section}]",
+        *_plain_reach_lines(reach),
+        *fill_options(area, pre, direct),
+        *report_options(logs=False),
         "stonewall",
     ]
     return checked("\n".join(lines) + "\n")

@@ -66,6 +66,7 @@ class LiveStats:
     iops: float | None
     bw_bytes: float | None
     io_bytes: int | None = None  # moved so far, all jobs and directions
+    io_s: float | None = None  # fio's own time of IO at its latest snapshot
 
 
 @dataclass(frozen=True)
@@ -588,7 +589,9 @@ class _Watch:
             self._read_snapshots()
             if self.on_progress is not None:
                 moved = self.last[2] if self.last else None
-                self.on_progress(LiveStats(time.monotonic() - self.started, *self.rate, moved))
+                io_s = self.last[0] / 1000 if self.last else None
+                elapsed = time.monotonic() - self.started
+                self.on_progress(LiveStats(elapsed, *self.rate, moved, io_s))
         return None
 
     def _read_snapshots(self) -> None:

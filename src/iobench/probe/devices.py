@@ -52,6 +52,20 @@ MEMBER_TYPES = frozenset(
 MEMBER_USAGES = frozenset({"raid", "crypto"})
 
 
+def discard_max_bytes(path: str) -> int | None:
+    """The most bytes one discard may cover on the block device at ``path``, as its queue
+    says (``queue/discard_max_bytes``; a partition has its disk's queue): 0 when it takes
+    no discards, None when /sys does not say."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    base = Path(f"/sys/dev/block/{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
+    if (base / "partition").exists():
+        base = base.resolve().parent
+    return read_int(base / "queue" / "discard_max_bytes")
+
+
 def block_device_size(path: str, st: os.stat_result) -> int | None:
     """A block device's size in bytes: /sys, else the BLKGETSIZE64 ioctl; None when
     neither answers."""

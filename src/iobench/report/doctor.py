@@ -9,6 +9,7 @@ method; or, when the run would be refused, why.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shlex
@@ -24,10 +25,12 @@ from iobench.engine.local import STALL_S
 from iobench.engine.preflight import Preflight
 from iobench.errors import IobenchError
 from iobench.fio.jobfile import (
+    FILL_SECTION,
     LAYOUT_SECTION,
     TARGET_LINK,
     checked,
     comment_lines,
+    plain_fill_job,
     plain_job,
     plain_layout_job,
     section_name,
@@ -104,6 +107,7 @@ def doctor_document(
         {"expectation": e.text, "source": e.source} for e in p.suite.expectations
     ]
     doc["spec"] = _spec(p)
+    doc["precondition"] = None if p.precondition is None else dataclasses.asdict(p.precondition)
     doc["warnings"] = [f.as_dict() for f in p.findings]
     return doc
 
@@ -120,6 +124,7 @@ def _targets(p: Preflight) -> list[dict[str, Any]]:
             "test_file": pt.filename,
             "created": pt.created,
             "layout_bytes": pt.layout_bytes,
+            "precondition": None if pt.purge is None else {"purge": dataclasses.asdict(pt.purge)},
             "readonly": pt.readonly,
             "fio_env": dict(pt.reach.env),
             "context": ctx,
@@ -142,7 +147,18 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
         w = step.workload
         what = step.name if w is None else f"workload {w.name}"
         title = f"iobench {__version__}: {what} on {json.dumps(step.target)}"
-        if w is None:
+        if step.stage == "purge":  # no fio job: iobench's own (iobench.targets.purge)
+            continue
+        if step.stage == "fill" and p.precondition is not None:
+            text = plain_fill_job(
+                pt.reach,
+                pt.layout_bytes,
+                p.precondition,
+                direct=direct,
+                section=f"{FILL_SECTION}{tag}",
+                title=title,
+            )
+        elif w is None:
             text = plain_layout_job(
                 pt.reach,
                 pt.layout_bytes,
@@ -154,8 +170,19 @@ def _jobs(p: Preflight) -> list[dict[str, Any]]:
             section = section_name(w.name) + tag
             placed = pt.placed(w)  # pinned with --pin-to-device
             text = plain_job(placed, pt.reach, pt.size_of(w), section=section, title=title)
-        jobs.append({"target": step.target, "workload": w.name if w else None, "job_file": text})
+        jobs.append(
+            {
+                "target": step.target,
+                "workload": w.name if w else None,
+                "job_file": text,
+                **({"step": "fill"} if step.stage == "fill" else {}),
+            }
+        )
     return jobs
+
+
+# How a purge is done by hand (util-linux), for the notes around a plan's job files.
+_PURGE_TOOLS = {"discard": "blkdiscard", "punch-hole": "fallocate --punch-hole"}
 
 
 def _claimed(name: str) -> str:
@@ -202,6 +229,14 @@ def around_jobs(doc: dict[str, Any]) -> list[str]:
     ]
     for t in targets:
         name = _path_shown(t["test_file"])
+        purge = (t.get("precondition") or {}).get("purge") or {}
+        tool = _PURGE_TOOLS.get(str(purge.get("method")))
+        if tool:
+            notes.append(
+                f"before the fill iobench purges the test area ({purge['method']}), which no "
+                f"fio job does; this does the same: {tool} --offset 0 --length "
+                f"{t['layout_bytes']} {_path_shown(t['path'])}"
+            )
         if t["created"]:
             notes.append(
                 f"iobench creates the test file {name} (O_EXCL, at its full size, so it "
@@ -312,6 +347,9 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
         console.print()
         render_lines(target_lines(t), console)
         area = format_bytes(t["layout_bytes"])
+        if t.get("precondition"):
+            print_hanging(console, "  tests: ", _preconditioned(t, doc.get("precondition")))
+            continue
         how = (
             f"a test file of its own, {t['test_file']}, written once ({area})"
             " and removed afterwards"
@@ -344,7 +382,7 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
         for note in around_jobs(doc):
             print_hanging(console, "  - ", note)
     for job in doc.get("jobs") or []:
-        what = job["workload"] or "layout"
+        what = job["workload"] or job.get("step") or "layout"
         console.print(
             f"\n[bold]job file[/] {markup_literal(what)} on {markup_literal(job['target'])}:",
             highlight=False,
@@ -374,6 +412,23 @@ def render_doctor(doc: dict[str, Any], console: Console) -> None:
         if refused.get("hint"):
             hint = literal_lines(refused["hint"]).replace("\n", "\n" + " " * 14)
             console.print(f"  what to do: {hint}", highlight=False, markup=False)
+
+
+def _preconditioned(t: dict[str, Any], pre: dict[str, Any] | None) -> str:
+    """How a target is used with --precondition, in `doctor`'s words."""
+    area = format_bytes(t["layout_bytes"])
+    where = f"a test file of its own, {t['test_file']}," if t["created"] else t["path"]
+    purge = t["precondition"]["purge"]
+    passes = (pre or {}).get("passes", 2)
+    bs = format_bytes((pre or {}).get("bs"))
+    said = purge["note"]
+    if purge["method"] != "none":
+        said = f"purged by {purge['method']}: {said}"
+    return (
+        f"{where} preconditioned first: {said}; then {passes} x {area} of sequential {bs} "
+        "writes (32 deep, direct IO unless a workload is buffered)"
+        + ("; removed afterwards" if t["created"] else "")
+    )
 
 
 def _render_spec(spec: dict[str, Any] | None, console: Console) -> None:

@@ -113,11 +113,12 @@ def one_line(text: str, limit: int = ERROR_CHARS) -> str:
 def finished_line(
     label: str, step: Step, end: StepEnd, taken_s: float, marks: Sequence[str], status: str
 ) -> str:
-    """One finished step as markup: ``LABEL: figures`` (a layout: its time and rate),
-    ``failed: why`` or ``interrupted``, the marks and notes, then the run's status."""
+    """One finished step as markup: ``LABEL: figures`` (a layout: its time and rate; a
+    step without fio: what it did), ``failed: why`` or ``interrupted``, the marks and
+    notes, then the run's status."""
     if end.outcome == "done":
         said = figures_text(end.measured) if step.workload else layout_text(end.measured, taken_s)
-        said = said or "done"
+        said = one_line(end.said) if end.said else said or "done"
     elif end.outcome == "interrupted":
         said = "[yellow]interrupted[/]"
     else:

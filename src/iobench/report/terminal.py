@@ -12,7 +12,7 @@ from iobench.analysis.results import latency_value, with_parts
 from iobench.analysis.throttles import throttle_summary
 from iobench.model import DIRECTIONS, Suite
 from iobench.probe.context import Storage
-from iobench.records import RunRecord
+from iobench.records import RunRecord, TargetRecord
 from iobench.report.clients import is_client_run, render_client_run
 from iobench.report.curves import render_analysis
 from iobench.report.literal import literal, literal_lines, markup_literal, print_hanging
@@ -24,6 +24,7 @@ from iobench.report.model import (
     shape_cells,
     target_heading,
 )
+from iobench.report.precondition import precondition_lines
 from iobench.units import (
     format_bytes,
     format_duration,
@@ -77,6 +78,8 @@ def render_run_header(run: RunRecord, console: Console) -> None:
             markup=False,
             style="dim",
         )
+    for line in precondition_lines(run.suite_def.precondition):  # --precondition
+        console.print(literal(line), highlight=False, markup=False, soft_wrap=True)
 
 
 def render_run_footer(run: RunRecord, console: Console, *, error: bool = True) -> None:
@@ -89,6 +92,17 @@ def render_run_footer(run: RunRecord, console: Console, *, error: bool = True) -
     if run.error and error:
         console.print(f"[red]error:[/] {markup_literal(run.error)}", highlight=False)
     render_warnings(run.warnings, console)
+
+
+def _no_results(run: RunRecord, t: TargetRecord, console: Console) -> None:
+    """A target without results: no workload finished (``iobench precondition`` runs
+    none: nothing to say)."""
+    if run.suite_def.workloads == ():
+        return
+    console.print(
+        markup_literal(target_heading(t, _target_detail(t.context))) + ": no workload finished",
+        highlight=False,
+    )
 
 
 def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
@@ -104,11 +118,7 @@ def render_run(run: RunRecord, console: Console, *, error: bool = True) -> None:
         rows = with_parts([r for r in run.results if r.target == t.spec])
         used_clat = False
         if not rows:
-            console.print(
-                markup_literal(target_heading(t, _target_detail(t.context)))
-                + ": no workload finished",
-                highlight=False,
-            )
+            _no_results(run, t, console)
             continue
         if repeated:
             _render_repeated(t, rows, [x for x in lines if x.target == t.spec], console)

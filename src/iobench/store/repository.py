@@ -9,6 +9,7 @@ its run, so that `iobench rm` can remove it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -543,6 +544,22 @@ class Store:
                         _dumps([_part_json(part) for part in r.parts]) if r.parts else None,
                     )
                 ),
+            )
+
+    @_guarded
+    def set_precondition(self, run_id: int, precondition: Mapping[str, Any]) -> None:
+        """What a precondition did to the run's targets (``suite_def.precondition``), as
+        it goes: the run row is made before the precondition runs. The rest of the
+        suite definition is written back as it was read."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT suite_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"run {run_id} is no longer in {self.path}")
+            suite_def = self._suite_def(run_id, row)
+            amended = dataclasses.replace(suite_def, precondition=dict(precondition))
+            conn.execute(
+                "UPDATE runs SET suite_json = ? WHERE id = ?",
+                (_dumps(amended.as_dict()), run_id),
             )
 
     @_guarded

@@ -8,10 +8,11 @@ import stat
 
 from iobench.model import Target
 from iobench.probe.context import Storage
-from iobench.probe.devices import block_device_size
+from iobench.probe.devices import block_device_size, discard_max_bytes
 from iobench.targets.checks import check_access, in_place
 from iobench.targets.guard import check_block_device_writable, hold_device
 from iobench.targets.kind import Named, OnThisHost, Plan, Preparation
+from iobench.targets.purge import SECURE_ERASE, Purge
 
 
 class Block(OnThisHost):
@@ -57,6 +58,15 @@ class Block(OnThisHost):
             target, destructive=plan.destructive, overwrite_signatures=plan.overwrite_signatures
         )
         return holds.enter_context(hold_device(target))
+
+    def purge(self, target: Target) -> Purge:
+        """A discard of the test area, where the device's queue takes discards."""
+        limit = discard_max_bytes(target.path)
+        if limit:
+            said = "the device is told that the area holds nothing (BLKDISCARD)"
+            return Purge("discard", f"{said}; {SECURE_ERASE}")
+        why = "does not support discard" if limit == 0 else "does not say it supports discard"
+        return Purge("none", f"no purge: {target.spec} {why}; {SECURE_ERASE}")
 
     def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
         return target.size_bytes, target.path

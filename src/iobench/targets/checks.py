@@ -164,7 +164,8 @@ def check_free_space(target: Target, needed_bytes: int) -> None:
 
 def in_place(target: Target, plan: Plan) -> Preparation:
     """A target fio uses itself (a file, a device): its size caps every test area; with
-    --prefill the largest area is written first; only read when nothing writes."""
+    --prefill or --precondition the largest area is written first; only read when nothing
+    writes."""
     if target.size_bytes is None:
         raise UserError(
             f"cannot tell the size of {target.spec}",
@@ -176,8 +177,9 @@ def in_place(target: Target, plan: Plan) -> Preparation:
             f"{target.spec} is empty (0 bytes): there is nothing to read or write",
             "give a directory, a file with data in it, or a device",
         )
-    # --prefill writes the whole test area once, like a test file's layout.
-    layout = max(w.area(limit) for w in plan.suite.workloads) if plan.prefill else 0
+    # --prefill (and a precondition) writes the whole test area first, like a test
+    # file's layout.
+    layout = (plan.area(limit) or 0) if plan.prefill or plan.precondition else 0
     return Preparation(target.path, False, layout, limit, not plan.writes)
 
 

@@ -7,9 +7,11 @@ import stat
 import uuid
 from pathlib import Path
 
+from iobench.errors import UserError
 from iobench.model import Target
 from iobench.targets.checks import check_access_for, check_real_storage
 from iobench.targets.kind import Named, OnAFilesystem, Plan, Preparation
+from iobench.targets.purge import Purge
 
 
 class Directory(OnAFilesystem):
@@ -40,10 +42,20 @@ class Directory(OnAFilesystem):
         check_access_for(target, os.W_OK | os.X_OK, "create its test file in")
 
     def prepare(self, target: Target, plan: Plan) -> Preparation:
-        """A test file of iobench's own, as large as the largest workload's area."""
+        """A test file of iobench's own, as large as the largest workload's area (or the
+        precondition's size)."""
         name = f"iobench-{os.getpid()}-{uuid.uuid4().hex[:8]}.dat"
-        layout = max(w.size for w in plan.suite.workloads)
+        layout = plan.area(None)
+        if layout is None:
+            raise UserError(
+                f"{target.spec} is a directory: iobench would fill a test file of its own "
+                "there, and nothing says how large",
+                "give its size: --size 4G",
+            )
         return Preparation(str(Path(target.path) / name), True, layout, None, False)
+
+    def purge(self, target: Target) -> Purge:
+        return Purge("none", "nothing to purge: iobench's own test file is new")
 
 
 DIRECTORY = Directory()

@@ -9,6 +9,7 @@ from iobench.model import Target
 from iobench.targets.checks import check_access, check_real_storage, in_place
 from iobench.targets.guard import check_file_writable
 from iobench.targets.kind import Named, OnAFilesystem, Plan, Preparation
+from iobench.targets.purge import Purge
 
 
 class File(OnAFilesystem):
@@ -47,6 +48,13 @@ class File(OnAFilesystem):
 
     def prepare(self, target: Target, plan: Plan) -> Preparation:
         return in_place(target, plan)
+
+    def purge(self, target: Target) -> Purge:
+        return Purge(
+            "punch-hole",
+            "holes punched over the area (fallocate PUNCH_HOLE, the file's size kept); the "
+            "filesystem may pass the freed blocks to its device as discards",
+        )
 
 
 FILE = File()

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
 
-from iobench.model import Suite, Target
+from iobench.errors import UserError
+from iobench.model import Precondition, Suite, Target
 from iobench.probe import probe_target
 from iobench.probe.context import Storage
 from iobench.probe.written import Unwritten, unwritten
 from iobench.targets.lines import WRITES, Lines
 from iobench.targets.paths import Located, identity_of, locate
+from iobench.targets.purge import Purge
 
 
 @dataclass(frozen=True)
@@ -36,24 +38,37 @@ class Named:
 @dataclass(frozen=True)
 class Plan:
     """What a run will do to its targets, as a kind checks and prepares one: the suite,
-    --prefill, --destructive, --overwrite-signatures, and the files never to write (the
-    results database)."""
+    --prefill, --precondition, --destructive, --overwrite-signatures, and the files never
+    to write (the results database)."""
 
     suite: Suite
     prefill: bool = False
     destructive: bool = False
     overwrite_signatures: bool = False
     protected: tuple[str, ...] = ()
+    precondition: Precondition | None = None
 
     @property
     def writes(self) -> bool:
-        """Anything writes to the target: a writing workload, or --prefill."""
-        return any(w.writes for w in self.suite.workloads) or self.prefill
+        """Anything writes to the target: a writing workload, --prefill or a precondition."""
+        writing = any(w.writes for w in self.suite.workloads)
+        return writing or self.prefill or self.precondition is not None
 
     @property
     def writers(self) -> str:
         """What writes, as a refusal names it."""
-        return ", ".join(w.name for w in self.suite.workloads if w.writes) or "--prefill"
+        names = [w.name for w in self.suite.workloads if w.writes]
+        if self.precondition is not None:
+            names.insert(0, "the precondition's purge and fill")
+        return ", ".join(names) or "--prefill"
+
+    def area(self, limit: int | None) -> int | None:
+        """The test area on a target of ``limit`` bytes (None: a test file of iobench's
+        own), which --prefill and a precondition write: the largest workload's, else the
+        precondition's size."""
+        if self.precondition is not None:
+            return self.precondition.area(limit, self.suite.workloads)
+        return max((w.area(limit) for w in self.suite.workloads), default=None)
 
 
 @dataclass(frozen=True)
@@ -114,7 +129,8 @@ class Kind(Protocol):
     ``engine``: the fio engine that reaches it, replacing the suite's (None: the suite's
     own, on a file or device that iobench holds open: ``opened``); ``endpoint_options``:
     that engine's options that name what it reaches, which in a user's job file give way
-    to the target named on the command line."""
+    to the target named on the command line; ``no_precondition``: why ``iobench
+    precondition`` refuses a target of this kind ("" when it does not)."""
 
     name: str
     noun: str
@@ -126,6 +142,7 @@ class Kind(Protocol):
     engine: str | None
     endpoint_options: frozenset[str]
     access: tuple[AccessOption, ...]  # options of the commands that name targets
+    no_precondition: str
 
     @property
     def opened(self) -> bool:
@@ -159,6 +176,12 @@ class Kind(Protocol):
         as long as ``holds`` lasts, checked again first (a device that will be written,
         claimed exclusively): its descriptor, which fio then reaches; None when a plain
         open is enough."""
+        ...
+
+    def purge(self, target: Target) -> Purge:
+        """How a precondition purges the target's test area (iobench.targets.purge): what
+        the run will do, decided before anything runs; UserError for a kind that is not
+        preconditioned (``no_precondition``)."""
         ...
 
     def device_under(self, target: Target, storage: Storage) -> tuple[int | None, str | None]:
@@ -201,6 +224,12 @@ class Kind(Protocol):
         ...
 
 
+PRECONDITION_ELSEWHERE = (
+    "precondition the storage where it lives (on its server, a file or device there), or "
+    "run without --precondition"
+)
+
+
 class OnThisHost:
     """What the kinds that are a file or device of this host share: the suite's engine on
     the file or device, held open (fio reaches it by ./target), its context probed from
@@ -210,6 +239,7 @@ class OnThisHost:
     endpoint_options: frozenset[str] = frozenset()
     access: tuple[AccessOption, ...] = ()
     holes: bool
+    no_precondition = ""
 
     @property
     def opened(self) -> bool:
@@ -260,14 +290,25 @@ class OverTheNetwork:
     (an NBD export, an RBD image): nothing of this host to hold open or to identify, the
     storage itself as "the device", no "under PATH" in findings."""
 
+    noun: str
     own_file = False
     holes = False
     claimed = ""
     access: tuple[AccessOption, ...] = ()
+    no_precondition = (
+        "iobench purges and fills files and block devices of this host only; the storage "
+        "behind it lies on its server, out of the reach of a discard from here"
+    )
 
     @property
     def opened(self) -> bool:
         return False
+
+    def purge(self, target: Target) -> Purge:
+        raise UserError(
+            f"cannot precondition {target.spec} ({self.noun}): {self.no_precondition}",
+            PRECONDITION_ELSEWHERE,
+        )
 
     def claim(
         self, target: Target, plan: Plan, *, readonly: bool, holds: contextlib.ExitStack

@@ -10,7 +10,7 @@ from iobench.model import Suite, Target
 from iobench.targets.block import BLOCK
 from iobench.targets.directory import DIRECTORY
 from iobench.targets.file import FILE
-from iobench.targets.kind import Kind, Named
+from iobench.targets.kind import PRECONDITION_ELSEWHERE, Kind, Named
 from iobench.targets.nbd import NBD
 from iobench.targets.paths import unclaimed
 from iobench.targets.rbd import RBD
@@ -92,3 +92,15 @@ def check_engines(target: Target, suite: Suite) -> None:
                     f"{other.noun}, and {target.spec} is a {kind.noun}",
                     f"name one as the target: {other.accepts}",
                 )
+
+
+def check_precondition(spec: str) -> None:
+    """UserError when ``spec`` names storage of a kind that is never preconditioned
+    (network storage, ``Kind.no_precondition``), said from its name alone, before a
+    server is asked anything."""
+    kind = network_kind(spec)
+    if kind is not None and kind.no_precondition:
+        raise UserError(
+            f"cannot precondition {spec} ({kind.noun}): {kind.no_precondition}",
+            PRECONDITION_ELSEWHERE,
+        )
