@@ -198,5 +198,6 @@ def test_fio_s_own_check_ends_each_job_and_its_window_is_stored(
     assert ss["criterion"].startswith("iops_slope:") and ss["duration_s"] == 2, ss
     assert ss["attained"] is True, ss
     assert result["read"]["runtime_ms"] < 7000, "fio ended the job once it was steady"
-    code, shown, _ = cli("show", str(doc["run_id"]))
+    code, shown, err = cli("show", str(doc["run_id"]))
+    assert code == 0, err
     assert f"rand-r on {target}: fio found it steady after" in shown, shown

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from iobench.engine.request import Chooser, RunRequest
@@ -100,6 +100,7 @@ class Repeat:
 
     suite: Suite
     times: int = 1
+    stored: Mapping[str, Any] = field(default_factory=dict)  # what the run stores of it
 
     @property
     def budget_s(self) -> float | None:
@@ -115,7 +116,7 @@ class Repeat:
         return _Rounds(self.suite, lambda done, n: n <= self.times, self._name)
 
     def definition(self) -> dict[str, Any]:
-        return {}
+        return dict(self.stored)
 
 
 def round_name(w: Workload, n: int) -> str:
@@ -213,7 +214,9 @@ def mode_of(request: RunRequest, suite: Suite) -> Mode:
 
         rule = Rule.from_dict(request.steady_state)
         return SteadyRounds(suite, rule, request.steady_state.get("round_time_s"))
-    return Repeat(suite, request.repeat)
+    # fio's own check (--steady-state fio) is in every job: the run stores that it is.
+    fio = {"steady_state": request.steady_state} if request.steady_state else {}
+    return Repeat(suite, request.repeat, fio)
 
 
 def upfront_steps(

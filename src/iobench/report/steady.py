@@ -102,7 +102,7 @@ def fio_lines(run: RunRecord) -> list[str]:
         if r.client not in (None, "all") or not isinstance(ss, Mapping):
             continue
         runtime = max(
-            (float((r.metrics or {}).get(d, {}).get("runtime_ms") or 0) for d in DIRECTIONS),
+            (float(((r.metrics or {}).get(d) or {}).get("runtime_ms") or 0) for d in DIRECTIONS),
             default=0.0,
         )
         took = f"{runtime / 1000:.1f} s"
