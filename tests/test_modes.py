@@ -20,23 +20,7 @@ import pytest
 from conftest import Cli
 from hosts import FioHosts, why_no_netns
 from scratch import Cgroup, MiB, Scratch, capped_volume, iobench_in
-
-STEADY_READS = """\
-name = "shared-reads"
-description = "4k random reads at QD4, 1 s a round"
-[defaults]
-runtime = "1s"
-ramp = "500ms"
-size = "8M"
-ioengine = "libaio"
-direct = true
-numjobs = 1
-[[workload]]
-name = "rand-r"
-rw = "randread"
-bs = "4k"
-iodepth = 4
-"""
+from test_steady_rounds import one_read
 
 
 def limits(place: dict[str, Any]) -> tuple[float, float]:
@@ -153,12 +137,10 @@ def test_steady_state_rounds_on_clients_judge_their_aggregate(
     shared_capped: tuple[Path, Cgroup, FioHosts], tmp_path: Path, cli: Cli, real_fio: str
 ) -> None:
     mount, _, hosts = shared_capped
-    suite = tmp_path / "reads.toml"
-    suite.write_text(STEADY_READS)
     names = ",".join(h.name for h in hosts.hosts)
     code, out, err = cli(
-        "run", str(mount), "--clients", names, "--suite", str(suite), "--steady-state", "pts",
-        "--json",
+        "run", str(mount), "--clients", names, "--suite", one_read(tmp_path),
+        "--size", "8M", "--steady-state", "pts", "--json",
     )  # fmt: skip
     assert code == 0, err
     doc = json.loads(out)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -22,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli
-from scratch import Cgroup, MiB, Scratch, capped_volume
+from scratch import Cgroup, MiB, Scratch, capped_volume, iobench_in
 
 pytestmark = [pytest.mark.fio]
 
@@ -87,17 +85,6 @@ def caps_by_round(group: Cgroup, db: Path, caps: Sequence[int]) -> Iterator[list
     finally:
         stop.set()
         thread.join()
-
-
-def iobench_in(group: Cgroup, db: Path, *args: str) -> tuple[int, str, str]:
-    done = subprocess.run(
-        group.command([sys.executable, "-m", "iobench", "--db", str(db), *args]),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 def convergence(doc: dict[str, Any]) -> dict[str, Any]:

@@ -112,3 +112,15 @@ def run_code(env: Environment, outcome: Outcome, record: RunRecord) -> int:
         markup=False,
     )
     return int(ExitCode.EXPECTATION_FAILED)
+
+
+def shown_run(env: Environment, outcome: Outcome, record: RunRecord, as_json: bool) -> int:
+    """A finished run printed (its document with --json) and its exit code."""
+    from iobench.report.printed import run_document
+    from iobench.report.terminal import render_run
+
+    if as_json:
+        env.emit_json(run_document(record))
+    else:
+        render_run(record, env.stdout, error=False)  # run_code says it, once, on stderr
+    return run_code(env, outcome, record)

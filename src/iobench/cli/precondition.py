@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from iobench.cli.env import Environment, pass_env
-from iobench.cli.execution import execute_request, run_code
+from iobench.cli.execution import execute_request, shown_run
 from iobench.cli.options import (
     EXIT_CODES_HELP,
     destructive_options,
@@ -112,19 +112,12 @@ def precondition(
       iobench precondition /data/scratch.img --destructive --size 8G --no-purge
       iobench precondition /dev/vdb --destructive --json
     """
-    from iobench.report.printed import run_document
-    from iobench.report.terminal import render_run
-
     request = precondition_request(
         env, targets, destructive=destructive, overwrite_signatures=overwrite_signatures,
         passes=passes, bs=bs, size=size, no_purge=no_purge, label=label,
     )  # fmt: skip
     outcome, record = execute_request(env, request)
-    if as_json:
-        env.emit_json(run_document(record))
-    else:
-        render_run(record, env.stdout, error=False)  # run_code says it, once, on stderr
-    return run_code(env, outcome, record)
+    return shown_run(env, outcome, record, as_json)
 
 
 def precondition_request(

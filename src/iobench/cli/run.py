@@ -11,7 +11,7 @@ import click
 
 from iobench.cli import checks
 from iobench.cli.env import Environment, pass_env
-from iobench.cli.execution import execute_request, run_code
+from iobench.cli.execution import execute_request, shown_run
 from iobench.cli.options import (
     EXIT_CODES_HELP,
     access_options,
@@ -167,8 +167,6 @@ def run(
       iobench run rbd:rbd/bench --ceph-conf /etc/ceph/ceph.conf --destructive --prefill
       iobench run 'rbd:rbd/bench-{client}' --clients @hosts.txt --destructive
     """
-    from iobench.report.printed import run_document
-    from iobench.report.terminal import render_run
 
     request = run_request(
         env, targets, suite=suite, runtime=runtime, ramp=ramp, size=size,
@@ -182,11 +180,7 @@ def run(
         outcome, record = run_on_clients(env, request, clients, scale)
     else:
         outcome, record = execute_request(env, request)
-    if as_json:
-        env.emit_json(run_document(record))
-    else:
-        render_run(record, env.stdout, error=False)  # run_code says it, once, on stderr
-    return run_code(env, outcome, record)
+    return shown_run(env, outcome, record, as_json)
 
 
 def run_request(
