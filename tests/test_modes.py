@@ -164,6 +164,7 @@ def test_steady_state_rounds_on_clients_judge_their_aggregate(
         (["--steady-state", "pts", "--round-time", "1s", "--runtime", "2s"], "both set"),
         (["--steady-state", "pts", "--round-time", "1s"], "less than 1 s"),
         (["--suite", "pts-iops", "--repeat", "2"], "the rounds are the repetitions"),
+        (["--steady-state", "fio", "--clients", "127.0.0.1:1"], "would end that client alone"),
     ],
 )
 def test_combinations_that_mean_nothing_are_refused_with_their_reason(

@@ -14,6 +14,7 @@ afterwards (docs/clients.md).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import threading
 import time
@@ -153,6 +154,13 @@ def check_clients_request(request: RunRequest) -> None:
             "leave out --destructive",
         )
     _check_placement(request)
+    if (request.steady_state or {}).get("rule") == "fio":
+        raise UserError(
+            "--steady-state fio does not go with --clients: fio's check inside each client's "
+            "job would end that client alone once it settles, and the clients would no "
+            "longer run together",
+            "use --steady-state pts: its rounds judge the clients' aggregate",
+        )
     host = [w for w, _, source in request.suite.variables if source == "host"]
     if host:
         raise UserError(
@@ -488,6 +496,10 @@ class ClientsRun:
             w.writes and not any(x.writes for x in self.preflight.suite.workloads)
         ):  # the checks and the test files were made for the suite's workloads
             raise ValueError(f"{w.name} was chosen, which the checks did not allow")
+        # fio's own steady-state check (a characterize point's ss=) would end each client's
+        # job alone, whenever that client settles: the clients would not run together, and
+        # their aggregate would count seconds some of them did not share. Each runs to the end.
+        w = w.each_job(without_steady_state)
         live = [c for c in clients if c.name not in self.dead]
         jobs = {
             c.name: build_jobfile(w, self._reach(c), self._area(c, w), client=self.tags[c.name])
@@ -634,6 +646,12 @@ class ClientsRun:
                         target=self.preflight.target,
                     )
                 )
+
+
+def without_steady_state(job: Workload) -> Workload:
+    """``job`` without fio's steady-state options (ss, ss_dur, ss_ramp)."""
+    kept = tuple(o for o in job.options if o[0] not in ("ss", "ss_dur", "ss_ramp"))
+    return job if kept == job.options else dataclasses.replace(job, options=kept)
 
 
 def method_findings_for(pre: ClientsPreflight, ran: set[str]) -> list[Finding]:
