@@ -257,17 +257,18 @@ def raw_bins(raw: str, section: str, direction: str, kind: str) -> Counter[int]:
     return Counter({int(k): v for k, v in job[direction][kind]["bins"].items()})
 
 
-def logged_spans(
+def inner_spans(
     results: list[dict[str, Any]], workload: str, direction: str
 ) -> tuple[list[float], list[float]]:
-    """When each client's first logged second of ``workload`` began, and when its last one
-    ended, in Unix ms on its server's clock."""
+    """When each client's second logged second of ``workload`` began, and when its
+    second-to-last one ended (Unix ms on its server's clock): the window leaves each
+    client's first and last seconds out."""
     firsts, lasts = [], []
     for r in results:
         if r["workload"] == workload and r["client"] != "all":
             s = r["samples"]
-            firsts.append(s["start_ms"] + (s[direction]["t_s"][0] - 1) * 1000)
-            lasts.append(s["start_ms"] + s[direction]["t_s"][-1] * 1000)
+            firsts.append(s["start_ms"] + (s[direction]["t_s"][1] - 1) * 1000)
+            lasts.append(s["start_ms"] + s[direction]["t_s"][-2] * 1000)
     return firsts, lasts
 
 
@@ -279,17 +280,19 @@ def window_mean(
     key: str = "iops",
 ) -> float:
     """What the aggregate should be, computed here apart from iobench: each client's
-    per-second ``key`` over the step's window (each second weighted by how much of it lies
-    there, by its server's Unix time), summed over the clients."""
+    per-second ``key`` over the step's window (each second but its first and last,
+    weighted by how much of it lies there, by its server's Unix time), summed over the
+    clients."""
     lo, hi = step["window"]["start_ms"], step["window"]["end_ms"]
     total = 0.0
     for r in results:
         if r["workload"] != workload or r["client"] == "all":
             continue
         s = r["samples"]
+        seconds = list(zip(s[direction]["t_s"], s[direction][key], strict=True))[1:-1]
         weighted = [
             (min(end, hi) - max(end - 1000, lo), value)
-            for t, value in zip(s[direction]["t_s"], s[direction][key], strict=True)
+            for t, value in seconds
             if value is not None and (end := s["start_ms"] + t * 1000)
         ]
         weighted = [(w, v) for w, v in weighted if w > 0]
@@ -303,10 +306,10 @@ def test_three_clients_aggregate_honestly(
 ) -> None:
     given = names(fio_hosts)
     given[1] += ":8765"  # keyed by the name as given, port or not
-    # 3 s: a 1 s job may end before its first per-second sample, which dates its start, and
-    # fio may not log a 2 s job's second sample.
+    # 5 s: a 1 s job may end before its first per-second sample, which dates its start, and
+    # the window leaves out each client's first and last seconds.
     code, doc, err = run_json(
-        cli, "run", str(shared), "--suite", suite_file(tmp_path, "3s"), "--clients", ",".join(given)
+        cli, "run", str(shared), "--suite", suite_file(tmp_path, "5s"), "--clients", ",".join(given)
     )
     assert code == 0, err
     assert doc["status"] == "complete" and doc["clients"]["names"] == given
@@ -350,10 +353,11 @@ def test_three_clients_aggregate_honestly(
     step = next(s for s in doc["clients"]["steps"] if s["workload"] == "rr")
     assert step["finished"] == given and step["failed"] == []
     assert step["start_skew_ms"] is not None and 0 <= step["start_skew_ms"] < 5000
-    # The clients started together: the window is (nearly) their whole runs.
+    # The clients started together: the window is their runs but for the first and last
+    # seconds.
     window = step["window"]
     assert window["clients"] == 3 and 1.5 <= window["seconds"] <= 3
-    firsts, lasts = logged_spans(results, "rr", "read")
+    firsts, lasts = inner_spans(results, "rr", "read")
     assert window["start_ms"] == max(firsts) and window["end_ms"] == min(lasts)
 
     code, out, _ = cli("show", str(doc["run_id"]))
@@ -476,18 +480,18 @@ def test_a_client_that_starts_late_counts_only_while_all_ran(
     late = fio_hosts.hosts[2]
     pause_at_first_workload(monkeypatch, late, fio_hosts.hosts[0], shared, 2.0)
     code, doc, err = run_json(
-        cli, "run", str(shared), "--suite", one_workload(tmp_path, "5s"),
+        cli, "run", str(shared), "--suite", one_workload(tmp_path, "7s"),
         "--clients", ",".join(names(fio_hosts)),
     )  # fmt: skip
     assert code == 0, err
     (step,) = doc["clients"]["steps"]
     assert step["start_skew_ms"] >= 1500  # its job really started about 2 s after the others'
     results = doc["results"]
-    firsts, lasts = logged_spans(results, "rr", "read")
+    firsts, lasts = inner_spans(results, "rr", "read")
     window = step["window"]
     assert step["aggregate_over"] == "window" and window["clients"] == 3
-    assert window["start_ms"] == max(firsts)  # the late one's first second
-    assert window["end_ms"] == min(lasts)  # the last second of the first one to end
+    assert window["start_ms"] == max(firsts)  # the late one's second second
+    assert window["end_ms"] == min(lasts)  # the first one to end: its second-to-last
     assert 1 <= window["seconds"] <= 4
     (agg,) = [r["read"] for r in results if r["client"] == "all"]
     per = [r["read"]["iops"] for r in results if r["client"] != "all"]

@@ -26,13 +26,13 @@ pytestmark = [pytest.mark.fio, pytest.mark.root]
 
 
 def reads(tmp_path: Path, *, direct: bool) -> str:
-    """The mini suite's random read alone, 3 s (seconds enough for a window), direct or
+    """The mini suite's random read alone, 5 s (seconds enough for a window), direct or
     from the page cache (the layout wrote the file through it, and fio is told not to drop
     it: with fio's `invalidate`, most buffered reads of a time-based job still reach the
     device)."""
     path = tmp_path / f"reads-{direct}.toml"
     text = MINI_SUITE.split('[[workload]]\nname = "rw"')[0].replace(
-        'runtime = "1s"', 'runtime = "3s"'
+        'runtime = "1s"', 'runtime = "5s"'
     )
     path.write_text(text + ("" if direct else "direct = false\ninvalidate = false\n"))
     return str(path)

@@ -241,9 +241,9 @@ def test_a_group_on_two_clients_keeps_each_clients_parts_and_their_aggregate(
     only_mixed = GROUP_TOML.split('[[workload]]\nname = "alone"')[0] + (
         "[[workload]]" + GROUP_TOML.split("[[workload]]")[2]
     )
-    # 3 s: each client's part logs seconds enough for a window in which both ran it
+    # 5 s: each client's part logs seconds enough for a window in which both ran it
     suite.write_text(
-        only_mixed.replace('ramp = "1s"', 'ramp = "0s"').replace('runtime = "2s"', 'runtime = "3s"')
+        only_mixed.replace('ramp = "1s"', 'ramp = "0s"').replace('runtime = "2s"', 'runtime = "5s"')
     )
     names = [h.name for h in netns_hosts.hosts]
     code, out, err = cli(
