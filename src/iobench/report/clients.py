@@ -193,7 +193,7 @@ def device_notes(metrics: Mapping[str, Any], check: Any) -> list[Note]:
     )
     margin, excess = device_margin(metrics, check), device_excess(metrics, check)
     if margin is not None:
-        text += f"; the aggregate is {abs(margin):.0%} {'above' if margin >= 0 else 'below'} it"
+        text += f"; the aggregate is {abs(margin):.1%} {'above' if margin >= 0 else 'below'} it"
     elif excess:  # the device completed nothing
         text += "; the aggregate is all above it"
     if excess:
