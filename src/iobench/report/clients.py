@@ -14,10 +14,10 @@ from rich.text import Text
 from iobench.analysis.clients import ScalePoint, scaling
 from iobench.analysis.results import Figures, Group, figures, groups
 from iobench.analysis.together import (
-    DEVICE_TOLERANCE,
     device_excess,
     device_margin,
     seconds_text,
+    tolerance_of,
 )
 from iobench.clients import ClientCheck
 from iobench.model import DIRECTIONS
@@ -161,6 +161,8 @@ def window_notes(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> list
     if summary.get("aggregate_over") == "window" and isinstance(window, Mapping):
         seconds, k = float(window.get("seconds") or 0), window.get("clients")
         when = "its one client logged" if k == 1 else f"all {k} clients ran together"
+        if window.get("edges"):
+            when += ", their first and last seconds in it (runs too short to leave them out)"
         return [
             (
                 "",
@@ -197,7 +199,7 @@ def device_notes(metrics: Mapping[str, Any], check: Any) -> list[Note]:
     elif excess:  # the device completed nothing
         text += "; the aggregate is all above it"
     if excess:
-        return [("warn", f"{text}, more than the {DEVICE_TOLERANCE:.0%} allowed")]
+        return [("warn", f"{text}, more than the {tolerance_of(check):.0%} allowed")]
     return [("", text)]
 
 
