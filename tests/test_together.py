@@ -182,19 +182,20 @@ def test_clients_that_never_ran_together_keep_the_sums_marked_and_flagged() -> N
     assert summary == {
         "aggregate_over": "whole_run",
         "window": None,
-        "apart": {"why": "client b started 2 s after client a ended (by their clocks)",
+        "apart": {"why": "client b's first logged second began 2 s after client a's last one "
+                         "ended (by their clocks)",
                   "overlap_s": -2.0},
     }  # fmt: skip
     assert metrics["read"]["iops"] == metrics["read"]["iops_whole_run"] == pytest.approx(2000)
     (finding,) = together_findings([record])
     assert finding.id == "clients-not-together" and finding.severity == "warning"
     assert finding.data == {"overlap_s": -2.0}
-    assert "client b started 2 s after client a ended" in finding.message
+    assert "client b's first logged second began 2 s after client a's last one" in finding.message
     assert "overstates" in finding.message
     assert notes(record)[0] == (
         "aggregate = the sums of each client's whole run (read 2.00k IOPS, 7.81 MiB/s), not "
-        "over seconds in which all ran together: client b started 2 s after client a ended "
-        "(by their clocks)"
+        "over seconds in which all ran together: client b's first logged second began 2 s after "
+        "client a's last one ended (by their clocks)"
     )
 
 
@@ -202,14 +203,17 @@ def test_a_start_as_the_other_ends_is_no_window_either() -> None:
     found = common_window(
         [client("a", T0, read=[1000] * 3), client("b", T0 + 3000, read=[1000] * 3)], ["read"]
     )
-    assert found == Apart("client b started as client a ended (by their clocks)", 0.0)
+    assert found == Apart(
+        "client b's first logged second began as client a's last one ended (by their clocks)", 0.0
+    )
 
 
 def test_under_a_second_together_is_no_window() -> None:
     found = common_window(
         [client("a", T0, read=[100] * 3), client("b", T0 + 2500, read=[100] * 3)], ["read"]
     )
-    assert found == Apart("client b started 0.5 s before client a ended (by their clocks)", 0.5)
+    why = "client b's first logged second began 0.5 s before client a's last one ended"
+    assert found == Apart(f"{why} (by their clocks)", 0.5)
 
 
 @pytest.mark.parametrize("b_starts", [0, 2000])

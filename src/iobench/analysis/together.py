@@ -208,7 +208,11 @@ def _apart(first: Mapping[str, float], last: Mapping[str, float], lo: float, hi:
         when = f"{seconds_text(overlap)} s before"
     else:
         when = f"{seconds_text(-overlap)} s after" if overlap else "as"
-    return Apart(f"client {late} started {when} client {early} ended (by their clocks)", overlap)
+    return Apart(
+        f"client {late}'s first logged second began {when} client {early}'s last one ended "
+        "(by their clocks)",
+        overlap,
+    )
 
 
 def over_window(
