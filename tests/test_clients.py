@@ -27,6 +27,7 @@ from rich.console import Console
 
 from conftest import MINI_SUITE, Cli
 from hosts import FioHost, FioHosts, fio_hosts_fixture
+from iobench.analysis.together import seconds_text
 from iobench.clients import Client, ClientCheck, parse_client, parse_clients
 from iobench.engine import NullObserver, Outcome, RunRequest, check, execute, remote
 from iobench.errors import UserError
@@ -256,15 +257,59 @@ def raw_bins(raw: str, section: str, direction: str, kind: str) -> Counter[int]:
     return Counter({int(k): v for k, v in job[direction][kind]["bins"].items()})
 
 
+def inner_spans(
+    results: list[dict[str, Any]], workload: str, direction: str
+) -> tuple[list[float], list[float]]:
+    """When each client's second logged second of ``workload`` began, and when its
+    second-to-last one ended (Unix ms on its server's clock): the window leaves each
+    client's first and last seconds out."""
+    firsts, lasts = [], []
+    for r in results:
+        if r["workload"] == workload and r["client"] != "all":
+            s = r["samples"]
+            firsts.append(s["start_ms"] + (s[direction]["t_s"][1] - 1) * 1000)
+            lasts.append(s["start_ms"] + s[direction]["t_s"][-2] * 1000)
+    return firsts, lasts
+
+
+def window_mean(
+    results: list[dict[str, Any]],
+    workload: str,
+    direction: str,
+    step: dict[str, Any],
+    key: str = "iops",
+) -> float:
+    """What the aggregate should be, computed here apart from iobench: each client's
+    per-second ``key`` over the step's window (each second but its first and last,
+    weighted by how much of it lies there, by its server's Unix time), summed over the
+    clients."""
+    lo, hi = step["window"]["start_ms"], step["window"]["end_ms"]
+    total = 0.0
+    for r in results:
+        if r["workload"] != workload or r["client"] == "all":
+            continue
+        s = r["samples"]
+        seconds = list(zip(s[direction]["t_s"], s[direction][key], strict=True))[1:-1]
+        weighted = [
+            (min(end, hi) - max(end - 1000, lo), value)
+            for t, value in seconds
+            if value is not None and (end := s["start_ms"] + t * 1000)
+        ]
+        weighted = [(w, v) for w, v in weighted if w > 0]
+        total += sum(w * v for w, v in weighted) / sum(w for w, _ in weighted)
+    return total
+
+
 @pytest.mark.root
 def test_three_clients_aggregate_honestly(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
 ) -> None:
     given = names(fio_hosts)
     given[1] += ":8765"  # keyed by the name as given, port or not
-    # 2 s: a 1 s job may end before its first per-second sample, which dates its start.
+    # 5 s: a 1 s job may end before its first per-second sample, which dates its start, and
+    # the window leaves out each client's first and last seconds.
     code, doc, err = run_json(
-        cli, "run", str(shared), "--suite", suite_file(tmp_path, "2s"), "--clients", ",".join(given)
+        cli, "run", str(shared), "--suite", suite_file(tmp_path, "5s"), "--clients", ",".join(given)
     )
     assert code == 0, err
     assert doc["status"] == "complete" and doc["clients"]["names"] == given
@@ -278,8 +323,15 @@ def test_three_clients_aggregate_honestly(
         per = {r["client"]: r[direction] for r in mine if r["client"] != "all"}
         (agg,) = [r[direction] for r in mine if r["client"] == "all"]
         assert len(per) == 3 and all(p["iops"] > 0 for p in per.values())
-        assert agg["iops"] == pytest.approx(sum(p["iops"] for p in per.values()), rel=1e-9)
-        assert agg["bw_bytes"] == pytest.approx(sum(p["bw_bytes"] for p in per.values()), rel=1e-9)
+        # IOPS and bandwidth over the seconds in which all three ran, the sums beside them
+        step = next(s for s in doc["clients"]["steps"] if s["workload"] == workload)
+        assert step["aggregate_over"] == "window", step
+        assert agg["iops"] == pytest.approx(window_mean(results, workload, direction, step))
+        assert agg["bw_bytes"] == pytest.approx(
+            window_mean(results, workload, direction, step, "bw_bytes")
+        )
+        assert agg["iops_whole_run"] == pytest.approx(sum(p["iops"] for p in per.values()))
+        assert agg["bw_bytes_whole_run"] == pytest.approx(sum(p["bw_bytes"] for p in per.values()))
         assert agg["io_bytes"] == sum(p["io_bytes"] for p in per.values())
         for kind in ("lat_ns", "clat_ns"):
             p99s = [p[kind]["p99"] for p in per.values()]
@@ -301,12 +353,31 @@ def test_three_clients_aggregate_honestly(
     step = next(s for s in doc["clients"]["steps"] if s["workload"] == "rr")
     assert step["finished"] == given and step["failed"] == []
     assert step["start_skew_ms"] is not None and 0 <= step["start_skew_ms"] < 5000
+    # The clients started together: the window is their runs but for the first and last
+    # seconds.
+    window = step["window"]
+    assert window["clients"] == 3 and 1.5 <= window["seconds"] <= 3
+    firsts, lasts = inner_spans(results, "rr", "read")
+    assert window["start_ms"] == max(firsts) and window["end_ms"] == min(lasts)
 
     code, out, _ = cli("show", str(doc["run_id"]))
     assert code == 0
     assert "all (aggregate)" in out and "start skew" in out
+    assert (
+        f"aggregate over the {seconds_text(window['seconds'])} s all 3 clients ran together: read"
+        in out
+    )
     for name in given:
         assert name in out
+    # An export keeps what the aggregate is over: imported, it says so again.
+    exported, other = tmp_path / "run.json", tmp_path / "other.db"
+    assert cli("export", str(doc["run_id"]), "--format", "json", "-o", str(exported))[0] == 0
+    assert cli("--db", str(other), "import", str(exported))[0] == 0
+    code, again, _ = cli("--db", str(other), "show", "latest")
+    assert (
+        code == 0
+        and f"aggregate over the {seconds_text(window['seconds'])} s all 3 clients" in again
+    )
 
 
 @pytest.mark.root
@@ -360,6 +431,112 @@ def test_scale_reports_aggregate_per_client_and_efficiency(
     assert cli("report", str(doc["run_id"]), "-o", str(md))[0] == 0
     header = "| workload | dir | clients | aggregate IOPS | per client | aggregate bandwidth |"
     assert header in md.read_text()
+
+
+# -- clients that do not run together ---------------------------------------------------------
+
+
+def one_workload(tmp_path: Path, runtime: str) -> str:
+    """The mini suite's random read alone, at ``runtime``."""
+    path = tmp_path / "one.toml"
+    path.write_text(
+        Path(suite_file(tmp_path, runtime)).read_text().split('[[workload]]\nname = "rw"')[0]
+    )
+    assert 'name = "rr"' in path.read_text() and 'name = "rw"' not in path.read_text()
+    return str(path)
+
+
+def pause_at_first_workload(
+    monkeypatch: pytest.MonkeyPatch, late: FioHost, other: FioHost, shared: Path, seconds: float
+) -> None:
+    """Stop ``late``'s fio server as the first workload starts, before the controller's fio
+    clients connect, and let it go on ``seconds`` after ``other``'s job began its IO in
+    ``shared``: fio's client waits for a server that has not started its job (FIO.md
+    §2.4), so that client's job starts that much after the others'."""
+    original = ProgressDisplay.started
+    fired = threading.Event()
+
+    def release() -> None:
+        try:
+            other.wait_for_io(shared)
+            time.sleep(seconds)
+        finally:
+            late.signal(signal.SIGCONT)
+
+    def started(self: ProgressDisplay, step: Any) -> None:
+        original(self, step)
+        if step.workload is not None and not fired.is_set():
+            fired.set()
+            late.signal(signal.SIGSTOP)
+            threading.Thread(target=release, daemon=True).start()
+
+    monkeypatch.setattr(ProgressDisplay, "started", started)
+
+
+@pytest.mark.root
+def test_a_client_that_starts_late_counts_only_while_all_ran(
+    cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    late = fio_hosts.hosts[2]
+    pause_at_first_workload(monkeypatch, late, fio_hosts.hosts[0], shared, 2.0)
+    code, doc, err = run_json(
+        cli, "run", str(shared), "--suite", one_workload(tmp_path, "7s"),
+        "--clients", ",".join(names(fio_hosts)),
+    )  # fmt: skip
+    assert code == 0, err
+    (step,) = doc["clients"]["steps"]
+    assert step["start_skew_ms"] >= 1500  # its job really started about 2 s after the others'
+    results = doc["results"]
+    firsts, lasts = inner_spans(results, "rr", "read")
+    window = step["window"]
+    assert step["aggregate_over"] == "window" and window["clients"] == 3
+    assert window["start_ms"] == max(firsts)  # the late one's second second
+    assert window["end_ms"] == min(lasts)  # the first one to end: its second-to-last
+    assert 1 <= window["seconds"] <= 4
+    (agg,) = [r["read"] for r in results if r["client"] == "all"]
+    per = [r["read"]["iops"] for r in results if r["client"] != "all"]
+    assert agg["iops_whole_run"] == pytest.approx(sum(per))
+    assert agg["iops"] == pytest.approx(window_mean(results, "rr", "read", step))
+    # Two clients had the host's two CPUs and its disk to themselves for two seconds, the
+    # late one for two more: the sums of their whole runs count those seconds too.
+    assert agg["iops"] < agg["iops_whole_run"]
+    assert any(w["id"] == "start-skew" for w in doc["warnings"])
+    assert not any(w["id"] == "clients-not-together" for w in doc["warnings"])
+    code, out, _ = cli("show", str(doc["run_id"]))
+    assert code == 0
+    assert (
+        f"aggregate over the {seconds_text(window['seconds'])} s all 3 clients ran together: read"
+        in out
+    )
+    assert "(whole-run sums: read" in out
+
+
+@pytest.mark.root
+def test_clients_that_never_run_together_keep_the_sums_and_are_flagged(
+    cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    late = fio_hosts.hosts[2]
+    # Paused for 3 s after the others began: under the 5 s in which fio's client wants the
+    # server's answer to its first command (else "timeout on cmd PROBE").
+    pause_at_first_workload(monkeypatch, late, fio_hosts.hosts[0], shared, 3.0)
+    code, doc, err = run_json(
+        cli, "run", str(shared), "--suite", one_workload(tmp_path, "2s"),
+        "--clients", ",".join(names(fio_hosts)),
+    )  # fmt: skip
+    assert code == 0, err
+    (step,) = doc["clients"]["steps"]
+    assert step["aggregate_over"] == "whole_run" and step["window"] is None
+    assert step["apart"]["overlap_s"] < 0, step["apart"]  # not a moment together
+    assert step["apart"]["why"].startswith(f"client {late.name}'s first logged second began ")
+    (agg,) = [r["read"] for r in doc["results"] if r["client"] == "all"]
+    per = [r["read"]["iops"] for r in doc["results"] if r["client"] != "all"]
+    assert agg["iops"] == agg["iops_whole_run"] == pytest.approx(sum(per))
+    (warning,) = [w for w in doc["warnings"] if w["id"] == "clients-not-together"]
+    assert late.name in warning["message"] and "overstates" in warning["message"]
+    assert warning["data"]["overlap_s"] == step["apart"]["overlap_s"]
+    code, out, _ = cli("show", str(doc["run_id"]))
+    assert "aggregate = the sums of each client's whole run (read " in out
+    assert "clients-not-together" in out
 
 
 # -- faults ------------------------------------------------------------------------------------
@@ -420,7 +597,7 @@ def test_a_client_killed_mid_run_leaves_a_partial_run_with_the_others(
     (agg,) = [r for r in doc["results"] if r["workload"] == "rr" and r["client"] == "all"]
     per = [r["read"]["iops"] for r in doc["results"]
            if r["workload"] == "rr" and r["client"] in alive]  # fmt: skip
-    assert agg["read"]["iops"] == pytest.approx(sum(per), rel=1e-9)
+    assert agg["read"]["iops_whole_run"] == pytest.approx(sum(per), rel=1e-9)
     assert any(w["id"] == "client-failed" and victim.name in w["message"] for w in doc["warnings"])
     assert elapsed < 60  # a dead server is noticed at once, not after a timeout
 

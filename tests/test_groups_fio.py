@@ -20,7 +20,7 @@ from conftest import Cli
 from hosts import FioHosts, fio_hosts_fixture
 from iobench.suites.loader import parse_job_file
 from scratch import Cgroup, MiB, Scratch, capped_volume, iobench_in
-from test_clients import fio_percentiles
+from test_clients import fio_percentiles, window_mean
 from test_groups import GROUP_TOML, JOBS
 
 pytestmark = pytest.mark.fio
@@ -241,25 +241,40 @@ def test_a_group_on_two_clients_keeps_each_clients_parts_and_their_aggregate(
     only_mixed = GROUP_TOML.split('[[workload]]\nname = "alone"')[0] + (
         "[[workload]]" + GROUP_TOML.split("[[workload]]")[2]
     )
-    suite.write_text(only_mixed.replace('ramp = "1s"', 'ramp = "0s"'))
+    # 5 s: each client's part logs seconds enough for a window in which both ran it
+    suite.write_text(
+        only_mixed.replace('ramp = "1s"', 'ramp = "0s"').replace('runtime = "2s"', 'runtime = "5s"')
+    )
     names = [h.name for h in netns_hosts.hosts]
     code, out, err = cli(
         "run", str(shared), "--suite", str(suite), "--clients", ",".join(names), "--json"
     )
     assert code == 0, err
-    results = json.loads(out)["results"]
+    doc = json.loads(out)
+    results = doc["results"]
     assert {r["client"] for r in results} == {*names, "all"}
     per = [r for r in results if r["client"] != "all"]
     (agg,) = [r for r in results if r["client"] == "all"]
+    (step,) = doc["clients"]["steps"]
+    assert step["aggregate_over"] == "window" and step["window"]["clients"] == 2
     for k, (name, d) in enumerate((("reader", "read"), ("writer", "write"))):
         mine = [r["parts"][k] for r in per]
         assert all(p["name"] == name and p[d]["iops"] > 0 for p in mine)
         together = agg["parts"][k][d]
-        assert together["iops"] == pytest.approx(sum(p[d]["iops"] for p in mine), rel=1e-9)
+        # each part by the group's rule: over the seconds both clients ran it
+        part = step["parts"][k]
+        assert part["part"] == name and part["aggregate_over"] == "window", part
+        as_results = [
+            {"workload": "mixed", "client": r["client"], "samples": r["parts"][k]["samples"]}
+            for r in per
+        ]
+        assert together["iops"] == pytest.approx(window_mean(as_results, "mixed", d, part))
+        assert together["iops_whole_run"] == pytest.approx(sum(p[d]["iops"] for p in mine))
         assert together["io_bytes"] == sum(p[d]["io_bytes"] for p in mine)
         assert together["lat_ns"]["n"] == sum(p[d]["lat_ns"]["n"] for p in mine)
-        # the group: the clients' groups summed
-        assert agg[d]["iops"] == pytest.approx(sum(r[d]["iops"] for r in per), rel=1e-9)
+        # the group: the clients' groups, over the seconds both ran it
+        assert agg[d]["iops"] == pytest.approx(window_mean(results, "mixed", d, step))
+        assert agg[d]["iops_whole_run"] == pytest.approx(sum(r[d]["iops"] for r in per))
     assert list(shared.iterdir()) == []
 
 

@@ -216,7 +216,10 @@ def store_hostile_runs(store: Store, h: str) -> None:
             store.add_result(run_id, r)
         store.finish_run(run_id, status="complete", fio_version=h, warnings=_warnings(h))
     run_id = _new_run(store, h, {"clients": {"names": [h]}}, label=f"clients {h}")
-    summary = {"start_skew_ms": 3.0, "stragglers": [{"client": h, "why": h}], "failed": [h]}
+    summary = {"start_skew_ms": 3.0, "stragglers": [{"client": h, "why": h}], "failed": [h],
+               "aggregate_over": "whole_run", "window": None,
+               "apart": {"why": h, "overlap_s": -1.0},
+               "device_check": {"devices": [h], "why_not": h}}  # fmt: skip
     for client in (h, "all"):
         metrics = _metrics(1000.0)
         if client == "all":

@@ -1,7 +1,8 @@
 """Several clients at once, judged honestly (docs/clients.md). Pure.
 
-- The **aggregate** of a step: IOPS and bandwidth summed over the clients that finished,
-  latency merged exactly from their histogram bins (never averaged percentiles).
+- The **aggregate** of a step: IOPS and bandwidth summed over the clients that finished
+  (over the seconds in which all of them ran: analysis/together.py), latency merged
+  exactly from their histogram bins (never averaged percentiles).
 - **Start skew**: how far apart the clients started, from the first sample of each one's
   per-second log (Unix times on each server's clock: meaningful to the extent the clocks
   agree, as with NTP).
@@ -193,7 +194,8 @@ def step_findings(results: Sequence[ResultRecord]) -> list[Finding]:
                     "start-skew",
                     "warning",
                     f"{where}: the clients started {skew / 1000:.1f} s apart (by their own "
-                    "clocks), so they overlapped for less than the whole runtime",
+                    "clocks), so they all ran together for less than the whole runtime (the "
+                    "aggregate is taken over the seconds they did)",
                     "check that the clients' clocks are synchronised (NTP); use a longer "
                     "--runtime so the skew matters less",
                     workload=r.workload,

@@ -90,7 +90,10 @@ def _why_differ(r: ResultRecord, diff: float) -> str:
 
 
 def _differ_text(r: ResultRecord, d: str, s: dict[str, Any]) -> str | None:
-    shown, fio = float(s.get("iops") or 0), float(s.get("iops_submitted") or 0)
+    # The clients' aggregate shows IOPS over the window in which they all ran; fio's counts
+    # are of their whole runs, like the whole-run sum (analysis/together.py).
+    shown = float(s.get("iops_whole_run", s.get("iops")) or 0)
+    fio = float(s.get("iops_submitted") or 0)
     completed, submitted = float(s.get("ios_completed") or 0), int(s.get("total_ios") or 0)
     if s.get("ios_completed_from") not in (BY_BYTES, BY_COMPLETIONS) or not shown:
         return None  # no count but fio's submissions (or stored without one)

@@ -89,6 +89,10 @@ def result_fields(r: ResultRecord, *, full: bool = True) -> dict[str, Any]:
         doc["job_file"] = r.job_file
         doc["fio_argv"] = r.fio_argv
         doc["fio_rc"] = r.fio_rc
+        if r.client == "all" and metrics.get("clients") is not None:
+            # The clients' summary of the step (skew, stragglers, the window the aggregate
+            # is over, the device check); `show --json` has it under clients.steps.
+            doc["clients_step"] = metrics["clients"]
     return doc
 
 
@@ -282,6 +286,8 @@ def _metrics(r: Mapping[str, Any]) -> dict[str, Any] | None:
     for key in ("host_cpu", "steadystate"):  # present since iobench 0.1 (issue 4)
         if r.get(key) is not None:
             metrics[key] = r[key]
+    if r.get("clients_step") is not None:  # since issue 26
+        metrics["clients"] = r["clients_step"]
     # An export whose iops are fio's (metrics version 1) is read with iobench's (iocount).
     return upgraded(metrics, r["params"])
 

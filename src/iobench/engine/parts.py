@@ -175,23 +175,26 @@ def clients_parts(
     per_client: Sequence[tuple[PartResult, ...]],
     entries: Sequence[Sequence[JobResult]],
     w: Workload,
-) -> tuple[PartResult, ...]:
+    names: Sequence[str],
+) -> tuple[tuple[PartResult, ...], list[dict[str, Any]]]:
     """Each part's aggregate over the clients (``per_client``: each client's parts, with
-    ``entries``, its fio entries): IOPS and bandwidth summed, latency merged from the bins;
-    samples summed second by second on the servers' clocks."""
+    ``entries``, its fio entries, and ``names``, its name), by the group's rule: IOPS and
+    bandwidth over the seconds in which every client ran that part (the whole-run sums
+    beside them, analysis/together.py), latency merged from the bins, samples summed
+    second by second on the servers' clocks; and each part's window, for the step's
+    summary."""
     from iobench.analysis.clients import ClientShare, aggregate_samples
+    from iobench.analysis.together import over_window
 
-    out = []
+    out, windows = [], []
     for k, part in enumerate(w.parts):
         together = dict(part.params, numjobs=part.numjobs * len(entries))
         merged = merge_jobs([e[k] for e in entries], sum_rates=True)
-        shares = [ClientShare("", p[k].metrics or {}, p[k].samples) for p in per_client]
-        out.append(
-            PartResult(
-                name=part.name,
-                params=part.params,
-                metrics=_without_disks(job_metrics(merged, (), together)),
-                samples=aggregate_samples(shares),
-            )
-        )
-    return tuple(out)
+        shares = [
+            ClientShare(name, p[k].metrics or {}, p[k].samples)
+            for name, p in zip(names, per_client, strict=True)
+        ]
+        metrics, window = over_window(_without_disks(job_metrics(merged, (), together)), shares)
+        out.append(PartResult(part.name, part.params, metrics, aggregate_samples(shares)))
+        windows.append({"part": part.name, **window})
+    return tuple(out), windows

@@ -6,16 +6,21 @@ there (``iobench-<run>-c<N>.dat``: no client touches another's), and every workl
 all clients together: one ``fio --client`` process per client, started at once, each with a
 hard timeout, so a client that dies or hangs fails alone and the others' results are kept
 (the run is then ``partial``). Per step, every client's result is stored under the name the
-user gave it, with their aggregate (``client: "all"``): IOPS and bandwidth summed,
-latency merged from the histogram bins. Test files are removed through fio on every client
-afterwards (docs/clients.md).
+user gave it, with their aggregate (``client: "all"``): IOPS and bandwidth summed second
+by second over the window in which every client ran (the whole-run sums beside them),
+latency merged from the histogram bins (analysis/together.py); where the clients' test
+files are on this host's block device too, that device's own count of the same seconds
+beside it. Test files are removed through fio on every client afterwards
+(docs/clients.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import shutil
+import stat
 import threading
 import time
 import uuid
@@ -27,6 +32,7 @@ from typing import Any, TypeVar
 from iobench.analysis.aggregate import merge_jobs
 from iobench.analysis.clients import ClientShare, aggregate_samples, step_findings, step_timing
 from iobench.analysis.findings import Finding, TargetFacts, method_findings
+from iobench.analysis.together import device_check, over_window, together_findings
 from iobench.clients import (
     Client,
     bounded,
@@ -72,8 +78,12 @@ from iobench.fio.jobfile import (
 from iobench.fio.logs import parse_interval_logs
 from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, run_fio
 from iobench.metrics import job_metrics
-from iobench.model import CLIENT_FIELD, JobResult, Suite, Workload
+from iobench.model import CLIENT_FIELD, DIRECTIONS, JobResult, Suite, Workload
 from iobench.probe import probe_host
+from iobench.probe.context import Storage
+from iobench.probe.diskstats import disk_util
+from iobench.probe.diskwatch import DiskWatch
+from iobench.probe.storage import probe_target
 from iobench.records import PartResult, ResultRecord, SuiteDefinition, TargetRecord
 from iobench.store.repository import Store
 from iobench.targets import Plan, Reach, kind_of, network_kind, resolve_target
@@ -294,6 +304,8 @@ class ClientsRun:
     findings: list[Finding] = field(default_factory=list)  # found while running
     fio_version: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)
+    # This host's block devices under the clients' test files (None: not looked for yet).
+    shared: list[dict[str, Any]] | None = None
 
     def new_run(self) -> NewRun:
         """The run row, and each client's test file name (a tag of its own per run)."""
@@ -386,6 +398,7 @@ class ClientsRun:
                 ran = cut_short
             self.findings.extend(run_findings(stored))
             self.findings.extend(step_findings(stored.results))
+            self.findings.extend(together_findings(stored.results))
         self.findings[:0] = method_findings_for(pre, ran)
         self.findings.extend(
             Finding(
@@ -509,13 +522,14 @@ class ClientsRun:
         spool = spool_bytes(w.runtime_s + w.ramp_s, w.numjobs)
         # The results are stored inside the step, so the observer is told the aggregate.
         with observed(self.obs, step) as told:
-            done = self._parallel(
-                live,
-                lambda c: self._fio_on(
-                    c, jobs[c.name], f"step{step.index}", timeout, not w.writes, spool
-                ),
-            )
-            record = self._results(run_id, step, planned.position, clients, jobs, done, told)
+            with self._watch() as watch:  # the device's own count, where it is this host's
+                done = self._parallel(
+                    live,
+                    lambda c: self._fio_on(
+                        c, jobs[c.name], f"step{step.index}", timeout, not w.writes, spool
+                    ),
+                )
+            record = self._results(run_id, step, planned.position, clients, jobs, done, told, watch)
             told.metrics = record.metrics
         return record
 
@@ -528,9 +542,11 @@ class ClientsRun:
         jobs: dict[str, str],
         done: dict[str, FioRun | BaseException],
         told: Told,
+        watch: DiskWatch | None = None,
     ) -> ResultRecord:
         """Every client's result of ``step`` and their aggregate stored; the aggregate's
-        record. A client that fails here is told as a note, and left out from now on."""
+        record. A client that fails here is told as a note, and left out from now on.
+        ``watch``: the counters of this host's device under the clients' files."""
         w = step.workload
         assert w is not None
         live = [c for c in clients if c.name in done]
@@ -572,12 +588,69 @@ class ClientsRun:
                 + "; ".join(f"{n}: {self.dead.get(n, 'failed')}" for n in failed),
                 "see the messages; `iobench clients check` tests the clients",
             )
-        merged = _aggregate(w, entries, shares)
-        merged["clients"] = step_timing(shares, failed)
-        together = clients_parts(parts, entries, w) if w.parts else ()
+        return self._together(run_id, step, position, entries, shares, parts, failed, watch)
+
+    def _together(
+        self,
+        run_id: int,
+        step: Step,
+        position: int,
+        entries: list[list[JobResult]],
+        shares: list[ClientShare],
+        parts: list[tuple[PartResult, ...]],
+        failed: list[str],
+        watch: DiskWatch | None,
+    ) -> ResultRecord:
+        """The clients' aggregate of ``step`` stored: over the window in which they all
+        ran, the whole-run sums beside it, each part's alike; and, where their test files
+        are on this host's block device, what that device completed in the same seconds."""
+        w = step.workload
+        assert w is not None
+        merged, summary = over_window(_aggregate(w, entries, shares), shares)
+        merged["clients"] = {**step_timing(shares, failed), **summary}
+        together: tuple[PartResult, ...] = ()
+        if w.parts:
+            names = [s.client for s in shares]
+            together, merged["clients"]["parts"] = clients_parts(parts, entries, w, names)
+        if watch is not None:
+            merged["disk_util"] = disk_util(watch.readings[0][1], watch.readings[-1][1])
+            directions = [d for d in DIRECTIONS if merged.get(d)]
+            merged["clients"]["device_check"] = device_check(
+                watch.names, summary, watch.counters(), directions
+            )
         return self._store(
             run_id, step, position, "all", "", None, merged, aggregate_samples(shares), together
         )
+
+    def _watch(self) -> contextlib.AbstractContextManager[DiskWatch | None]:
+        """A watch of this host's device under the clients' test files for one step, when
+        there is one (:meth:`_shared_devices`, looked for once)."""
+        if self.shared is None:
+            self.shared = self._shared_devices()
+        return DiskWatch(self.shared) if self.shared else contextlib.nullcontext()
+
+    def _shared_devices(self) -> list[dict[str, Any]]:
+        """This host's block devices under the clients' test files when the clients'
+        storage is this host's too (namespaces, containers, VMs on a host directory): every
+        live client's file, laid out under a tag new to this run, is here at the same
+        path, of the size laid out, all on one filesystem. Empty otherwise, and for network
+        storage (an RBD image, an NBD export), which does not pass this host's block layer."""
+        pre = self.preflight
+        if pre.network or pre.layout is None or not self.layout_started:
+            return []
+        seen = set()
+        for path in (p for name, p in self.files.items() if name not in self.dead):
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return []
+            if not stat.S_ISREG(st.st_mode) or st.st_size != pre.layout[1]:
+                return []
+            seen.add(st.st_dev)
+        if len(seen) != 1:
+            return []
+        ctx = probe_target(pre.target)  # the directory, here as on the clients
+        return [dict(d) for d in Storage.of(ctx).io_devices if d.get("role") == "target"]
 
     def _store(
         self,
@@ -680,8 +753,10 @@ def _entries(run: FioRun, w: Workload, tag: str) -> list[JobResult] | None:
 def _aggregate(
     w: Workload, entries: Sequence[Sequence[JobResult]], shares: Sequence[ClientShare]
 ) -> dict[str, Any]:
-    """The clients' aggregate of a step: IOPS and bandwidth summed, latency merged from
-    the bins; a group's from each client's group (its IOs counted part by part)."""
+    """The clients' aggregate of a step over each one's whole run: IOPS and bandwidth
+    summed, latency merged from the bins; a group's from each client's group (its IOs
+    counted part by part). :func:`over_window` then takes the IOPS and bandwidth over the
+    seconds in which they all ran."""
     merged = merge_jobs([merge_jobs(e) for e in entries], sum_rates=True)
     if w.parts:
         return group_metrics([s.metrics for s in shares], merged, sum_rates=True)

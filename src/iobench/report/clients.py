@@ -3,18 +3,26 @@ results with skew and stragglers, and the scaling table."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from iobench.analysis.clients import ScalePoint, scaling
 from iobench.analysis.results import Figures, Group, figures, groups
+from iobench.analysis.together import (
+    device_excess,
+    device_margin,
+    seconds_text,
+    tolerance_of,
+)
 from iobench.clients import ClientCheck
 from iobench.model import DIRECTIONS
-from iobench.records import RunRecord
-from iobench.report.literal import markup_literal
+from iobench.records import ResultRecord, RunRecord
+from iobench.report.literal import literal, markup_literal
 from iobench.report.model import format_summary, p99_text, workload_shape
 from iobench.units import format_iops, format_ns, format_rate
 
@@ -93,12 +101,106 @@ def client_figures(g: Group) -> Iterator[tuple[str, str, Figures]]:
             yield who, d, f
 
 
-def stored_timing(members: Sequence[Group]) -> dict[str, Any]:
-    """The aggregate's summary of a step: start skew, finish spread, stragglers, failed."""
-    for g in members:
-        if g.client == "all":
-            return (g.results[-1].metrics or {}).get("clients") or {}
-    return {}
+def aggregates(members: Sequence[Group]) -> tuple[ResultRecord, ...]:
+    """The aggregate's results of a step, one per repetition."""
+    return next((g.results for g in members if g.client == "all"), ())
+
+
+Note = tuple[str, str]  # (style: "" | "dim" | "warn" | "fail", plain text)
+
+
+def step_notes(members: Sequence[Group]) -> list[Note]:
+    """What the aggregate of a step says beside its figures, for every view: over which
+    seconds it is taken (with the whole-run sums), the device's own count, the start skew
+    and finish spread, stragglers and failed clients; per repetition when there are
+    several."""
+    results = aggregates(members)
+    out: list[Note] = []
+    for r in results:
+        notes = result_notes(r)
+        if len(results) > 1:
+            notes = [(style, f"repetition {r.repetition}: {text}") for style, text in notes]
+        out += notes
+    return out
+
+
+def result_notes(r: ResultRecord) -> list[Note]:
+    """:func:`step_notes` of one aggregate's result."""
+    metrics = r.metrics or {}
+    summary: dict[str, Any] = metrics.get("clients") or {}
+    out = window_notes(metrics, summary)
+    for part in summary.get("parts") or []:
+        mine = next((p.metrics or {} for p in r.parts if p.name == part.get("part")), {})
+        out += [(style, f"part {part.get('part')}: {text}") for style, text in
+                window_notes(mine, part)]  # fmt: skip
+    out += device_notes(metrics, summary.get("device_check"))
+    skew, spread = summary.get("start_skew_ms"), summary.get("finish_spread_ms")
+    if isinstance(skew, int | float):
+        text = f"start skew {skew:.0f} ms"
+        if isinstance(spread, int | float):
+            text += f", finish spread {spread:.0f} ms"
+        out.append(("dim", text + " (by the clients' clocks)"))
+    out += [("warn", f"straggler {s.get('client')}: {s.get('why')}")
+            for s in summary.get("stragglers") or []]  # fmt: skip
+    out += [("fail", f"failed: {name}") for name in summary.get("failed") or []]
+    return out
+
+
+def _figures(metrics: Mapping[str, Any], suffix: str = "") -> str:
+    """``read 38.9k IOPS, 152 MiB/s; write ...`` of the directions with IO."""
+    return "; ".join(
+        f"{d} {format_iops(s.get('iops' + suffix))} IOPS, {format_rate(s.get('bw_bytes' + suffix))}"
+        for d in DIRECTIONS
+        if isinstance(s := metrics.get(d), Mapping)
+    )
+
+
+def window_notes(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> list[Note]:
+    """Over which seconds the aggregate's IOPS and bandwidth are (analysis/together.py)."""
+    window, apart = summary.get("window"), summary.get("apart") or {}
+    if summary.get("aggregate_over") == "window" and isinstance(window, Mapping):
+        seconds, k = float(window.get("seconds") or 0), window.get("clients")
+        when = "its one client logged" if k == 1 else f"all {k} clients ran together"
+        if window.get("edges"):
+            when += ", their first and last seconds in it (runs too short to leave them out)"
+        return [
+            (
+                "",
+                f"aggregate over the {seconds_text(seconds)} s {when}: {_figures(metrics)} "
+                f"(whole-run sums: {_figures(metrics, '_whole_run')})",
+            )
+        ]
+    if summary.get("aggregate_over") == "whole_run":
+        style = "dim" if apart.get("overlap_s") is None else "warn"
+        return [
+            (
+                style,
+                f"aggregate = the sums of each client's whole run ({_figures(metrics)}), not "
+                f"over seconds in which all ran together: {apart.get('why')}",
+            )
+        ]
+    return []  # stored before iobench took the window: the sums
+
+
+def device_notes(metrics: Mapping[str, Any], check: Any) -> list[Note]:
+    """The device's own count of the window, beside the aggregate."""
+    if not isinstance(check, Mapping):
+        return []
+    where = f"this host's {', '.join(check.get('devices') or ()) or 'device'}"
+    if check.get("why_not"):
+        return [("dim", f"device check ({where}): not made: {check['why_not']}")]
+    text = (
+        f"device check, {where} over the same {seconds_text(float(check.get('seconds') or 0))} s: "
+        f"{_figures(check)}"
+    )
+    margin, excess = device_margin(metrics, check), device_excess(metrics, check)
+    if margin is not None:
+        text += f"; the aggregate is {abs(margin):.1%} {'above' if margin >= 0 else 'below'} it"
+    elif excess:  # the device completed nothing
+        text += "; the aggregate is all above it"
+    if excess:
+        return [("warn", f"{text}, more than the {tolerance_of(check):.0%} allowed")]
+    return [("", text)]
 
 
 def render_client_run(run: RunRecord, console: Console) -> None:
@@ -141,30 +243,12 @@ def render_client_run(run: RunRecord, console: Console) -> None:
         for r in failed:
             table.add_row(markup_literal(r.client), "", "", "[red]failed[/]", "", "", "")
         console.print(table)
-        _render_summary(stored_timing(members), console)
+        for style, text in step_notes(members):
+            console.print(Padding(Text(literal(text), _STYLES[style]), (0, 0, 0, 2), expand=False))
     render_scaling(run, console)
 
 
-def _render_summary(summary: dict[str, Any], console: Console) -> None:
-    parts = []
-    skew = summary.get("start_skew_ms")
-    if isinstance(skew, int | float):
-        parts.append(f"start skew {skew:.0f} ms")
-    spread = summary.get("finish_spread_ms")
-    if isinstance(spread, int | float):
-        parts.append(f"finish spread {spread:.0f} ms")
-    if parts:
-        console.print(
-            "  " + ", ".join(parts) + " (by the clients' clocks)", style="dim", highlight=False
-        )
-    for s in summary.get("stragglers") or []:
-        console.print(
-            f"  [yellow]straggler[/] {markup_literal(s.get('client'))}: "
-            f"{markup_literal(s.get('why'))}",
-            highlight=False,
-        )
-    for name in summary.get("failed") or []:
-        console.print(f"  [red]failed[/] {markup_literal(name)}", highlight=False)
+_STYLES = {"": "", "dim": "dim", "warn": "yellow", "fail": "red"}
 
 
 def scaling_table(run: RunRecord) -> dict[tuple[str, str], list[ScalePoint]]:

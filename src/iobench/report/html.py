@@ -47,7 +47,7 @@ from iobench.report.clients import (
     client_steps,
     is_client_run,
     scaling_table,
-    stored_timing,
+    step_notes,
 )
 from iobench.report.context import host_lines, target_lines
 from iobench.report.curves import (
@@ -379,7 +379,7 @@ def steady_sections(runs: Sequence[RunRecord]) -> list[CurveSection]:
 class ClientStep:
     title: str
     rows: list[tuple[str, str, str, str, str, str]]  # client, dir, IOPS, bandwidth, mean, p99
-    notes: list[str]  # skew, stragglers, failures
+    notes: list[tuple[str, str]]  # (style, text): the window, the device, skew, stragglers ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,18 +407,7 @@ def client_sections(runs: Sequence[RunRecord]) -> list[ClientSection]:
                      format_ns(f.lat_mean_ns.mean), p99_text(f))
                     for who, d, f in client_figures(g)
                 )  # fmt: skip
-            s = stored_timing(members)
-            if s.get("start_skew_ms") is not None:
-                spread = s.get("finish_spread_ms")
-                step.notes.append(
-                    f"start skew {s['start_skew_ms']:.0f} ms"
-                    + ("" if spread is None else f", finish spread {spread:.0f} ms")
-                    + " (by the clients' clocks)"
-                )
-            step.notes.extend(
-                f"straggler {x['client']}: {x['why']}" for x in s.get("stragglers") or []
-            )
-            step.notes.extend(f"failed: {name}" for name in s.get("failed") or [])
+            step.notes.extend(step_notes(members))
             ordered.append(step)
         charts = []
         table = scaling_table(run)

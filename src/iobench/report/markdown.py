@@ -18,7 +18,13 @@ from iobench.analysis.results import groups
 from iobench.analysis.runcurves import analysis_kind, run_characterizations, run_curves
 from iobench.analysis.stats import UNSTABLE_CV_PCT
 from iobench.records import RunRecord
-from iobench.report.clients import client_figures, clients_document, is_client_run
+from iobench.report.clients import (
+    client_figures,
+    client_steps,
+    clients_document,
+    is_client_run,
+    step_notes,
+)
 from iobench.report.curves import (
     curve_groups,
     jobs_text,
@@ -253,16 +259,10 @@ def _clients(run: RunRecord) -> list[str]:
             )  # fmt: skip
     header = ["workload", "clients", "client", "dir", "IOPS", "bandwidth", "p99"]
     out += [*_table(header, rows, {1, 4, 5, 6}), ""]
-    for step in doc["steps"]:
-        notes = []
-        if step.get("start_skew_ms") is not None:
-            notes.append(f"start skew {step['start_skew_ms']:.0f} ms")
-        notes += [f"straggler {x['client']} ({x['why']})" for x in step.get("stragglers") or []]
-        notes += [f"failed: {name}" for name in step.get("failed") or []]
+    for (k, workload, _), members in client_steps(run):
+        notes = [text for _, text in step_notes(members)]
         if notes:
-            out.append(
-                md_text(f"- {step['workload']} on {step['clients']} clients: " + "; ".join(notes))
-            )
+            out.append(md_text(f"- {workload} on {k} clients: " + "; ".join(notes)))
     if doc["scaling"]:
         out += [
             "",
