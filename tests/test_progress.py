@@ -410,6 +410,17 @@ def test_an_adaptive_run_says_at_most() -> None:
     ]
 
 
+def test_rounds_until_steady_say_their_least_rounds_and_their_most_time() -> None:
+    clock = Clock()
+    display, buf = _display(clock)
+    first = [Step(i, "/a", f"rr (round {i + 1})", 2.0, _w("rr", 1.0), i + 1) for i in range(5)]
+    display.planned(first, budget_s=50.0)
+    assert buf.getvalue().splitlines()[0] == (
+        "iobench: in rounds until steady state: 5 rounds at least, at most 50s, ends by "
+        "12:00 at the latest"
+    )
+
+
 def test_on_a_terminal_the_live_display_shows_the_run_and_the_step_and_ends_cleanly() -> None:
     clock = Clock()
     display, buf = _display(clock, terminal=True)

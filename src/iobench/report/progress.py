@@ -247,6 +247,12 @@ class ProgressDisplay:
         with self._lock:
             left = self._eta.left_s(0.0)
         about, ends = format_duration(round(left)), clock_time(self._now(), left)
+        if budget_s is not None and any(s.workload for s in steps):  # steady-state rounds
+            rounds = max(s.repetition for s in steps)
+            return (
+                f"[bold]iobench[/]: in rounds until steady state: {rounds} rounds at least, "
+                f"at most {about}, ends by {ends} at the latest"
+            )
         if budget_s is not None:
             return (
                 "[bold]iobench[/]: adaptive, each step chosen from the ones before, at most "
