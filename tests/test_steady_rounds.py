@@ -152,9 +152,8 @@ def test_tmpfs_is_steady_at_once(cli: Cli, tmp_path: Path, real_fio: str) -> Non
     target = Path("/dev/shm") / f"iobench-steady-{tmp_path.name}"
     target.mkdir()
     try:
-        suite = one_read(
-            tmp_path, "2s"
-        )  # RAM at ~200k IOPS: 2 s rounds average out the CPU's noise
+        # RAM at ~200k IOPS is CPU-bound: 3 s rounds average out most of the CPU's noise.
+        suite = one_read(tmp_path, "3s")
         code, out, err = cli(
             "run", str(target), "--suite", suite, "--steady-state", "pts", "--json"
         )
@@ -165,7 +164,10 @@ def test_tmpfs_is_steady_at_once(cli: Cli, tmp_path: Path, real_fio: str) -> Non
     assert code == 0, err
     doc = json.loads(out)
     got = convergence(doc)
-    assert got["reached_at"] == 5 and got["rounds"] == 5, series(doc)
+    # At once: the first window (round 5). On a busy 2-CPU host a round in the first five
+    # can still be 20 % off (seen in a full run: 212k, 208k, 206k, 214k, 249k), so the
+    # next window may be the first steady one; a store of RAM is never unsteady for long.
+    assert got["reached_at"] in (5, 6) and got["rounds"] == got["reached_at"], series(doc)
 
 
 def test_fio_s_own_check_ends_each_job_and_its_window_is_stored(
