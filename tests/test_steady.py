@@ -428,6 +428,10 @@ def test_run_convergence_is_empty_without_the_pts_rule_and_refuses_an_unreadable
     with pytest.raises(ValueError, match=r"steady_state\.window must be a whole number"):
         run_convergence(run)
     assert steady_findings(run) == []  # not a rule iobench wrote: no finding made up
+    # ... and no view falls over on it: show prints no steady-state section, --json none.
+    from iobench.report.steady import steady_document, steady_lines
+
+    assert steady_lines(run) == [] and steady_document(run) is None
 
 
 # -- findings -------------------------------------------------------------------------------------

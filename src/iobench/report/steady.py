@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from iobench.analysis.steady import Rule, Tracked, run_convergence
+from iobench.analysis.steady import Rule, Tracked, run_convergence, stored_rule
 from iobench.model import DIRECTIONS
 from iobench.records import RunRecord
 from iobench.units import format_iops, format_rate, format_size_short
@@ -21,14 +21,13 @@ _METRIC_WORDS = {"iops": "IOPS", "bw_bytes": "bandwidth"}
 
 
 def run_rule(run: RunRecord) -> Rule | None:
-    """The rule a run's rounds were judged by; None for a run not in rounds."""
-    stored = run.suite_def.steady_state
-    if not isinstance(stored, Mapping) or stored.get("rule") != "pts":
-        return None
+    """The rule a run's rounds were judged by; None for a run not in rounds, or whose
+    stored rule cannot be read (a hostile database: nothing is judged, as its findings
+    say nothing)."""
     try:
-        return Rule.from_dict(stored)
+        return stored_rule(run)
     except ValueError:
-        return Rule()
+        return None
 
 
 def figure_text(metric: str, value: float | None) -> str:
