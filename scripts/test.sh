@@ -1,11 +1,40 @@
 #!/usr/bin/env bash
 # Set up everything (scripts/setup.sh --dev), then run lint, type checks and the whole test
-# suite. Extra arguments go to pytest. Run as root: the block-device safety tests use loop
-# devices (they skip themselves, saying why, without root).
+# suite, in two groups:
+#   1. every test that shares no device and no timing with another, in parallel
+#      (pytest-xdist, IOBENCH_TEST_WORKERS processes, 4 by default);
+#   2. the timing-sensitive tests (marker `serial`: they check measured figures, and on a
+#      2-CPU machine any other load distorts them), one at a time with nothing beside them.
+# At the end, the 15 slowest tests of both groups. Extra arguments go to both pytest runs
+# (a group none of whose tests they select is skipped). Run as root: the block-device,
+# cgroup and network-namespace tests need it (they skip themselves, saying why, without).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# pytest rewrites the asserts of every test module in every process it starts (about 10 s
+# of CPU each): let it keep the rewritten modules, under .venv, for the next process.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$PWD/.venv/pycache"
+reports="$(mktemp -d /tmp/iobench-test-reports.XXXXXX)"
+trap 'rm -rf "$reports"' EXIT
+
+statuses=()
+run_group() {
+    local name="$1"
+    shift
+    echo "== test group: $name"
+    local code=0
+    .venv/bin/python -m pytest --junitxml "$reports/$name.xml" "$@" || code=$?
+    # 5: no test of this group was selected by the extra arguments
+    [ "$code" = 5 ] || statuses+=("$code")
+}
+run_group parallel -m "not serial" -n "${IOBENCH_TEST_WORKERS:-4}" --dist worksteal "$@"
+run_group serial -m serial -p no:xdist "$@"
+.venv/bin/python scripts/slowest.py 15 "$reports"/*.xml
+[ "${#statuses[@]}" -gt 0 ] || { echo "test: no test selected" >&2; exit 5; }
+for code in "${statuses[@]}"; do
+    [ "$code" = 0 ] || exit "$code"
+done

@@ -114,6 +114,16 @@ def real_fio() -> str:
 
 
 @pytest.fixture
+def chromium() -> str:
+    """Headless Chromium's path; a test that needs it fails without it (never skips)."""
+    path = shutil.which("chromium")
+    assert path is not None, (
+        "chromium is not installed: scripts/setup.sh --dev installs it (apt-get install chromium)"
+    )
+    return path
+
+
+@pytest.fixture
 def fio_calls(fake_fio: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A file the fake fio on PATH appends to whenever it is started to run jobs."""
     path = tmp_path / "fio-calls"
@@ -154,14 +164,34 @@ def nbd_server_factory(tmp_path: Path) -> Iterator[Callable[..., netstore.NbdSer
         yield lambda **options: stack.enter_context(netstore.start_nbdkit(tmp_path, **options))
 
 
+# Modules whose tests check measured figures (rates on capped volumes, the clients'
+# aggregate, steady-state rounds, CPU use) or time what fio did: scripts/test.sh runs them
+# one at a time with nothing beside them (the `serial` marker); so does any test that uses
+# the busy loops of `hogs`. Single tests elsewhere carry @pytest.mark.serial themselves.
+SERIAL_MODULES = {
+    "test_burst",
+    "test_capped",
+    "test_clients",
+    "test_clients_device",
+    "test_cpuload",
+    "test_modes",
+    "test_steady_rounds",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by these markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that runs real fio carries the `fio` marker (select with -m fio / not fio),
-    every test that uses a real network storage server the `netstore` marker."""
+    every test that uses a real network storage server the `netstore` marker, every
+    timing-sensitive one the `serial` marker."""
     for item in items:
-        if "real_fio" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "real_fio" in fixtures:
             item.add_marker(pytest.mark.fio)
-        if {"ceph_cluster", "nbd_server_factory"} & set(getattr(item, "fixturenames", ())):
+        if {"ceph_cluster", "nbd_server_factory"} & fixtures:
             item.add_marker(pytest.mark.netstore)
+        if item.path.stem in SERIAL_MODULES or "hogs" in fixtures:
+            item.add_marker(pytest.mark.serial)
 
 
 _HELD: list[int] = []

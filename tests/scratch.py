@@ -195,6 +195,26 @@ class Cgroup:
             )
             (self.path / "io.max").write_text(f"{self.majmin} {limits}")
 
+    def reads(self) -> int:
+        """The read IOs this group's processes have done on the device so far."""
+        if self.v1:
+            lines = (self.path / "blkio.throttle.io_serviced").read_text().splitlines()
+            return sum(int(n) for d, op, n in (ln.split() for ln in lines if ln.count(" ") == 2)
+                       if d == self.majmin and op == "Read")  # fmt: skip
+        for line in (self.path / "io.stat").read_text().splitlines():
+            dev, *stats = line.split()
+            if dev == self.majmin:
+                return int(dict(s.split("=", 1) for s in stats).get("rios", 0))
+        return 0
+
+    def wait_for_reads(self, count: int, timeout_s: float = 60) -> None:
+        """Return once the group has done ``count`` read IOs on the device: a change made
+        then falls at a known point of what fio did, however busy the machine is."""
+        deadline = time.monotonic() + timeout_s
+        while self.reads() < count:
+            assert time.monotonic() < deadline, f"{self.reads()} of {count} reads in {timeout_s} s"
+            time.sleep(0.02)
+
     def command(self, argv: list[str]) -> list[str]:
         """``argv`` run inside the group (the shell joins it, then execs)."""
         procs = self.path / "cgroup.procs"

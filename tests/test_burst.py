@@ -131,7 +131,10 @@ def test_a_burst_that_ends_mid_second_is_found_at_its_time(
     assert data["sustained_iops"] == pytest.approx(SUSTAINED_IOPS, rel=LEVEL_REL), (data, why)
     assert data["at_s"] == pytest.approx(changed, abs=AT_ABS_S), (data, why)
     assert data["recovered_at_s"] is None and len(data["steps"]) == 1, (data, why)
-    assert f"for the first {data['at_s']:g} s" in drops[0]["message"]
+    assert drops[0]["workload"] == "rand-r" and drops[0]["target"] == dev
+    message = drops[0]["message"]
+    assert f"for the first {data['at_s']:g} s" in message
+    assert "The burst figure is" in message and "the sustained one 1" in message
     assert not _findings(doc, "unstable-samples"), (doc["warnings"], why)
 
 

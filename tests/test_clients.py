@@ -280,21 +280,28 @@ def window_mean(
     key: str = "iops",
 ) -> float:
     """What the aggregate should be, computed here apart from iobench: each client's
-    per-second ``key`` over the step's window (each second but its first and last,
-    weighted by how much of it lies there, by its server's Unix time), summed over the
-    clients."""
+    per-second ``key`` over the step's window (each logged second but the client's first
+    and last, whichever direction logged them, unless the window says it had to keep them;
+    weighted by how much of it lies in the window, by its server's Unix time), summed over
+    the clients."""
     lo, hi = step["window"]["start_ms"], step["window"]["end_ms"]
     total = 0.0
     for r in results:
         if r["workload"] != workload or r["client"] == "all":
             continue
         s = r["samples"]
-        seconds = list(zip(s[direction]["t_s"], s[direction][key], strict=True))[1:-1]
-        weighted = [
-            (min(end, hi) - max(end - 1000, lo), value)
-            for t, value in seconds
-            if value is not None and (end := s["start_ms"] + t * 1000)
-        ]
+        ends = {
+            d: [(s["start_ms"] + t * 1000, v) for t, v in zip(s[d]["t_s"], s[d][key], strict=True)
+                if v is not None]
+            for d in ("read", "write") if s.get(d)
+        }  # fmt: skip
+        first = min(e for sec in ends.values() for e, _ in sec) - 1000
+        last = max(e for sec in ends.values() for e, _ in sec)
+        seconds = [
+            (e, v) for e, v in ends[direction]
+            if step["window"].get("edges") or (e - 1000 > first and e < last)
+        ]  # fmt: skip
+        weighted = [(min(e, hi) - max(e - 1000, lo), v) for e, v in seconds]
         weighted = [(w, v) for w, v in weighted if w > 0]
         total += sum(w * v for w, v in weighted) / sum(w for w, _ in weighted)
     return total

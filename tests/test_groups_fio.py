@@ -115,6 +115,7 @@ def bins(section: dict[str, Any]) -> Counter[int]:
     return Counter({int(k): v for k, v in section["lat_ns"]["bins"].items()})
 
 
+@pytest.mark.serial  # measures: run alone (scripts/test.sh)
 @pytest.mark.root
 def test_a_reader_and_a_writer_together_give_what_plain_fio_gives(
     scratch: Scratch, real_fio: str, tmp_path: Path
@@ -135,10 +136,19 @@ def test_a_reader_and_a_writer_together_give_what_plain_fio_gives(
     job.with_name("grouped.fio").write_text(TOGETHER.format(dev=dev, extra="group_reporting"))
     (grouped,) = plain_fio(real_fio, group, job.with_name("grouped.fio"))["jobs"]
 
-    for name, d in (("reader", "read"), ("scanner", "read"), ("writer", "write")):
-        ours, fio = parts[name][d], alone[name][d]
-        assert ours["iops"] == pytest.approx(fio["iops"], rel=0.2), name
-        assert ours["lat_ns"]["mean"] == pytest.approx(fio["lat_ns"]["mean"], rel=0.3), name
+    # the writer has its cap to itself: part for job
+    ours, fio = parts["writer"]["write"], alone["writer"]["write"]
+    assert ours["iops"] == pytest.approx(fio["iops"], rel=0.2)
+    assert ours["lat_ns"]["mean"] == pytest.approx(fio["lat_ns"]["mean"], rel=0.3)
+    # the 4k reader and the 16k scanner share the read cap, and how fio's scheduling shares
+    # it varies from one run to the next (498 and 386 IOPS for the same job were seen): their
+    # sum is what both runs must agree on, and each part's IOs are its own histogram's
+    assert sum(parts[n]["read"]["iops"] for n in ("reader", "scanner")) == pytest.approx(
+        sum(alone[n]["read"]["iops"] for n in ("reader", "scanner")), rel=0.15
+    )
+    for name in ("reader", "scanner"):
+        ours = parts[name]["read"]
+        assert ours["iops"] > 0 and sum(bins(ours).values()) == ours["lat_ns"]["n"], name
     # the caps hold for the parts together, as for fio's jobs
     read_iops = parts["reader"]["read"]["iops"] + parts["scanner"]["read"]["iops"]
     assert read_iops == pytest.approx(READ_IOPS, rel=0.15)

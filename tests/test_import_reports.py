@@ -265,6 +265,7 @@ def test_a_report_repeated_is_one_run_and_different_reports_are_not() -> None:
     assert "another fio version (2.18-59-g618e then 3.1)" in place(both[1])
 
 
+@pytest.mark.serial  # measures: run alone (scripts/test.sh)
 def test_many_snapshots_are_read_in_linear_time() -> None:
     """An hour of --status-interval=1 writes 3600 reports: each is compared with the one
     before it only, and the note names the first lines and the last."""

@@ -157,8 +157,7 @@ def test_text_whose_command_line_names_another_block_size_is_flagged() -> None:
     text += _formats()["normal"]
     run = _imported(text)
     (result,) = run.results
-    if result.params.get("bs") != 256 * KIB:
-        pytest.skip(f"the command line was not read as this job's ({result.params})")
+    assert result.params.get("bs") == 256 * KIB, result.params  # the command line was read
     (message,) = _warnings(run, "bytes-per-io")
     assert "not the 256 KiB its block size says" in message
     assert "fio's count of submissions (total_ios)" in message
@@ -291,6 +290,7 @@ numjobs = 1
 CAP_IOPS, CAP_BPS = 3000, 100_000_000
 
 
+@pytest.mark.serial  # measures: run alone (scripts/test.sh)
 @pytest.mark.fio
 @pytest.mark.root
 def test_a_ramp_at_qd64_on_a_capped_volume(scratch: Scratch, tmp_path: Path, real_fio: str) -> None:

@@ -797,7 +797,8 @@ def test_live_image_probed(ceph_cluster: CephCluster, made: ExitStack) -> None:
     assert image.cluster.fsid == ceph_cluster.fsid and image.cluster.versions
     context = json.dumps(image.context())
     assert _key(ceph_cluster) not in context and "keyring" not in context
-    assert seconds < 3, f"probe_rbd took {seconds:.2f} s"
+    # not a timing: a tool waiting on the cluster would take its 10 s timeout or more
+    assert seconds < 9, f"probe_rbd took {seconds:.2f} s"
 
 
 def test_live_watchers_seen(ceph_cluster: CephCluster, made: ExitStack) -> None:

@@ -741,10 +741,11 @@ def test_md_text_cannot_break_a_cell(value: str) -> None:
 # -- headless Chromium ----------------------------------------------------------------------
 
 CHROMIUM = shutil.which("chromium")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="chromium: not installed (apt-get install chromium; scripts/setup.sh --dev does)",
+NO_CHROMIUM = (
+    "chromium is not installed: scripts/setup.sh --dev installs it (apt-get install chromium)"
 )
+# Not a skip: the tests that need Chromium fail without it, saying so (CI installs it).
+needs_chromium = pytest.mark.usefixtures("chromium")
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -773,7 +774,7 @@ class Browser:
     """Headless Chromium driven over the DevTools protocol on a pipe (stdlib only)."""
 
     def __init__(self, profile: Path) -> None:
-        assert CHROMIUM is not None
+        assert CHROMIUM is not None, NO_CHROMIUM
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
         self.proc = subprocess.Popen(
@@ -1066,7 +1067,7 @@ def _png_size(path: Path) -> tuple[int, int]:
 @needs_chromium
 def test_chromium_command_line_screenshot_and_dom(report_file: Path, tmp_path: Path) -> None:
     """The plain command line, as a person would check: a screenshot and the drawn DOM."""
-    assert CHROMIUM is not None
+    assert CHROMIUM is not None, NO_CHROMIUM
     base = [CHROMIUM, *CHROMIUM_FLAGS, "--virtual-time-budget=5000"]
     png = tmp_path / "report.png"
     subprocess.run(

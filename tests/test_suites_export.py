@@ -533,3 +533,18 @@ bssplit = "4k/50:64k/50"
     code, _, err = export(cli, str(toml), "-o", str(job))
     assert code == 0, err
     assert _defined(load_suite(str(job))) == _defined(load_suite(str(toml)))
+
+
+def test_the_command_lines_in_the_header_stay_whole_however_long_the_path(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A long directory name (a test's tmp_path under pytest-xdist is one) must not be cut
+    across comment lines: the header's commands are copied and pasted whole."""
+    deep = tmp_path / ("a-rather-long-directory-name-" * 3) / "and-another-level-of-it"
+    deep.mkdir(parents=True)
+    out = deep / "quick.fio"
+    code, _, err = export(cli, "quick", "-o", str(out))
+    assert code == 0, err
+    text = out.read_text()
+    assert f"\n# run it: fio {out}\n" in text
+    assert f"\n#   fio --output-format=json+ --output=result.json {out}\n" in text

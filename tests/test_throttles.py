@@ -261,6 +261,7 @@ iodepth = 8
 """
 
 
+@pytest.mark.serial  # measures: run alone (scripts/test.sh)
 @pytest.mark.root
 def test_info_doctor_run_show_and_reports_carry_a_real_throttle(
     scratch: Scratch, tmp_path: Path, real_fio: str

@@ -112,16 +112,21 @@ def quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _comment(text: str, *, lead: str = "", indent: str = "") -> list[str]:
-    """``text`` as wrapped ``#`` comment lines (anything not printable escaped first)."""
+def _comment(text: str, *, lead: str = "", indent: str = "", wrap: bool = True) -> list[str]:
+    """``text`` as wrapped ``#`` comment lines (anything not printable escaped first); a
+    command line (``wrap=False``) stays on one line, to be copied whole."""
     shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
-    wrapped = textwrap.wrap(
-        shown,
-        WIDTH,
-        initial_indent=lead,
-        subsequent_indent=indent or " " * len(lead),
-        break_long_words=True,
-        break_on_hyphens=False,
+    wrapped = (
+        [lead + shown]
+        if not wrap
+        else textwrap.wrap(
+            shown,
+            WIDTH,
+            initial_indent=lead,
+            subsequent_indent=indent or " " * len(lead),
+            break_long_words=True,
+            break_on_hyphens=False,
+        )
     )
     return [line for part in wrapped for line in comment_lines(part, "#")]
 
@@ -350,9 +355,13 @@ def _run_it(export: Export, sections: Sequence[str]) -> list[str]:
     readonly = "" if export.own_file or export.writes else " --readonly"
     steps = ", ".join(sections)
     return [
-        *_comment(f"run it: fio{readonly} {shown}"),
+        *_comment(f"run it: fio{readonly} {shown}", wrap=False),
         *_comment("fio's JSON, which `iobench import result.json` reads:"),
-        *_comment(f"fio{readonly} --output-format=json+ --output=result.json {shown}", lead="  "),
+        *_comment(
+            f"fio{readonly} --output-format=json+ --output=result.json {shown}",
+            lead="  ",
+            wrap=False,
+        ),
         *_comment(f"its steps, one after another (stonewall): {steps}"),
     ]
 
