@@ -11,6 +11,8 @@ way `run` and `import` store them; nothing runs fio.
 
 from __future__ import annotations
 
+import copy
+import functools
 import io
 import json
 import re
@@ -103,9 +105,15 @@ def shown(h: str, text: str, *, lines: bool = False) -> bool:
 # -- a database whose every printed field is hostile -----------------------------------------
 
 
-def _metrics(iops: float) -> dict[str, Any]:
+@functools.cache
+def _recorded_metrics() -> dict[str, Any]:
+    """A real fio run's metrics, parsed once (each use gets a copy of its own)."""
     output = parse_fio_output((RECORDED / "libaio-randread-4k-qd8-jsonplus.json").read_text())
-    m = workload_metrics(output, {"bs": 4096, "iodepth": 8, "numjobs": 1})
+    return workload_metrics(output, {"bs": 4096, "iodepth": 8, "numjobs": 1})
+
+
+def _metrics(iops: float) -> dict[str, Any]:
+    m = copy.deepcopy(_recorded_metrics())
     scale = iops / m["read"]["iops"]
     m["read"]["iops"] = iops
     m["read"]["bw_bytes"] *= scale
