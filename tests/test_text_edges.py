@@ -1,0 +1,108 @@
+"""Units of fio's normal text output that the recorded runs do not show (fio/text.py): rates
+in bits (``unit_base=8``: ``BW=9496Mibit/s (9957Mbit/s)``, fio's num2str multiplies by 8
+and writes ``bit``), and fio 2.x's amounts up to its ``P`` (its num2str has K, M, G, P:
+no T, so P is the fourth power of kb_base). Each is a recorded output with one figure
+written the way fio writes it in that unit; the imported figure is what the user reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from iobench.fio.text import parse_normal_output
+from iobench.importer import interpret_fio_output
+from test_import_text import RECORDED, _ucloud_first_run, normal_part
+
+QD8 = RECORDED / "text-libaio-randread-qd8.out"  # BW=1187MiB/s (1245MB/s), kb_base 1024
+SI = RECORDED / "text-kb-base-1000.out"  # BW=568MB/s (542MiB/s), kb_base=1000
+
+
+def _read_bw(text: str) -> float:
+    (job,) = parse_normal_output(text, "x.txt")[0].jobs
+    assert job.read is not None
+    return job.read.bw_bytes
+
+
+@pytest.mark.parametrize(
+    ("bw", "bytes_per_s"),
+    [
+        ("BW=1187MiB/s (1245MB/s)", 1187 * 1024**2),  # as recorded
+        ("BW=9496Mibit/s (9957Mbit/s)", 9496 * 1024**2 / 8),  # the same, unit_base=8
+        ("BW=9724Kibit/s (9957kbit/s)", 9724 * 1024 / 8),
+        ("BW=9.27Gibit/s (9957Mbit/s)", 9.27 * 1024**3 / 8),
+        ("BW=800bit/s (800bit/s)", 100),
+    ],
+)
+def test_rates_in_bits_are_bytes_over_8(bw: str, bytes_per_s: float) -> None:
+    text = normal_part(QD8)
+    assert "BW=1187MiB/s (1245MB/s)" in text
+    assert _read_bw(text.replace("BW=1187MiB/s (1245MB/s)", bw)) == pytest.approx(bytes_per_s)
+
+
+@pytest.mark.parametrize(
+    ("bw", "bytes_per_s"),
+    [
+        ("BW=568MB/s (542MiB/s)", 542 * 1024**2),  # as recorded: the IEC figure is taken
+        ("BW=4544Mbit/s (4336Mibit/s)", 4336 * 1024**2 / 8),  # the same, unit_base=8
+        ("BW=4544kbit/s (4437Kibit/s)", 4437 * 1024 / 8),
+    ],
+)
+def test_with_kb_base_1000_the_iec_rate_in_bits_is_taken(bw: str, bytes_per_s: float) -> None:
+    text = normal_part(SI)
+    assert "BW=568MB/s (542MiB/s)" in text
+    assert _read_bw(text.replace("BW=568MB/s (542MiB/s)", bw)) == pytest.approx(bytes_per_s)
+
+
+def test_an_imported_run_in_bits_stores_the_bytes_a_second() -> None:
+    """What `iobench import` stores and shows: the same bandwidth as the run in bytes."""
+    text = normal_part(QD8)
+    in_bytes = _metrics(text)
+    in_bits = _metrics(text.replace("BW=1187MiB/s (1245MB/s)", "BW=9496Mibit/s (9957Mbit/s)"))
+    assert in_bits["read"]["bw_bytes"] == in_bytes["read"]["bw_bytes"] == 1187 * 1024**2
+
+
+def _metrics(text: str) -> dict[str, Any]:
+    (result,) = interpret_fio_output(text, "x.txt").results
+    assert result.metrics is not None
+    return result.metrics
+
+
+# -- fio 2.x: K, M, G and P --------------------------------------------------------------------
+
+
+FIO2_READ = "io=23160MB,\xa0bw=23715KB/s"  # the article's first run (non-breaking spaces)
+
+
+@pytest.mark.parametrize(
+    ("figures", "io_bytes", "bw_bytes"),
+    [
+        ("io=1PB,\xa0bw=1073741KB/s", 1024**4, 1073741 * 1024),
+        ("io=2PB,\xa0bw=2147483KB/s", 2 * 1024**4, 2147483 * 1024),
+        ("io=22GB,\xa0bw=23MB/s", 22 * 1024**3, 23 * 1024**2),
+        ("io=23715000KB,\xa0bw=1GB/s", 23_715_000 * 1024, 1024**3),
+        ("io=4096B,\xa0bw=4096B/s", 4096, 4096),
+    ],
+)
+def test_fio_2_amounts_up_to_its_p_in_powers_of_1024(
+    figures: str, io_bytes: int, bw_bytes: float
+) -> None:
+    text = _ucloud_first_run()
+    assert FIO2_READ in text
+    read = _metrics(text.replace(FIO2_READ, figures))["read"]
+    assert (read["io_bytes"], read["bw_bytes"]) == (io_bytes, bw_bytes)
+
+
+@pytest.mark.parametrize(
+    ("figures", "io_bytes", "bw_bytes"),
+    [
+        ("io=1PB,\xa0bw=1000000KB/s", 1000**4, 1000**3),
+        ("io=3GB,\xa0bw=2MB/s", 3 * 1000**3, 2 * 1000**2),
+    ],
+)
+def test_fio_2_amounts_with_kb_base_1000(figures: str, io_bytes: int, bw_bytes: float) -> None:
+    text = _ucloud_first_run()
+    line = text.splitlines()[0]
+    text = text.replace(line, line + " -kb_base=1000").replace(FIO2_READ, figures)
+    read = _metrics(text)["read"]
+    assert (read["io_bytes"], read["bw_bytes"]) == (io_bytes, bw_bytes)
