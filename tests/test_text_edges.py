@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from iobench.errors import UserError
 from iobench.fio.text import parse_normal_output
 from iobench.importer import interpret_fio_output
 from test_import_text import RECORDED, _ucloud_first_run, normal_part
@@ -106,3 +107,93 @@ def test_fio_2_amounts_with_kb_base_1000(figures: str, io_bytes: int, bw_bytes: 
     text = text.replace(line, line + " -kb_base=1000").replace(FIO2_READ, figures)
     read = _metrics(text)["read"]
     assert (read["io_bytes"], read["bw_bytes"]) == (io_bytes, bw_bytes)
+
+
+# -- what is refused, and how it is said ----------------------------------------------------------
+
+HINT = (
+    "the text looks like fio's normal output but this line is not as fio writes it; "
+    "import the output as fio wrote it (or, better, fio's --output-format=json)"
+)
+IO_LINE = "write: IOPS=3379, BW=3380MiB/s (3544MB/s)(3383MiB/1001msec); 0 zone resets"
+CLAT = "clat (usec): min=302, max=1798, avg=531.89, stdev=46.49"
+PCT = "|  1.00th=[  486],  5.00th=[  498], 10.00th=[  506], 20.00th=[  515],"
+FIO2_LINE = "read : io=23160MB, bw=23715KB/s, iops=5928, runt=1000001msec"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("IOPS=3379,", "IOPS=3x79,",
+         "7: a job's IO line (read/write/trim) is not as fio writes it"),
+        ("IOPS=3379,", "IOPS=99999999999999999999999,",
+         "7: IOPS 99999999999999999999999 is more than fio counts or measures"),
+        ("IOPS=3379,", "IOPS=9999999E,", "7: IOPS 9999999E is more than fio counts or measures"),
+        ("BW=3380MiB/s", "BW=99999999999EiB/s", "7: BW 99999999999Ei is more than fio measures"),
+        ("(3383MiB/", "(3383EiB/", "7: io 3383EiB is not an amount fio reports"),
+        ("clat (usec)", "clat (xsec)", "9: latency unit 'xsec' is not nsec, usec or msec"),
+        ("avg=531.89,", "avg=99999999999999999999,",
+         "9: avg 99999999999999999999 is more than fio counts or measures"),
+        ("clat (usec): min=302", "clat (msec): min=302999999999999",
+         "9: a latency is more than fio measures"),
+        ("clat percentiles (usec)", "clat percentiles (xsec)",
+         "11: percentile unit 'xsec' is not nsec, usec or msec"),
+        ("1.00th=[  486]", "1.00th=[  4x6]", "12: a percentile line is not as fio writes it"),
+        ("1.00th=[  486]", "101.00th=[  486]",
+         "12: percentile 101.00th=[486] is not one fio reports"),
+        ("1.00th=[  486]", "1.00th=[99999999999999999999]",
+         "12: percentile 1.00th=[99999999999999999999] is not one fio reports"),
+        ("total=0,3383,0,0", "total=0,99999999999999999999,0,0",
+         "25: an issued count is more than fio counts"),
+        ("  write: IOPS", "  mixed: IOPS",
+         "7: 'mixed' figures (unified_rw_reporting) cannot be imported: they are not one "
+         "direction's"),
+        ("ios=0/6042", "ios=0/99999999999999999999", "32: a disk count is more than fio counts"),
+        ("jobs=1)", "jobs=one)", "6: a job's result line is not as fio writes it"),
+    ],
+)  # fmt: skip
+def test_a_line_fio_never_writes_is_refused_naming_file_line_and_figure(
+    old: str, new: str, message: str
+) -> None:
+    good = (RECORDED / "text-normal-only-seqwrite.out").read_text()
+    assert old in good
+    text = good.replace(old, new, 1)
+    lineno = int(message.split(":")[0])
+    shown = text.splitlines()[lineno - 1].strip()
+    with pytest.raises(UserError) as e:
+        interpret_fio_output(text, "run.txt")
+    assert e.value.message == f"run.txt:{message}: {shown!r}"
+    assert e.value.hint == HINT
+
+
+def test_a_second_line_of_one_direction_is_refused() -> None:
+    good = (RECORDED / "text-normal-only-seqwrite.out").read_text()
+    text = good.replace(f"  {IO_LINE}", f"  {IO_LINE}\n  {IO_LINE}", 1)
+    with pytest.raises(UserError) as e:
+        interpret_fio_output(text, "run.txt")
+    assert e.value.message == f"run.txt:8: a second write line in one job's result: {IO_LINE!r}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("io=23160MB,", "io=99999999999999999999PB,",
+         "8: io 99999999999999999999 is more than fio counts or measures"),
+        ("io=23160MB,", "io=9000000PB,", "8: io or bw is more than fio counts or measures"),
+        ("bw=23715KB/s", "bw=9000000PB/s", "8: io or bw is more than fio counts or measures"),
+        ("iops=5928,", "iops=5x28,",
+         "8: a job's IO line (read/write/trim) is not as fio writes it"),
+        ("max=7470,", "max=9999999999999999999999K,",
+         "10: max 9999999999999999999999 is more than fio counts or measures"),
+    ],
+)  # fmt: skip
+def test_a_fio_2_line_fio_never_writes_is_refused(old: str, new: str, message: str) -> None:
+    text = _ucloud_first_run()
+    assert old in text.replace("\xa0", " ")
+    text = text.replace("\xa0", " ").replace(old, new, 1)
+    lineno = int(message.split(":")[0])
+    shown = text.splitlines()[lineno - 1].strip()
+    with pytest.raises(UserError) as e:
+        interpret_fio_output(text, "old.txt")
+    assert e.value.message == f"old.txt:{message}: {shown!r}"
+    assert e.value.hint == HINT
