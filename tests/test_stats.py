@@ -199,3 +199,12 @@ def test_the_interval_of_n_repetitions_uses_t_at_n_minus_1(df: int) -> None:
 def test_the_expansion_past_the_table_is_within_its_stated_error(df: int, exact: float) -> None:
     assert t_critical_95(df) == pytest.approx(exact, abs=1e-5)
     assert t_critical_95(df + 0.5) < t_critical_95(df)
+
+
+def test_the_expansion_agrees_with_student_s_distribution_to_1e_7() -> None:
+    """Past the table, the Cornish-Fisher expansion (four terms) is within 3e-8 of t
+    computed from Student's distribution: a wrong coefficient moves it by more."""
+    from iobench.analysis.stats import _t975
+
+    for df in [31, 32, 33, 35, 40, 50, 60, 80, 120, 200, 30.5, 31.5, 45.25]:
+        assert t_critical_95(df) == pytest.approx(_t975(df), abs=1e-7)

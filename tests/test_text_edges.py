@@ -1,8 +1,9 @@
 """Units of fio's normal text output that the recorded runs do not show (fio/text.py): rates
-in bits (``unit_base=8``: ``BW=9496Mibit/s (9957Mbit/s)``, fio's num2str multiplies by 8
-and writes ``bit``), and fio 2.x's amounts up to its ``P`` (its num2str has K, M, G, P:
-no T, so P is the fourth power of kb_base). Each is a recorded output with one figure
-written the way fio writes it in that unit; the imported figure is what the user reads."""
+in bits (``unit_base=1``: fio 3.33 wrote ``BW=5677Mibit/s (5953Mbit/s)(710MiB/1001msec)``
+for 710 MiB in 1.001 s, num2str multiplying by 8 and writing ``bit``; unit_base=8 is
+bytes), and fio 2.x's amounts up to its ``P`` (its num2str has K, M, G, P: no T, so P is
+the fourth power of kb_base). Each is a recorded output with one figure written the way fio
+writes it in that unit; the imported figure is what the user reads."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _read_bw(text: str) -> float:
     ("bw", "bytes_per_s"),
     [
         ("BW=1187MiB/s (1245MB/s)", 1187 * 1024**2),  # as recorded
-        ("BW=9496Mibit/s (9957Mbit/s)", 9496 * 1024**2 / 8),  # the same, unit_base=8
+        ("BW=9496Mibit/s (9957Mbit/s)", 9496 * 1024**2 / 8),  # the same, unit_base=1
         ("BW=9724Kibit/s (9957kbit/s)", 9724 * 1024 / 8),
         ("BW=9.27Gibit/s (9957Mbit/s)", 9.27 * 1024**3 / 8),
         ("BW=800bit/s (800bit/s)", 100),
@@ -45,7 +46,7 @@ def test_rates_in_bits_are_bytes_over_8(bw: str, bytes_per_s: float) -> None:
     ("bw", "bytes_per_s"),
     [
         ("BW=568MB/s (542MiB/s)", 542 * 1024**2),  # as recorded: the IEC figure is taken
-        ("BW=4544Mbit/s (4336Mibit/s)", 4336 * 1024**2 / 8),  # the same, unit_base=8
+        ("BW=4544Mbit/s (4336Mibit/s)", 4336 * 1024**2 / 8),  # the same, unit_base=1
         ("BW=4544kbit/s (4437Kibit/s)", 4437 * 1024 / 8),
     ],
 )

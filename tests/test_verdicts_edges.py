@@ -18,6 +18,7 @@ from iobench.analysis.verdicts import (
     SEVERAL_TIMES,
     Side,
     judge,
+    repeats_needed,
     within_run_noise,
 )
 
@@ -152,3 +153,39 @@ def test_a_difference_under_one_percent_is_never_worth_repetitions() -> None:
     )
     j = judge(runs(1007.0, 1015.0), base)
     assert (j.verdict, j.reason) == ("too few repeats", "run --repeat 6; t-test, 2 vs 2 repeats")
+
+
+@pytest.mark.parametrize(
+    ("diff", "needed"), [(2.6, None), (2.7, 10), (2.8, 9), (3.0, 8), (6.0, 3), (-2.7, 10)]
+)
+def test_repetitions_are_advised_up_to_max_advised_repeats(diff: float, needed: int | None) -> None:
+    """sd 2 a side: a difference of 2.7 needs 10 repetitions (advised), 2.6 more (none)."""
+    assert repeats_needed(diff, 2.0, 2.0) == needed
+
+
+def test_a_difference_of_exactly_one_is_a_difference() -> None:
+    assert repeats_needed(1.0, 0.1, 0.1) == 3
+    assert repeats_needed(0.0, 0.1, 0.1) is None
+
+
+def test_equal_runs_without_spread_have_t_zero_in_the_json() -> None:
+    j = judge(runs(7.0, 7.0), runs(7.0, 7.0))
+    assert (j.verdict, j.t, j.significant) == ("within noise", 0.0, False)
+    assert j.as_dict()["t"] == 0.0
+
+
+def test_the_json_holds_t_and_both_sides_noise() -> None:
+    j = judge(runs(1200.0, 1210.0, 1190.0), runs(1000.0, 1010.0, 990.0))
+    doc = j.as_dict()
+    assert j.t is not None and doc["t"] == j.t and math.isfinite(doc["t"])
+    assert j.value_noise is not None and j.base_noise is not None
+    assert doc["noise"] == j.value_noise.as_dict()
+    assert doc["baseline_noise"] == j.base_noise.as_dict()
+    assert doc["baseline_noise"]["n"] == 3 and doc["baseline_noise"]["basis"] == "repeats"
+
+
+def test_two_seconds_are_two_batches() -> None:
+    noise = within_run_noise([1000.0, 1010.0])
+    assert noise is not None
+    assert (noise.n, noise.df, noise.samples) == (2, 1, 2)
+    assert noise.se == pytest.approx(5.0)
