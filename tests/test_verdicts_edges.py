@@ -189,3 +189,9 @@ def test_two_seconds_are_two_batches() -> None:
     assert noise is not None
     assert (noise.n, noise.df, noise.samples) == (2, 1, 2)
     assert noise.se == pytest.approx(5.0)
+
+
+def test_a_side_without_a_value_is_not_measured_and_says_why() -> None:
+    for value, base in ((Side(()), runs(1.0, 2.0)), (runs(1.0, 2.0), Side(()))):
+        j = judge(value, base)
+        assert (j.verdict, j.reason) == ("not measured", "no value on one side")
