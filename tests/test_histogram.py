@@ -346,3 +346,23 @@ def test_merge_latency_matches_all_clients_for_numjobs_entries() -> None:
     assert same(merged.mean_ns, total.read.clat.mean_ns)
     assert same(merged.stddev_ns, total.read.clat.stddev_ns)
     assert merged.percentiles == ()  # plain json: no bins, so no merged percentiles
+
+
+def test_merge_latency_without_samples_says_so() -> None:
+    with pytest.raises(ValueError, match=r"^merge_latency needs at least one LatencyStats with"):
+        merge_latency([LatencyStats(0, 0, 0, 0, 0)])
+
+
+def test_merged_percentiles_are_the_standard_ones_and_every_one_an_input_carried() -> None:
+    """Every percentile an input showed (0 < p <= 100), beside model.PERCENTILES, is
+    recomputed from the merged bins; one outside (0, 100] is not."""
+    bins = {1004: 50, 2008: 50}  # representative values of fio's bins
+    a = LatencyStats(
+        100, 1000, 2000, 1500, 500, percentiles=((0.5, 1000.0), (100.0, 2000.0)), bins=bins
+    )
+    b = LatencyStats(
+        100, 1000, 2000, 1500, 500, percentiles=((0.0, 1000.0), (101.0, 2000.0)), bins=bins
+    )
+    merged = merge_latency([a, b])
+    assert [p for p, _ in merged.percentiles] == sorted({*PERCENTILES, 0.5, 100.0})
+    assert dict(merged.percentiles)[0.5] == 1004.0 and dict(merged.percentiles)[100.0] == 2008.0

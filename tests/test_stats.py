@@ -20,13 +20,36 @@ from iobench.analysis.stats import (
 @pytest.mark.parametrize(
     ("df", "expected"),
     [
+        # Every whole df of the table: NIST/SEMATECH e-Handbook of Statistical Methods,
+        # table 1.3.6.7.2 (upper critical values of Student's t), column 0.025.
         (1, 12.706),
         (2, 4.303),
         (3, 3.182),
         (4, 2.776),
         (5, 2.571),
+        (6, 2.447),
+        (7, 2.365),
+        (8, 2.306),
+        (9, 2.262),
         (10, 2.228),
+        (11, 2.201),
+        (12, 2.179),
+        (13, 2.160),
+        (14, 2.145),
+        (15, 2.131),
+        (16, 2.120),
+        (17, 2.110),
+        (18, 2.101),
+        (19, 2.093),
         (20, 2.086),
+        (21, 2.080),
+        (22, 2.074),
+        (23, 2.069),
+        (24, 2.064),
+        (25, 2.060),
+        (26, 2.056),
+        (27, 2.052),
+        (28, 2.048),
         (29, 2.045),
         (30, 2.042),
         # Beyond the table: the expansion, against published values.
@@ -149,3 +172,39 @@ def test_is_unstable_needs_two_repetitions_and_a_cv_over_the_threshold() -> None
     assert not is_unstable(summarize([0, 0]))  # mean 0: no CV
     edge = Summary(3, 100.0, 5.0, 90.0, 110.0, UNSTABLE_CV_PCT)
     assert not is_unstable(edge)  # "more than" the threshold
+
+
+@pytest.mark.parametrize("df", range(1, 31))
+def test_the_interval_of_n_repetitions_uses_t_at_n_minus_1(df: int) -> None:
+    """The interval a user reads: n repetitions 100 +- 1 (alternating), so the sample
+    standard deviation is known exactly; its half width is t(0.975, n - 1) s / sqrt(n),
+    with the table's value to its sixth decimal (inverting Student's distribution gives
+    the same): a typo anywhere in the table moves the interval."""
+    from iobench.analysis.stats import _t975
+
+    n = df + 1
+    values = [100.0 + (1 if i % 2 else -1) for i in range(n)]
+    s = summarize(values)
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    assert s.ci95_half_width == pytest.approx(_t975(df) * sd / math.sqrt(n), rel=1e-6)
+    assert t_critical_95(df) == pytest.approx(_t975(df), abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("df", "exact"),
+    # Student's t(0.975, df) to 6 decimals beyond the table (R: qt(0.975, df)).
+    [(31, 2.039513), (35, 2.030108), (40, 2.021075), (50, 2.008559), (100, 1.983972)],
+)
+def test_the_expansion_past_the_table_is_within_its_stated_error(df: int, exact: float) -> None:
+    assert t_critical_95(df) == pytest.approx(exact, abs=1e-5)
+    assert t_critical_95(df + 0.5) < t_critical_95(df)
+
+
+def test_the_expansion_agrees_with_student_s_distribution_to_1e_7() -> None:
+    """Past the table, the Cornish-Fisher expansion (four terms) is within 3e-8 of t
+    computed from Student's distribution: a wrong coefficient moves it by more."""
+    from iobench.analysis.stats import _t975
+
+    for df in [31, 32, 33, 35, 40, 50, 60, 80, 120, 200, 30.5, 31.5, 45.25]:
+        assert t_critical_95(df) == pytest.approx(_t975(df), abs=1e-7)

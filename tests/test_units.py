@@ -63,6 +63,29 @@ def test_fio_duration_round_trips_through_parse(ms: int) -> None:
     assert parse_duration(fio_duration(ms / 1000)) == pytest.approx(ms / 1000)
 
 
+@pytest.mark.parametrize(
+    ("runtime", "written"),
+    [("400us", "1ms"), ("1us", "1ms"), ("0.4ms", "1ms"), ("1499us", "1ms"), ("1500us", "2ms"),
+     ("1.0004s", "1000ms"), ("2500ms", "2500ms"), ("3s", "3s"), ("2m", "120s")],
+)  # fmt: skip
+def test_the_job_file_never_gives_fio_a_runtime_of_zero(
+    runtime: str, written: str, cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    """fio reads runtime=0 as no limit at all: a runtime under half a millisecond is
+    written as 1ms, the least fio can take, never rounded down to 0ms."""
+    code, out, err = cli("suites", "export", "quick", "--runtime", runtime)
+    assert code == 0, err
+    runtimes = {line for line in out.splitlines() if line.startswith("runtime=")}
+    assert runtimes == {f"runtime={written}"}
+
+
+@given(st.floats(min_value=1e-9, max_value=1e6, allow_nan=False))
+def test_a_positive_duration_is_never_written_as_zero(seconds: float) -> None:
+    written = parse_duration(fio_duration(seconds))
+    assert written > 0
+    assert written == pytest.approx(seconds, abs=0.0005) or written == 0.001 > seconds
+
+
 @given(st.integers(min_value=1, max_value=1 << 50))
 def test_short_block_size_round_trips(n: int) -> None:
     assert parse_size(format_size_short(n)) == n
