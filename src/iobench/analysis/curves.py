@@ -78,8 +78,10 @@ class Point:
     unseen_host_pct: float | None = None  # busy, but no process was seen to use it
     io_thread_max_pct: float | None = None
     seconds: float | None = None  # how long it ran
-    # The per-second IOPS its interval comes from (fio's steady window, else its log).
+    # The per-second IOPS its interval comes from (fio's steady window, else its log), and
+    # the seconds each covers (characterize's short points log every 0.1 s).
     samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    interval_s: float = field(default=1.0, repr=False, compare=False)
     bins: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -195,9 +197,11 @@ def _one_point(r: ResultRecord) -> Point | None:
         if steady and window and window_bw:
             # The steady window is the result (FIO.md §4); the whole run includes the rise.
             iops, bw, per_second = statistics.fmean(window), statistics.fmean(window_bw), window
+    interval_s = 1.0  # fio's steady-state window: one sample a second
     if not per_second:
         series = ((r.samples or {}).get(direction) or {}).get("iops") or []
         per_second = [float(v) for v in series if _number(v) is not None]
+        interval_s = _interval_s(r.samples)
     # Two samples give a Student-t interval 12.7 standard errors wide: no use for one point.
     ci = _ci(per_second) if len(per_second) >= 3 else None
     low, high = ci if ci else (iops, iops)
@@ -226,8 +230,15 @@ def _one_point(r: ResultRecord) -> Point | None:
         **_fio_side(metrics),
         seconds=_seconds(r),
         samples=tuple(per_second),
+        interval_s=interval_s,
         bins={int(k): int(v) for k, v in (bins_raw or {}).items()},
     )
+
+
+def _interval_s(samples: dict[str, Any] | None) -> float:
+    """The seconds each of a result's samples covers (fio/logs.py: ``interval_ms``)."""
+    ms = _number((samples or {}).get("interval_ms"))
+    return ms / 1000 if ms and ms > 0 else 1.0
 
 
 def _fio_side(metrics: dict[str, Any]) -> dict[str, float | None]:
@@ -284,6 +295,7 @@ def _mean_point(points: Sequence[Point]) -> Point:
         io_thread_max_pct=avg(p.io_thread_max_pct for p in points),
         seconds=sum(p.seconds or 0.0 for p in points),
         samples=tuple(v for p in points for v in p.samples),
+        interval_s=first.interval_s,
         bins=bins,
     )
 

@@ -26,6 +26,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from iobench.model import Workload
+
 INTERVAL_MS = 1000
 LOG_PREFIX = "iobench"  # the job files' write_*_log prefix (relative to fio's working dir)
 # In client mode fio's client writes the logs its servers send as ``NAME.<host>``.
@@ -33,6 +35,20 @@ _NAME = re.compile(rf"^{LOG_PREFIX}_(iops|bw|lat)\.(\d+)\.log(?:\..+)?$")
 _DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 
 Series = dict[tuple[int, int], float]  # (direction, interval index) -> value
+
+
+def sample_options(interval_ms: int) -> tuple[tuple[str, str], ...]:
+    """A workload's own options for samples every ``interval_ms`` (characterize's short
+    points): fio's ``log_avg_msec`` in its job section, which overrides the [global] one;
+    none for the usual :data:`INTERVAL_MS`."""
+    return () if interval_ms == INTERVAL_MS else (("log_avg_msec", str(interval_ms)),)
+
+
+def interval_of(workload: Workload) -> int:
+    """The interval of a workload's samples: its own ``log_avg_msec`` (:func:`sample_options`;
+    suites may not set it), else :data:`INTERVAL_MS`."""
+    value = dict(workload.options).get("log_avg_msec", "")
+    return int(value) if value.isdigit() and int(value) > 0 else INTERVAL_MS
 
 
 def job_number(name: str) -> int | None:
