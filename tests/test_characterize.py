@@ -193,14 +193,13 @@ def noisy(device: Device, noise: float, *, wander: bool = False, n: int = 10) ->
     """``device`` whose points have ``n`` samples 0.1 s apart, spread by about ``noise``
     (their relative standard deviation) about their mean: in each half-second one sample
     high and the next as low, as when a throttle's burst of IOs falls half into one sample
-    (the errors cancel over the point), or, with ``wander``, half-seconds ``noise`` above,
-    then below (that adds up: the half-seconds' means have a standard deviation of
-    ``noise``)."""
+    (the errors cancel over the point), or, with ``wander``, seconds ``noise`` above, then
+    below (that adds up: the seconds' means have a standard deviation of ``noise``)."""
 
     def measure(bs: int, qd: int) -> Point:
         p = device(bs, qd)
         if wander:
-            offsets = [(1 if (i // 5) % 2 == 0 else -1) * noise / 2**0.5 for i in range(n)]
+            offsets = [(1 if (i // 10) % 2 == 0 else -1) * noise / 2**0.5 for i in range(n)]
         else:
             split = {1: 1.5 * noise, 2: -1.5 * noise}
             offsets = [split.get(i % 5, 0.0) for i in range(n)]
@@ -230,21 +229,23 @@ def test_a_flat_doubling_ends_a_climb_only_when_the_intervals_say_so() -> None:
 
 def test_a_point_runs_as_long_as_its_figure_needs() -> None:
     """The first point runs the shortest time (1 s after its ramp); the next ones as long as
-    the noise that adds up needs for a 95 % interval within 1 %: half-second means that
-    vary by 1 % ask for 0.5 s x (2 x 1 % / 1 %)^2 = 2 s; at most --point-time; and long
-    enough to count 64 IOs at the rate their block size showed (1 MiB at 32 IOPS: 2 s).
-    Samples that swing 5 % from one 0.1 s to the next but cancel out (a throttle's bursts)
-    do not make points longer."""
+    the noise that adds up needs for a 95 % interval within 1 %: seconds whose means vary
+    by 1 % ask for 1 s x (2 x 1 % / 1 %)^2 = 4 s; at most --point-time; and long enough to
+    count 64 IOs at the rate their block size showed (1 MiB at 32 IOPS: 2 s). Samples that
+    swing 5 % from one 0.1 s to the next but cancel out (a throttle's bursts) do not make
+    points longer."""
     s = Settings(point_s=15)
     cap = capped_device(5000, 200 * 2**20)
-    assert {p.seconds for p in run_planner(noisy(cap, 0.003), s)[0]} == {1.0}
-    assert {p.seconds for p in run_planner(noisy(cap, 0.05), s)[0]} == {1.0}
-    probes, _ = run_planner(noisy(cap, 0.01, wander=True), s)
-    assert probes[0].seconds == 1.0 and probes[1].seconds == pytest.approx(2.0)
-    # (1 MiB at 200 IOPS: 100 IOs a half-second, whose counting explains part of its spread)
-    assert all(1.5 <= (p.seconds or 0) <= 2.0 for p in probes[1:]), probes
-    probes, _ = run_planner(noisy(cap, 0.05, wander=True), s)
+    assert {p.seconds for p in run_planner(noisy(cap, 0.003, n=20), s)[0]} == {1.0}
+    assert {p.seconds for p in run_planner(noisy(cap, 0.05, n=20), s)[0]} == {1.0}
+    probes, _ = run_planner(noisy(cap, 0.01, wander=True, n=20), s)
+    assert probes[0].seconds == 1.0 and probes[1].seconds == pytest.approx(4.0)
+    # (1 MiB at 200 IOPS: 200 IOs a second, whose counting explains part of its spread)
+    assert all(3.0 <= (p.seconds or 0) <= 4.0 for p in probes[1:]), probes
+    probes, _ = run_planner(noisy(cap, 0.05, wander=True, n=20), s)
     assert {p.seconds for p in probes[1:]} == {15.0}, "at most --point-time"
+    # One second's samples make one batch: no noise to judge by, the shortest points.
+    assert {p.seconds for p in run_planner(noisy(cap, 0.05, wander=True), s)[0]} == {1.0}
     slow = noisy(capped_device(2000, 32 * 2**20), 0.003)
     probes, _ = run_planner(slow, s)
     by = {(p.bs, p.iodepth): p.seconds for p in probes}

@@ -131,7 +131,22 @@ def test_samples_every_tenth_of_a_second_are_placed_and_add_up(
     assert s is not None and run.output is not None and run.output.jobs[0].read is not None
     assert s["interval_ms"] == 100
     t_s = s["read"]["t_s"]
-    assert 13 <= len(t_s) <= 15, t_s
-    assert t_s == [round(0.1 * (i + 1), 3) for i in range(len(t_s))], t_s
+    assert 12 <= len(t_s) <= 15, t_s
+    # One slot each, 0.1 s apart (fio may close its first window after the ramp late).
+    assert t_s == [round(t_s[0] + 0.1 * i, 3) for i in range(len(t_s))] and t_s[0] <= 0.3, t_s
     iops = [v for v in s["read"]["iops"] if v is not None]
     assert sum(iops) / len(iops) == pytest.approx(run.output.jobs[0].read.iops, rel=0.15)
+
+
+def test_samples_a_fixed_time_off_their_multiples_each_keep_a_slot() -> None:
+    """fio closed the first 0.1 s window after a ramp at 250 ms and every later one 50 ms
+    past a multiple, give or take a millisecond (a real log): rounding each time alone put
+    350 and 450 into one slot and lost a sample. Each keeps its own, in order."""
+    times = [250, 350, 450, 551, 651, 751, 851, 951]
+    logs = {
+        "iobench_iops.1.log": "".join(f"{t}, {2000 + i}, 0, 4096, 0\n" for i, t in enumerate(times))
+    }
+    s = parse_interval_logs(logs, 100)
+    assert s is not None
+    assert s["read"]["iops"] == [2000 + i for i in range(8)]
+    assert s["read"]["t_s"] == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]

@@ -128,8 +128,8 @@ def test_characterize_on_three_clients_finds_the_cap_of_the_device_they_share(
     assert place["place"] == "3 clients"
     iops, bw = limits(place)
     # The clients together meet the device's caps; none alone could tell them.
-    assert iops == pytest.approx(2000, rel=0.06), place["table"]
-    assert bw == pytest.approx(32 * MiB, rel=0.06), place["table"]
+    assert iops == pytest.approx(2000, rel=0.02), place["table"]
+    assert bw == pytest.approx(32 * MiB, rel=0.02), place["table"]
     code, shown, err = cli("show", str(doc["run_id"]), "--json")
     results = json.loads(shown)["results"]
     assert {r["client"] for r in results} == {"all", *(h.name for h in hosts.hosts)}

@@ -53,7 +53,7 @@ CLIMB_GAIN = 0.05  # two doublings of outstanding IO that add less than this: sa
 # ... or one that surely adds less than half of it (the two points' 95 % intervals counted)
 FLAT_GAIN = CLIMB_GAIN / 2
 # fast: batches of samples that hold fewer IOs than this show how IOs are counted, not how
-# the storage varies (1 MiB at 32 IOPS: 16 IOs in 0.5 s)
+# the storage varies (1 MiB at 16 IOPS)
 MIN_SAMPLE_IOS = 20
 MAX_EXTENSIONS = 2  # block-size steps tried beyond each end of the range
 STEP_OVERHEAD_S = 1.0  # fio's start and stop around each point
@@ -61,8 +61,9 @@ METHODS = ("fast", "steady")
 # fast: a point counts at least this many IOs, so that one IO more or less at either end of
 # its time (a slow rate: 32 IOPS of 1 MiB) moves its figure by 1.6 % at most.
 MIN_IOS = 64
-# fast: the noise a point's length is judged by is that of its figure over this long
-BATCH_S = 0.5
+# fast: the noise a point's length is judged by is that of its figure over this long (a
+# point of one batch tells none)
+BATCH_S = 1.0
 T95 = 2.0  # about Student's t for a 95 % interval of a mean of tens of samples
 
 
@@ -238,8 +239,9 @@ def relative_noise(points: Sequence[Point]) -> float | None:
     """How much a point's figure varies over BATCH_S, relative to it: the spread of the
     means of its samples in batches of BATCH_S about the point's mean, pooled over the
     points with two batches or more, less what counting whole IOs in a batch explains. Its
-    samples' own spread overstates it: a throttle lets IOs through in bursts, and a burst
-    that falls into two samples is half in each, so their errors cancel over the point.
+    samples' own spread overstates it: a throttle lets IOs through in bursts, a burst that
+    falls into two samples is half in each, and one fio sent late (a busy CPU) is caught
+    up in the next: their errors cancel over the point.
     Batches of fewer than MIN_SAMPLE_IOS IOs are left out (1 MiB at 32 IOPS: they show how
     IOs are counted, not how the storage varies). None without such a point."""
     total, weight = 0.0, 0

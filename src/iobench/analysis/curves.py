@@ -539,13 +539,22 @@ class BlockSize:
 
 
 def _pooled(points: Sequence[Point], scale: Any) -> tuple[float, float, float]:
-    """(mean, low, high): the mean of the points' per-second samples (each times
-    ``scale(point)``) and its 95 % interval; without two samples, the points' own range."""
+    """(mean, low, high): the points' figures (each times ``scale(point)``), weighted by the
+    IOs they counted (the time their samples cover x their IOPS), with the 95 % interval of
+    the mean of their samples around it; without two samples, the points' own range. A
+    point's figure is fio's count over its whole measured time (or its steady window): a
+    short point's samples leave out the last part of a window, which fio does not log, and
+    a throttle that lets IOs through in bursts puts a whole burst into that part or none.
+    A figure counted from more IOs is the finer one: on a bandwidth plateau, 64 KiB at 512
+    IOPS against 1 MiB at 32."""
     samples = [v * scale(p) for p in points for v in p.samples]
     if len(samples) >= 2:
         s = summarize(samples)
         assert s.mean is not None and s.ci95_low is not None and s.ci95_high is not None
-        return s.mean, s.ci95_low, s.ci95_high
+        weights = [len(p.samples) * p.interval_s * p.iops for p in points]
+        mean = sum(p.iops * scale(p) * w for p, w in zip(points, weights, strict=True))
+        mean /= sum(weights) or 1.0
+        return mean, mean - (s.mean - s.ci95_low), mean + (s.ci95_high - s.mean)
     mean = statistics.fmean(p.iops * scale(p) for p in points)
     low = min(p.iops_low * scale(p) for p in points)
     high = max(p.iops_high * scale(p) for p in points)
@@ -741,7 +750,8 @@ def _iops_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str,
     if found := _not_reached(top_iops, "IOPS"):
         return None, found
     plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
-    return _estimate(plateau, bw=False, what="IOPS"), None
+    other = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
+    return _estimate(_only_on(plateau, other), bw=False, what="IOPS"), None
 
 
 def _bw_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str, str] | None]:
@@ -760,7 +770,16 @@ def _bw_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str, s
     if found := _not_reached(top_bw, "bandwidth"):
         return None, found
     plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
-    return _estimate(plateau, bw=True, what="bandwidth"), None
+    other = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
+    return _estimate(_only_on(plateau, other), bw=True, what="bandwidth"), None
+
+
+def _only_on(plateau: list[BlockSize], other: list[BlockSize]) -> list[BlockSize]:
+    """The block sizes of a limit's plateau that are not on the other limit's too: one on
+    both sits at the crossover, where the two limits bind together (16 KiB at 2000 IOPS and
+    32 MiB/s delivers 31.25 MiB/s), and stands for neither; all of them when none is left."""
+    only = [b for b in plateau if b not in other]
+    return only or plateau
 
 
 def _crossover(iops: Estimate | None, bw: Estimate | None) -> Estimate | None:
