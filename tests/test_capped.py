@@ -35,9 +35,7 @@ def report_renders(group: Cgroup, db: Path, run: object, tmp_path: Path, *expect
 
 def characterize(group: Cgroup, db: Path, dev: str, *extra: str) -> tuple[dict[str, Any], float]:
     started = time.monotonic()
-    code, out, err = iobench_in(
-        group, db, "characterize", dev, "--point-time", "4s", "--max-time", "90s", "--json", *extra
-    )
+    code, out, err = iobench_in(group, db, "characterize", dev, "--json", *extra)
     took = time.monotonic() - started
     assert code == 0, err
     doc: dict[str, Any] = json.loads(out)
@@ -45,29 +43,52 @@ def characterize(group: Cgroup, db: Path, dev: str, *extra: str) -> tuple[dict[s
     return doc, took
 
 
+def io_seconds(group: Cgroup, db: Path, run_id: int) -> tuple[float, list[float]]:
+    """The seconds of IO a run took: fio's measured time and the ramp before it, summed
+    over its results; and each result's."""
+    code, out, err = iobench_in(group, db, "show", str(run_id), "--json")
+    assert code == 0, err
+    each = [
+        max((r[d] or {}).get("runtime_ms") or 0 for d in ("read", "write")) / 1000
+        + r["params"]["ramp_s"]
+        for r in json.loads(out)["results"]
+    ]
+    return sum(each), each
+
+
 @pytest.mark.parametrize(
     ("iops", "mib_s"),
-    [(5000, 200), (2000, 32)],  # crossovers near 41 KiB and 16 KiB
-    ids=["5000iops-200MiBps", "2000iops-32MiBps"],
+    # Crossovers near 41 KiB, 16 KiB and 92 KiB (between the block sizes of a sweep, 64 KiB
+    # and 256 KiB, and between the 32 KiB and 256 KiB characterize checks on its sides).
+    [(5000, 200), (2000, 32), (3000, 270)],
+    ids=["5000iops-200MiBps", "2000iops-32MiBps", "3000iops-270MiBps"],
 )
-def test_characterize_finds_both_caps_within_its_budget(
+def test_characterize_finds_both_caps_in_20_seconds_of_io(
     scratch: Scratch, tmp_path: Path, real_fio: str, iops: int, mib_s: int
 ) -> None:
+    """Issue 27: both limits within 2 % of the caps from at most 20 s of IO, by default."""
     dev, group = capped_volume(scratch, 64 * MiB, iops, mib_s * MiB)
-    doc, took = characterize(group, tmp_path / "r.db", dev)
+    db = tmp_path / "r.db"
+    doc, took = characterize(group, db, dev)
     limits = doc["limits"]
     # A limit not found is null, with its reason: say it rather than fail on None["value"].
     assert doc["reasons"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
         doc["reasons"], limits, doc["table"]
     )  # fmt: skip
     why = (limits, doc["table"])
-    assert limits["iops"]["value"] == pytest.approx(iops, rel=0.10), why
-    assert limits["bw_bytes"]["value"] == pytest.approx(mib_s * MiB, rel=0.10), why
-    assert limits["crossover_bs"]["value"] == pytest.approx(mib_s * MiB / iops, rel=0.15), why
+    assert limits["iops"]["value"] == pytest.approx(iops, rel=0.02), why
+    assert limits["bw_bytes"]["value"] == pytest.approx(mib_s * MiB, rel=0.02), why
+    assert limits["crossover_bs"]["value"] == pytest.approx(mib_s * MiB / iops, rel=0.04), why
+    # The uncertainty is stated: a 95 % interval around each (its samples' spread: wide
+    # when other work on the host made fio's samples swing, however exact the figures).
     for key in ("iops", "bw_bytes", "crossover_bs"):
-        assert limits[key]["low"] <= limits[key]["value"] <= limits[key]["high"], limits[key]
-    assert took < 90, f"the 90 s budget: it took {took:.0f} s"
+        e = limits[key]
+        assert e["low"] < e["value"] < e["high"], (key, e)
+        assert e["high"] - e["low"] < 0.5 * e["value"], (key, e)
+    spent, each = io_seconds(group, db, doc["run_id"])
+    assert spent <= 20, f"{spent:.1f} s of IO: {each}"
     assert doc["stop"].startswith("done")
+    assert doc["elapsed_s"] < 60 and took < 90, (doc["elapsed_s"], took)
     # iobench ran inside the cgroup: both limits are the throttles', and it says so.
     loop = Path(dev).name
     where = f"on {loop} (cgroup v{1 if group.v1 else 2} /{group.path.name})"
@@ -75,11 +96,32 @@ def test_characterize_finds_both_caps_within_its_budget(
         "iops": f"the read {format_iops(iops)} IOPS throttle {where}",
         "bw_bytes": f"the read {format_rate(mib_s * MiB)} throttle {where}",
     }, doc["throttles"]
-    # Every point ended at fio's steady state, well before its 4 s ceiling.
-    steady = [p["steady"] for c in doc["curves"] for p in c["points"]]
-    assert steady.count(True) >= len(steady) - 1, doc["curves"]
+    # Short points, not run to fio's steady state; each with its own 95 % interval.
+    points = [p for c in doc["curves"] for p in c["points"]]
+    assert {p["steady"] for p in points} == {None}
+    assert all(p["iops_low"] < p["iops"] < p["iops_high"] for p in points), points
     # The block-size table agrees with the two-limit model it infers.
-    assert all(abs(row["iops"] / row["model_iops"] - 1) < 0.1 for row in doc["table"]), doc["table"]
+    assert all(abs(row["iops"] / row["model_iops"] - 1) < 0.05 for row in doc["table"]), doc[
+        "table"
+    ]
+
+
+def test_characterize_steady_method_keeps_the_budget(
+    scratch: Scratch, tmp_path: Path, real_fio: str
+) -> None:
+    """--method steady runs each point to fio's steady state, as before; a --max-time too
+    short for its plan stops it, saying before which point, having spent no more."""
+    dev, group = capped_volume(scratch, 64 * MiB, 5000, 200 * MiB)
+    db = tmp_path / "r.db"
+    doc, _ = characterize(
+        group, db, dev, "--method", "steady", "--point-time", "3s", "--max-time", "12s"
+    )
+    assert doc["settings"]["method"] == "steady"
+    assert doc["stop"].startswith("time budget reached before "), doc["stop"]
+    steady = [p["steady"] for c in doc["curves"] for p in c["points"]]
+    assert steady and all(s is not None for s in steady), doc["curves"]
+    spent, each = io_seconds(group, db, doc["run_id"])
+    assert doc["elapsed_s"] <= 12 and spent <= 12, (doc["elapsed_s"], each)
 
 
 def test_characterize_says_when_no_cap_is_in_reach(
@@ -88,7 +130,7 @@ def test_characterize_says_when_no_cap_is_in_reach(
     """The same loop device over RAM without a cap: what stops it is this 2-CPU host (fio's
     CPU, the loop device's kernel thread), not a storage limit; it must say so."""
     dev, group = capped_volume(scratch, 64 * MiB, 0, 0)
-    doc, _ = characterize(group, tmp_path / "r.db", dev, "--max-qd", "32")
+    doc, _ = characterize(group, tmp_path / "r.db", dev, "--max-qd", "32", "--max-time", "90s")
     # Its report leads with the limits not found and why, and has no empty section.
     report_renders(group, tmp_path / "r.db", "latest", tmp_path, "#curves .chart")
     assert doc["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
@@ -114,8 +156,9 @@ def test_a_host_busy_with_other_work_does_not_hide_the_caps(
     assert doc["reason_codes"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
         doc["reasons"]
     )  # fmt: skip
-    assert doc["limits"]["iops"]["value"] == pytest.approx(1200, rel=0.10), doc["table"]
-    assert doc["limits"]["bw_bytes"]["value"] == pytest.approx(40 * MiB, rel=0.10), doc["table"]
+    assert doc["limits"]["iops"]["value"] == pytest.approx(1200, rel=0.02), doc["table"]
+    assert doc["limits"]["bw_bytes"]["value"] == pytest.approx(40 * MiB, rel=0.02), doc["table"]
+    assert io_seconds(group, db, doc["run_id"])[0] <= 20
     assert doc["throttles"]["iops"] and doc["throttles"]["bw_bytes"], doc["throttles"]
     for c in doc["curves"]:
         if c["bs"] in (4096, MiB):  # the climbs: their plateaus at the caps

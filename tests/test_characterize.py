@@ -17,6 +17,7 @@ from iobench.analysis.characterize import (
     characterization_document,
     characterize,
     next_probe,
+    on_clients,
     probe_workload,
 )
 from iobench.analysis.curves import Point
@@ -53,11 +54,13 @@ def test_a_capped_volume_is_found_in_a_few_points() -> None:
     s = Settings(point_s=4)
     probes, stop = run_planner(capped_device(5000, 200 * 2**20), s)
     assert [(p.bs, p.iodepth) for p in probes] == [
-        (4096, 1), (4096, 2), (4096, 4),              # at the IOPS cap from QD1
-        (1 << 20, 1), (1 << 20, 2), (1 << 20, 4),     # at the bandwidth cap from QD1
-        (16384, 2), (131072, 2),                      # either side of the 41 KiB crossover
+        (4096, 1), (4096, 2),               # at the IOPS cap from QD1: a flat doubling
+        (1 << 20, 1), (1 << 20, 2),         # at the bandwidth cap from QD1
+        (16384, 2), (131072, 2),            # either side of the 41 KiB crossover
     ]  # fmt: skip
     assert stop.startswith("done")
+    # Tight samples and thousands of IOPS: every point runs the shortest time.
+    assert {p.seconds for p in probes} == {1.0}
     points = [capped_device(5000, 200 * 2**20)(p.bs, p.iodepth) for p in probes]
     c = characterize(points, s, elapsed_s=40.0)
     assert c.limits is not None and c.limits.iops and c.limits.bw_bytes and c.limits.crossover_bs
@@ -99,7 +102,7 @@ def test_a_host_bound_plateau_is_not_a_limit() -> None:
 
     s = Settings(point_s=4)
     probes, stop = run_planner(device, s)
-    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4, 8, 16]  # two flat doublings
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4, 8]  # a flat doubling
     assert stop.startswith("done")
     c = characterize([device(p.bs, p.iodepth) for p in probes], s, 0.0)
     assert c.limits is not None and c.limits.iops is None
@@ -108,19 +111,38 @@ def test_a_host_bound_plateau_is_not_a_limit() -> None:
 
 
 def test_the_budget_is_kept() -> None:
-    s = Settings(point_s=10, budget_s=45)
+    """Steady points: each may run its whole --point-time; fast ones: their own length,
+    ramp and fio's start and stop (1 s) counted before each starts."""
+    s = Settings(point_s=10, budget_s=45, method="steady")
     probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=10.0)
     assert len(probes) == 4  # 4 x 10 s + the 11 s a fifth would need > 45 s
     assert stop == "time budget reached before 1M QD2 (climb)"
+    s = Settings(budget_s=10.0)  # 1 s points after a 0.5 s ramp, 2.5 s each with fio's start
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=2.5)
+    assert len(probes) == 4 and stop == "time budget reached before 16k QD2 (crossover check)"
+    s = Settings(budget_s=10.0, repeat=2)  # each point twice: 5 s
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=5.0)
+    assert len(probes) == 2 and stop == "time budget reached before 1M QD1 (climb)"
 
 
-def test_a_probe_is_a_steady_state_workload() -> None:
+def test_a_probe_is_a_short_point_or_a_steady_state_workload() -> None:
     s = Settings(point_s=15, rw="randread")
-    w = probe_workload(Probe(65536, 8, "climb"), s)
+    w = probe_workload(Probe(65536, 8, "climb", seconds=1.3), s)
+    assert (w.name, w.bs, w.iodepth, w.runtime_s, w.ramp_s) == (
+        "randread-64k-qd8", 65536, 8, 1.3, 0.5
+    )  # fmt: skip
+    assert dict(w.options) == {"log_avg_msec": "100"}  # ten samples a second
+    steady = replace(s, method="steady")
+    w = probe_workload(Probe(65536, 8, "climb"), steady)
     assert (w.name, w.bs, w.iodepth, w.runtime_s, w.ramp_s) == ("randread-64k-qd8", 65536, 8, 15, 0)
     assert dict(w.options) == {"ss": "iops:5%", "ss_dur": "3s", "ss_ramp": "1s"}
-    short = probe_workload(Probe(4096, 1, "climb"), Settings(point_s=4))
+    short = probe_workload(Probe(4096, 1, "climb"), Settings(point_s=4, method="steady"))
     assert dict(short.options) == {"ss": "iops:5%", "ss_dur": "2s", "ss_ramp": "0s"}
+    # On clients: a sample a second, points of 5 s at least (their edge seconds are left out).
+    clients = on_clients(s)
+    w = probe_workload(Probe(4096, 1, "climb", seconds=5.0), clients)
+    assert (clients.min_point_s, w.options) == (5.0, ())
+    assert on_clients(steady) == steady
 
 
 def test_a_busy_host_does_not_hide_a_throttled_volumes_limits() -> None:
@@ -151,3 +173,97 @@ def test_a_busy_host_does_not_hide_a_throttled_volumes_limits() -> None:
     assert not any(p.why == "crossover check" for p in probes)
     c = characterize([busy(p.bs, p.iodepth) for p in probes], s, 0.0)
     assert c.limits is not None and c.limits.codes["iops"] == "host-busy"
+
+
+def test_runs_stored_before_the_fast_method_replay_their_steady_plan() -> None:
+    """A stored run's settings without ``method`` ran fio's steady state and climbed until
+    two doublings added less than 5 %: `show` replays that plan, not today's."""
+    s = Settings.from_dict({"point_s": 4.0, "budget_s": 300.0, "steady_pct": 5.0})
+    assert s.method == "steady"
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s)
+    assert [(p.bs, p.iodepth) for p in probes] == [
+        (4096, 1), (4096, 2), (4096, 4), (1 << 20, 1), (1 << 20, 2), (1 << 20, 4),
+        (16384, 2), (131072, 2),
+    ]  # fmt: skip
+    assert stop.startswith("done") and {p.seconds for p in probes} == {None}
+    assert Settings.from_dict(Settings().as_dict()) == Settings()
+
+
+def noisy(device: Device, noise: float, *, wander: bool = False, n: int = 10) -> Device:
+    """``device`` whose points have ``n`` samples 0.1 s apart, spread by about ``noise``
+    (their relative standard deviation) about their mean: in each half-second one sample
+    high and the next as low, as when a throttle's burst of IOs falls half into one sample
+    (the errors cancel over the point), or, with ``wander``, seconds ``noise`` above, then
+    below (that adds up: the seconds' means have a standard deviation of ``noise``)."""
+
+    def measure(bs: int, qd: int) -> Point:
+        p = device(bs, qd)
+        if wander:
+            offsets = [(1 if (i // 10) % 2 == 0 else -1) * noise / 2**0.5 for i in range(n)]
+        else:
+            split = {1: 1.5 * noise, 2: -1.5 * noise}
+            offsets = [split.get(i % 5, 0.0) for i in range(n)]
+        samples = tuple(p.iops * (1 + o) for o in offsets)
+        half = 0.75 * noise  # the interval's half-width, as Student's t would give it
+        return replace(p, samples=samples, interval_s=0.1,
+                       iops_low=p.iops * (1 - half), iops_high=p.iops * (1 + half))  # fmt: skip
+
+    return measure
+
+
+def test_a_flat_doubling_ends_a_climb_only_when_the_intervals_say_so() -> None:
+    """One doubling that added nothing ends the climb when both points' 95 % intervals are
+    tight; with wide ones (8 % of noise) it takes two doublings, as before."""
+    tight = noisy(capped_device(5000, 200 * 2**20), 0.005)
+    probes, _ = run_planner(tight, Settings())
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2]
+    loose = noisy(capped_device(5000, 200 * 2**20), 0.08)
+    probes, _ = run_planner(loose, Settings())
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4]
+    # A curve still rising (+4 % at each doubling, up to QD8) is climbed past its rise: one
+    # doubling must add less than 2.5 %, as two together had to add less than 5 %.
+    rising = noisy(lambda bs, qd: point(bs, qd, 1000 * 1.04 ** min(qd.bit_length(), 4)), 0.005)
+    probes, _ = run_planner(rising, Settings())
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4, 8, 16]
+
+
+def test_a_point_runs_as_long_as_its_figure_needs() -> None:
+    """The first point runs the shortest time (1 s after its ramp); the next ones as long as
+    the noise that adds up needs for a 95 % interval within 1 %: seconds whose means vary
+    by 1 % ask for 1 s x (2 x 1 % / 1 %)^2 = 4 s; at most --point-time; and long enough to
+    count 64 IOs at the rate their block size showed (1 MiB at 32 IOPS: 2 s). Samples that
+    swing 5 % from one 0.1 s to the next but cancel out (a throttle's bursts) do not make
+    points longer."""
+    s = Settings(point_s=15)
+    cap = capped_device(5000, 200 * 2**20)
+    assert {p.seconds for p in run_planner(noisy(cap, 0.003, n=20), s)[0]} == {1.0}
+    assert {p.seconds for p in run_planner(noisy(cap, 0.05, n=20), s)[0]} == {1.0}
+    probes, _ = run_planner(noisy(cap, 0.01, wander=True, n=20), s)
+    assert probes[0].seconds == 1.0 and probes[1].seconds == pytest.approx(4.0)
+    # (1 MiB at 200 IOPS: 200 IOs a second, whose counting explains part of its spread)
+    assert all(3.0 <= (p.seconds or 0) <= 4.0 for p in probes[1:]), probes
+    probes, _ = run_planner(noisy(cap, 0.05, wander=True, n=20), s)
+    assert {p.seconds for p in probes[1:]} == {15.0}, "at most --point-time"
+    # One second's samples make one batch: no noise to judge by, the shortest points.
+    assert {p.seconds for p in run_planner(noisy(cap, 0.05, wander=True), s)[0]} == {1.0}
+    slow = noisy(capped_device(2000, 32 * 2**20), 0.003)
+    probes, _ = run_planner(slow, s)
+    by = {(p.bs, p.iodepth): p.seconds for p in probes}
+    assert by[(1 << 20, 1)] == 1.0 and by[(1 << 20, 2)] == pytest.approx(2.0)
+
+
+def test_counting_whole_ios_is_not_noise_that_needs_longer_points() -> None:
+    """At 32 IOPS a 0.1 s sample holds 3 or 4 IOs, a half-second 16: samples of 30 and 40
+    IOPS, whose mean over the point is exact all the same (an IO not in one sample is in
+    the next). The next point is not made longer for them; the rate asks for 64 IOs."""
+    s = Settings(point_s=15)
+
+    def counted(bs: int, qd: int) -> Point:
+        p = capped_device(2000, 32 * 2**20)(bs, qd)
+        if bs != 1 << 20:
+            return noisy(capped_device(2000, 32 * 2**20), 0.003)(bs, qd)
+        counts = [3, 4, 3, 3, 4, 3, 3, 4, 3, 2, 4, 3, 3]  # 32 IOs a second
+        return replace(p, samples=tuple(10.0 * c for c in counts), interval_s=0.1)
+
+    probes, _ = run_planner(counted, s)
+    assert max(p.seconds or 0 for p in probes) == pytest.approx(2.0), probes

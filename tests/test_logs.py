@@ -9,7 +9,7 @@ import pytest
 
 from conftest import held_open
 from iobench.fio.jobfile import build_jobfile
-from iobench.fio.logs import parse_interval_logs
+from iobench.fio.logs import interval_of, parse_interval_logs, sample_options
 from iobench.fio.runner import find_fio, run_fio
 from iobench.model import Workload
 from iobench.targets import Reach
@@ -112,3 +112,41 @@ def test_real_fio_samples_add_up_to_its_own_totals(real_fio: str, tmp_path: Path
             assert [v is None for v in series[key]] == [v is None for v in series["iops"]]
             assert all(v is None or v > 0 for v in series[key])
     assert not list(tmp_path.glob("iobench_*.log")), "log files are removed after reading"
+
+
+def test_samples_every_tenth_of_a_second_are_placed_and_add_up(
+    real_fio: str, tmp_path: Path
+) -> None:
+    """A workload with its own sample interval (characterize's short points: fio's
+    log_avg_msec=100 in its section) gets ten samples a second, 0.1 s apart, whose mean is
+    fio's own IOPS; and the interval is stored with them."""
+    target = tmp_path / "t.dat"
+    target.write_bytes(os.urandom(8 << 20))
+    w = Workload("r", "randread", 4096, 4, 1, runtime_s=1.5, ramp_s=0.2,
+                 options=sample_options(100))  # fmt: skip
+    assert interval_of(w) == 100 and interval_of(Workload("x", "read", 4096, 1, 1)) == 1000
+    run = run_fio(find_fio(), build_jobfile(w, Reach.file(str(target)), 8 << 20), tmp_path,
+                  timeout_s=60, held=held_open(target))  # fmt: skip
+    s = parse_interval_logs(run.logs, interval_of(w))
+    assert s is not None and run.output is not None and run.output.jobs[0].read is not None
+    assert s["interval_ms"] == 100
+    t_s = s["read"]["t_s"]
+    assert 12 <= len(t_s) <= 15, t_s
+    # One slot each, 0.1 s apart (fio may close its first window after the ramp late).
+    assert t_s == [round(t_s[0] + 0.1 * i, 3) for i in range(len(t_s))] and t_s[0] <= 0.3, t_s
+    iops = [v for v in s["read"]["iops"] if v is not None]
+    assert sum(iops) / len(iops) == pytest.approx(run.output.jobs[0].read.iops, rel=0.15)
+
+
+def test_samples_a_fixed_time_off_their_multiples_each_keep_a_slot() -> None:
+    """fio closed the first 0.1 s window after a ramp at 250 ms and every later one 50 ms
+    past a multiple, give or take a millisecond (a real log): rounding each time alone put
+    350 and 450 into one slot and lost a sample. Each keeps its own, in order."""
+    times = [250, 350, 450, 551, 651, 751, 851, 951]
+    logs = {
+        "iobench_iops.1.log": "".join(f"{t}, {2000 + i}, 0, 4096, 0\n" for i, t in enumerate(times))
+    }
+    s = parse_interval_logs(logs, 100)
+    assert s is not None
+    assert s["read"]["iops"] == [2000 + i for i in range(8)]
+    assert s["read"]["t_s"] == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]

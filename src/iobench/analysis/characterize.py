@@ -4,23 +4,34 @@ size adaptively, in a fraction of a full sweep's time. Pure (docs/characterize.m
 The plan is a function of the points measured so far (:func:`next_probe`), so the run can
 be replayed and explained from what is stored:
 
-1. **climb** outstanding IO at a small block size (4 KiB): QD 1, 2, 4, ... until two
-   doublings add less than CLIMB_GAIN together, or the deepest queue is reached;
+1. **climb** outstanding IO at a small block size (4 KiB): QD 1, 2, 4, ... until a doubling
+   surely added less than CLIMB_GAIN (the two points' 95 % intervals say so), or two
+   doublings added less than that together, or the deepest queue is reached;
 2. the same at a large block size (1 MiB);
 3. **extend** the block-size range when one limit binds at both ends (smaller blocks when
    the bandwidth limit already binds at 4 KiB, larger ones when the IOPS limit still binds
    at 1 MiB);
-4. **check** the two-limit model on each side of the crossover it predicts.
+4. **check** the two-limit model on each side of the crossover it predicts; those points
+   also add their samples to the limits on whose plateau they fall.
 
-Every point runs until fio's steady-state detection says its IOPS are stable (``ss=``), at
-most ``point_s``; the whole stays within ``budget_s``.
+How long a point runs is the method's (``Settings.method``):
+
+- ``fast`` (the default since issue 27): a short ramp, then as long as the point's figure
+  needs to be within ``precision`` (its 95 % interval), judged before it runs from what the
+  earlier points showed: the noise of their samples (``sample_ms`` apart) and the rate at
+  this block size (``MIN_IOS`` IOs at least); at least ``min_point_s``, at most ``point_s``;
+- ``steady`` (before issue 27, and runs stored then): until fio's steady-state detection
+  says its IOPS are stable (``ss=``), at least about 5 s, at most ``point_s``.
+
+The whole stays within ``budget_s``.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from iobench.analysis.curves import (
@@ -33,13 +44,27 @@ from iobench.analysis.curves import (
     points_from_results,
 )
 from iobench.analysis.throttles import curves_at_throttles
+from iobench.fio.logs import INTERVAL_MS, sample_options
 from iobench.model import Workload
 from iobench.records import ResultRecord
 from iobench.units import fio_duration, format_size_short
 
 CLIMB_GAIN = 0.05  # two doublings of outstanding IO that add less than this: saturated
+# ... or one that surely adds less than half of it (the two points' 95 % intervals counted)
+FLAT_GAIN = CLIMB_GAIN / 2
+# fast: batches of samples that hold fewer IOs than this show how IOs are counted, not how
+# the storage varies (1 MiB at 16 IOPS)
+MIN_SAMPLE_IOS = 20
 MAX_EXTENSIONS = 2  # block-size steps tried beyond each end of the range
 STEP_OVERHEAD_S = 1.0  # fio's start and stop around each point
+METHODS = ("fast", "steady")
+# fast: a point counts at least this many IOs, so that one IO more or less at either end of
+# its time (a slow rate: 32 IOPS of 1 MiB) moves its figure by 1.6 % at most.
+MIN_IOS = 64
+# fast: the noise a point's length is judged by is that of its figure over this long (a
+# point of one batch tells none)
+BATCH_S = 1.0
+T95 = 2.0  # about Student's t for a 95 % interval of a mean of tens of samples
 
 
 @dataclass(frozen=True)
@@ -55,8 +80,13 @@ class Settings:
     ioengine: str = "libaio"
     min_bs: int = 512
     max_bs: int = 64 << 20
-    steady_pct: float = 5.0  # fio ss=iops:<pct>%: max deviation from the window's mean
+    steady_pct: float = 5.0  # steady: fio ss=iops:<pct>%: max deviation from the window's mean
     repeat: int = 1  # each point runs this many times (--repeat); its mean is the point
+    method: str = "fast"  # how long a point runs: "fast" or "steady" (the module's doc)
+    ramp_s: float = 0.5  # fast: each point's ramp, left out of its figures
+    min_point_s: float = 1.0  # fast: the shortest point, after its ramp
+    precision: float = 0.01  # fast: the half-width of a point's 95 % interval it runs for
+    sample_ms: int = 100  # fast: the interval of a point's samples (fio's log_avg_msec)
 
     @property
     def steady_window_s(self) -> int:
@@ -67,13 +97,31 @@ class Settings:
     def steady_ramp_s(self) -> int:
         return 1 if self.point_s >= 6 else 0
 
+    @property
+    def shortest_point_s(self) -> float:
+        """The least time a point takes (ramp and runtime), without fio's start and stop."""
+        if self.method == "steady":
+            return self.point_s
+        return self.ramp_s + min(self.min_point_s, self.point_s)
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Settings:
         known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        # Runs stored before issue 27 ran every point to fio's steady state.
+        known.setdefault("method", "steady")
         return cls(**known)
+
+
+def on_clients(s: Settings) -> Settings:
+    """The settings of a characterization on fio servers: per-second samples and points of
+    5 s at least, since the clients' aggregate leaves out each client's first and last
+    second (analysis/together.py)."""
+    if s.method != "fast":
+        return s
+    return replace(s, sample_ms=INTERVAL_MS, min_point_s=min(s.point_s, 5.0))
 
 
 @dataclass(frozen=True)
@@ -81,12 +129,31 @@ class Probe:
     bs: int
     iodepth: int
     why: str  # "climb", "smaller blocks", "larger blocks", "crossover check"
+    seconds: float | None = None  # fast: how long it runs after its ramp (None: point_s)
 
 
 @dataclass(frozen=True)
 class Decision:
     probe: Probe | None
     stop: str | None  # why there is no next probe
+
+
+def _has_interval(p: Point) -> bool:
+    return len(p.samples) >= 3
+
+
+def _surely_flat(before: Point, after: Point) -> bool:
+    """Twice the outstanding IO of ``before`` added less than FLAT_GAIN, the upper end of
+    the gain's 95 % interval (from the two points' intervals) included."""
+    if not (_has_interval(before) and _has_interval(after)) or before.iops <= 0:
+        return False
+    spread = math.hypot(_half_width(before), _half_width(after))
+    return after.iops / before.iops - 1 + spread < FLAT_GAIN
+
+
+def _half_width(p: Point) -> float:
+    """The half-width of a point's 95 % interval, relative to its figure."""
+    return (p.iops_high - p.iops_low) / 2 / p.iops if p.iops else math.inf
 
 
 def _climb(curve: Curve | None, bs: int, s: Settings) -> Probe | None:
@@ -100,6 +167,8 @@ def _climb(curve: Curve | None, bs: int, s: Settings) -> Probe | None:
     if last.iodepth >= s.max_qd:
         return None
     if len(pts) >= 3 and max(pts[-1].iops, pts[-2].iops) < (1 + CLIMB_GAIN) * pts[-3].iops:
+        return None
+    if s.method == "fast" and len(pts) >= 2 and _surely_flat(pts[-2], pts[-1]):
         return None
     return Probe(bs, min(last.iodepth * 2, s.max_qd), "climb")
 
@@ -120,8 +189,9 @@ def next_probe(
     elapsed_s: float,
     contexts: Mapping[str, dict[str, Any] | None] | None = None,
 ) -> Decision:
-    """What to measure next, given every point so far and the seconds spent (and the
-    targets' contexts: a plateau at a throttle is the throttle's, whatever the host did)."""
+    """What to measure next, and for how long, given every point so far and the seconds
+    spent (and the targets' contexts: a plateau at a throttle is the throttle's, whatever
+    the host did)."""
     mine = [p for p in points if p.rw == s.rw and p.numjobs == s.numjobs]
     by_bs = {c.bs: c for c in curves_at_throttles(curves(mine), contexts or {})}
     probe = _climb(by_bs.get(s.small_bs), s.small_bs, s) or _climb(
@@ -131,13 +201,78 @@ def next_probe(
         probe = _beyond(by_bs, s)
     if probe is None:
         return Decision(None, "done: every limit in reach was measured and checked")
-    if elapsed_s + s.repeat * (s.point_s + STEP_OVERHEAD_S) > s.budget_s:
+    if s.method == "fast":
+        probe = replace(probe, seconds=point_seconds(probe, by_bs, s))
+    if elapsed_s + s.repeat * (_probe_s(probe, s) + STEP_OVERHEAD_S) > s.budget_s:
         return Decision(
             None,
             f"time budget reached before {format_size_short(probe.bs)} QD{probe.iodepth} "
             f"({probe.why})",
         )
     return Decision(probe, None)
+
+
+def _probe_s(probe: Probe, s: Settings) -> float:
+    """The time a probe's fio run takes, ramp included (its ceiling for steady points)."""
+    if probe.seconds is None:
+        return s.point_s
+    return s.ramp_s + probe.seconds
+
+
+def point_seconds(probe: Probe, by_bs: Mapping[int, Curve], s: Settings) -> float:
+    """How long a fast point runs after its ramp: long enough for its figure to be within
+    ``precision`` (95 %) given the noise of the points so far (:func:`relative_noise`: the
+    seconds needed are BATCH_S x (2 x noise / precision)^2), and for MIN_IOS IOs at the
+    rate expected at its block size; whole samples, from ``min_point_s`` to ``point_s``."""
+    need = s.min_point_s
+    sample_s = max(s.sample_ms, 1) / 1000
+    noise = relative_noise([p for c in by_bs.values() for p in c.points])
+    if noise is not None and s.precision > 0:
+        need = max(need, (T95 * noise / s.precision) ** 2 * BATCH_S)
+    rate = _expected_iops(probe, by_bs)
+    if rate:
+        need = max(need, MIN_IOS / rate)
+    return min(s.point_s, round(math.ceil(round(need / sample_s, 6)) * sample_s, 3))
+
+
+def relative_noise(points: Sequence[Point]) -> float | None:
+    """How much a point's figure varies over BATCH_S, relative to it: the spread of the
+    means of its samples in batches of BATCH_S about the point's mean, pooled over the
+    points with two batches or more, less what counting whole IOs in a batch explains. Its
+    samples' own spread overstates it: a throttle lets IOs through in bursts, a burst that
+    falls into two samples is half in each, and one fio sent late (a busy CPU) is caught
+    up in the next: their errors cancel over the point.
+    Batches of fewer than MIN_SAMPLE_IOS IOs are left out (1 MiB at 32 IOPS: they show how
+    IOs are counted, not how the storage varies). None without such a point."""
+    total, weight = 0.0, 0
+    for p in points:
+        size = max(1, round(BATCH_S / p.interval_s))
+        batches = [
+            statistics.fmean(p.samples[i : i + size])
+            for i in range(0, len(p.samples) - size + 1, size)
+        ]
+        if len(batches) < 2:
+            continue
+        mean = statistics.fmean(batches)
+        batch_ios = mean * size * p.interval_s
+        if batch_ios < MIN_SAMPLE_IOS:
+            continue
+        spread = statistics.variance(batches) / mean**2
+        total += max(0.0, spread - 0.25 / batch_ios**2) * (len(batches) - 1)
+        weight += len(batches) - 1
+    return math.sqrt(total / weight) if weight else None
+
+
+def _expected_iops(probe: Probe, by_bs: Mapping[int, Curve]) -> float | None:
+    """The IOPS a probe should deliver: the most its block size delivered so far (a deeper
+    queue does not deliver less), else the two-limit model's; None when unknown."""
+    curve = by_bs.get(probe.bs)
+    if curve is not None:
+        return curve.best.iops
+    (limits,) = infer_limits(list(by_bs.values())) or (None,)
+    if limits is None or limits.iops is None or limits.bw_bytes is None:
+        return None
+    return min(limits.iops.value, limits.bw_bytes.value / probe.bs)
 
 
 def _beyond(by_bs: dict[int, Curve], s: Settings) -> Probe | None:
@@ -176,10 +311,13 @@ def _steps_above(measured: Sequence[int], s: Settings) -> int:
 
 
 def probe_workload(probe: Probe, s: Settings) -> Workload:
-    """A probe as a workload: time-based, ended by fio's steady-state detection."""
+    """A probe as a workload, time-based: a fast point runs its seconds after a short ramp,
+    with samples every ``sample_ms``; a steady point until fio's steady-state detection
+    ends it, at most ``point_s``."""
     jobs = f"x{s.numjobs}" if s.numjobs > 1 else ""
-    return Workload(
-        name=f"{s.rw}-{format_size_short(probe.bs)}-qd{probe.iodepth}{jobs}",
+    name = f"{s.rw}-{format_size_short(probe.bs)}-qd{probe.iodepth}{jobs}"
+    shape = Workload(
+        name=name,
         rw=s.rw,
         bs=probe.bs,
         iodepth=probe.iodepth,
@@ -189,6 +327,16 @@ def probe_workload(probe: Probe, s: Settings) -> Workload:
         runtime_s=s.point_s,
         ramp_s=0.0,
         size=s.size,
+    )
+    if s.method == "fast":
+        return replace(
+            shape,
+            runtime_s=s.point_s if probe.seconds is None else probe.seconds,
+            ramp_s=s.ramp_s,
+            options=sample_options(s.sample_ms),
+        )
+    return replace(
+        shape,
         options=(
             ("ss", f"iops:{s.steady_pct:g}%"),
             ("ss_dur", fio_duration(float(s.steady_window_s))),

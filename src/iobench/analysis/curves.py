@@ -78,8 +78,10 @@ class Point:
     unseen_host_pct: float | None = None  # busy, but no process was seen to use it
     io_thread_max_pct: float | None = None
     seconds: float | None = None  # how long it ran
-    # The per-second IOPS its interval comes from (fio's steady window, else its log).
+    # The per-second IOPS its interval comes from (fio's steady window, else its log), and
+    # the seconds each covers (characterize's short points log every 0.1 s).
     samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    interval_s: float = field(default=1.0, repr=False, compare=False)
     bins: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -195,9 +197,11 @@ def _one_point(r: ResultRecord) -> Point | None:
         if steady and window and window_bw:
             # The steady window is the result (FIO.md §4); the whole run includes the rise.
             iops, bw, per_second = statistics.fmean(window), statistics.fmean(window_bw), window
+    interval_s = 1.0  # fio's steady-state window: one sample a second
     if not per_second:
         series = ((r.samples or {}).get(direction) or {}).get("iops") or []
         per_second = [float(v) for v in series if _number(v) is not None]
+        interval_s = _interval_s(r.samples)
     # Two samples give a Student-t interval 12.7 standard errors wide: no use for one point.
     ci = _ci(per_second) if len(per_second) >= 3 else None
     low, high = ci if ci else (iops, iops)
@@ -226,8 +230,15 @@ def _one_point(r: ResultRecord) -> Point | None:
         **_fio_side(metrics),
         seconds=_seconds(r),
         samples=tuple(per_second),
+        interval_s=interval_s,
         bins={int(k): int(v) for k, v in (bins_raw or {}).items()},
     )
+
+
+def _interval_s(samples: dict[str, Any] | None) -> float:
+    """The seconds each of a result's samples covers (fio/logs.py: ``interval_ms``)."""
+    ms = _number((samples or {}).get("interval_ms"))
+    return ms / 1000 if ms and ms > 0 else 1.0
 
 
 def _fio_side(metrics: dict[str, Any]) -> dict[str, float | None]:
@@ -284,6 +295,7 @@ def _mean_point(points: Sequence[Point]) -> Point:
         io_thread_max_pct=avg(p.io_thread_max_pct for p in points),
         seconds=sum(p.seconds or 0.0 for p in points),
         samples=tuple(v for p in points for v in p.samples),
+        interval_s=first.interval_s,
         bins=bins,
     )
 
@@ -527,13 +539,22 @@ class BlockSize:
 
 
 def _pooled(points: Sequence[Point], scale: Any) -> tuple[float, float, float]:
-    """(mean, low, high): the mean of the points' per-second samples (each times
-    ``scale(point)``) and its 95 % interval; without two samples, the points' own range."""
+    """(mean, low, high): the points' figures (each times ``scale(point)``), weighted by the
+    IOs they counted (the time their samples cover x their IOPS), with the 95 % interval of
+    the mean of their samples around it; without two samples, the points' own range. A
+    point's figure is fio's count over its whole measured time (or its steady window): a
+    short point's samples leave out the last part of a window, which fio does not log, and
+    a throttle that lets IOs through in bursts puts a whole burst into that part or none.
+    A figure counted from more IOs is the finer one: on a bandwidth plateau, 64 KiB at 512
+    IOPS against 1 MiB at 32."""
     samples = [v * scale(p) for p in points for v in p.samples]
     if len(samples) >= 2:
         s = summarize(samples)
         assert s.mean is not None and s.ci95_low is not None and s.ci95_high is not None
-        return s.mean, s.ci95_low, s.ci95_high
+        weights = [len(p.samples) * p.interval_s * p.iops for p in points]
+        mean = sum(p.iops * scale(p) * w for p, w in zip(points, weights, strict=True))
+        mean /= sum(weights) or 1.0
+        return mean, mean - (s.mean - s.ci95_low), mean + (s.ci95_high - s.mean)
     mean = statistics.fmean(p.iops * scale(p) for p in points)
     low = min(p.iops_low * scale(p) for p in points)
     high = max(p.iops_high * scale(p) for p in points)
@@ -729,7 +750,8 @@ def _iops_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str,
     if found := _not_reached(top_iops, "IOPS"):
         return None, found
     plateau = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
-    return _estimate(plateau, bw=False, what="IOPS"), None
+    other = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
+    return _estimate(_only_on(plateau, other), bw=False, what="IOPS"), None
 
 
 def _bw_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str, str] | None]:
@@ -748,7 +770,16 @@ def _bw_limit(sizes: Sequence[BlockSize]) -> tuple[Estimate | None, tuple[str, s
     if found := _not_reached(top_bw, "bandwidth"):
         return None, found
     plateau = [b for b in sizes if b.bw_bytes >= BINDING_FRACTION * most_bw]
-    return _estimate(plateau, bw=True, what="bandwidth"), None
+    other = [b for b in sizes if b.iops >= BINDING_FRACTION * most_iops]
+    return _estimate(_only_on(plateau, other), bw=True, what="bandwidth"), None
+
+
+def _only_on(plateau: list[BlockSize], other: list[BlockSize]) -> list[BlockSize]:
+    """The block sizes of a limit's plateau that are not on the other limit's too: one on
+    both sits at the crossover, where the two limits bind together (16 KiB at 2000 IOPS and
+    32 MiB/s delivers 31.25 MiB/s), and stands for neither; all of them when none is left."""
+    only = [b for b in plateau if b not in other]
+    return only or plateau
 
 
 def _crossover(iops: Estimate | None, bw: Estimate | None) -> Estimate | None:

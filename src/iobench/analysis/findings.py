@@ -254,8 +254,10 @@ def _small_file(suite: Suite, target: TargetFacts) -> Finding | None:
 
 def _short(suite: Suite) -> list[Workload]:
     """Workloads too short for a steady state. A workload with fio's steady-state detection
-    (ss=, characterize) runs until its IOPS are steady: its runtime is a ceiling, not a
-    choice."""
+    (ss=) runs until its IOPS are steady, and characterize runs each point as long as its
+    figure needs: their runtime is a ceiling, not a choice."""
+    if suite.source == "characterize":
+        return []
     return [
         w
         for w in suite.workloads

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from iobench.errors import UserError
+from iobench.suites.options import say_seconds
 
 
 def overwrite_needs_destructive(destructive: bool, overwrite_signatures: bool) -> None:
@@ -48,13 +49,21 @@ def size_holds_blocks(size: str, area: int, block_sizes: Sequence[int]) -> None:
         raise UserError(f"--size {size} is smaller than the largest block size")
 
 
-def budget_holds_points(max_time: str, budget_s: float, point_s: float) -> None:
-    """characterize: --max-time against --point-time."""
-    if budget_s < 4 * point_s:
+def budget_holds_points(max_time: str, budget_s: float, point_s: float, method: str) -> None:
+    """characterize: --max-time against the shortest a point can take (``point_s``: with
+    --method steady, --point-time; with fast, a shortest point and its ramp; times --repeat)."""
+    if budget_s >= 4 * point_s:
+        return
+    if method == "steady":
         raise UserError(
             f"--max-time {max_time} leaves no room: it must be at least 4 x --point-time",
             "raise --max-time or lower --point-time",
         )
+    raise UserError(
+        f"--max-time {max_time} leaves no room: it must hold at least 4 of the shortest "
+        f"points ({say_seconds(4 * point_s)})",
+        "raise --max-time",
+    )
 
 
 def json_needs_yes(as_json: bool, yes: bool) -> None:

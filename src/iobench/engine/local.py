@@ -33,7 +33,7 @@ from iobench.engine.request import Outcome, RunRequest
 from iobench.engine.steps import Observer, Step, observed
 from iobench.errors import FioFailed
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
-from iobench.fio.logs import parse_interval_logs
+from iobench.fio.logs import interval_of, parse_interval_logs
 from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, LiveStats, run_fio
 from iobench.metrics import workload_metrics
 from iobench.model import Workload
@@ -374,7 +374,7 @@ def result_record(
     output = run.output if run else None
     params = w.params
     metrics = workload_metrics(output, params) if output else None
-    samples = parse_interval_logs(run.logs) if run else None
+    samples = parse_interval_logs(run.logs, interval_of(w)) if run else None
     error = failure.message if failure else None
     parts: tuple[PartResult, ...] = ()
     if w.parts and output is not None and run is not None:

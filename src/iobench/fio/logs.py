@@ -22,9 +22,12 @@ The result (``ResultRecord.samples``)::
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
+
+from iobench.model import Workload
 
 INTERVAL_MS = 1000
 LOG_PREFIX = "iobench"  # the job files' write_*_log prefix (relative to fio's working dir)
@@ -33,6 +36,20 @@ _NAME = re.compile(rf"^{LOG_PREFIX}_(iops|bw|lat)\.(\d+)\.log(?:\..+)?$")
 _DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 
 Series = dict[tuple[int, int], float]  # (direction, interval index) -> value
+
+
+def sample_options(interval_ms: int) -> tuple[tuple[str, str], ...]:
+    """A workload's own options for samples every ``interval_ms`` (characterize's short
+    points): fio's ``log_avg_msec`` in its job section, which overrides the [global] one;
+    none for the usual :data:`INTERVAL_MS`."""
+    return () if interval_ms == INTERVAL_MS else (("log_avg_msec", str(interval_ms)),)
+
+
+def interval_of(workload: Workload) -> int:
+    """The interval of a workload's samples: its own ``log_avg_msec`` (:func:`sample_options`;
+    suites may not set it), else :data:`INTERVAL_MS`."""
+    value = dict(workload.options).get("log_avg_msec", "")
+    return int(value) if value.isdigit() and int(value) > 0 else INTERVAL_MS
 
 
 def job_number(name: str) -> int | None:
@@ -81,8 +98,9 @@ def parse_interval_logs(
     for (kind, job), rows in named.values():
         series: Series = {}
         offset: dict[tuple[int, int], int] = {}  # how far each kept sample is from its slot
+        shift = _shift([t - start_ms for t, _, _ in rows], interval_ms)
         for t_abs, value, ddir in rows:
-            t_ms = t_abs - start_ms
+            t_ms = t_abs - start_ms - shift
             if ddir not in _DIRECTIONS:
                 continue
             slot = round(t_ms / interval_ms)
@@ -122,6 +140,17 @@ def parse_interval_logs(
             "lat_mean_ns": lat,
         }
     return out if any(d in out for d in _DIRECTIONS.values()) else None
+
+
+def _shift(times_ms: list[int], interval_ms: int) -> int:
+    """How far a log's samples sit from the multiples of its interval (their median): fio
+    may close its first window after a ramp late, and every later one as late (times 250,
+    350, 450 ... for 0.1 s), where rounding each time alone would put two samples in one
+    slot. 0 for a log whose samples sit on the multiples, as fio's per-second ones do."""
+    if not times_ms:
+        return 0
+    half = interval_ms // 2
+    return int(statistics.median_low((t + half) % interval_ms - half for t in times_ms))
 
 
 def _weighted_latency(
