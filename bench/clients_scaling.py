@@ -60,10 +60,11 @@ ramp = "0s"
 # the CPU can be split into iobench's and that of the processes it started.
 SHIM = """\
 import atexit, json, resource, sys
+usage = sys.argv[1]
 def said():
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with open(sys.argv[1], "w") as f:
+    with open(usage, "w") as f:
         json.dump({"own": own.ru_utime + own.ru_stime,
                    "children": kids.ru_utime + kids.ru_stime,
                    "own_rss_kib": own.ru_maxrss, "children_rss_kib": kids.ru_maxrss}, f)
@@ -125,8 +126,9 @@ def run_once(
         "cpu_s": rusage.ru_utime + rusage.ru_stime,
         "own_s": split["own"],
         "children_s": split["children"],
-        "max_rss_kib": rusage.ru_maxrss,
         "own_rss_kib": split["own_rss_kib"],
+        "children_rss_kib": split["children_rss_kib"],
+        "skew_ms": max(s["start_skew_ms"] or 0 for s in doc["clients"]["steps"]),
         "ok": sum(1 for r in doc["results"] if r["status"] == "ok" and r["client"] != "all"),
     }
 
@@ -197,12 +199,13 @@ def main() -> int:
     print(f"one {args.runtime} s psync random read on tmpfs, namespace hosts with fio --server; "
           f"median of {args.repeat} runs per count")  # fmt: skip
     print(f"{'clients':>7} {'wall':>7} {'CPU':>7} {'iobench':>8} {'children':>9} "
-          f"{'CPU/client':>11} {'fixed':>6} {'max RSS':>8}")  # fmt: skip
+          f"{'CPU/client':>11} {'fixed':>6} {'skew':>7} {'RSS':>7} {'child RSS':>9}")  # fmt: skip
     for r in rows:
         print(
             f"{r['clients']:>7.0f} {r['wall_s']:>6.1f}s {r['cpu_s']:>6.2f}s {r['own_s']:>7.2f}s "
             f"{r['children_s']:>8.2f}s {r['cpu_s'] / r['clients']:>10.3f}s "
-            f"{r['wall_s'] - args.runtime:>5.1f}s {r['max_rss_kib'] / 1024:>6.0f}MiB"
+            f"{r['wall_s'] - args.runtime:>5.1f}s {r['skew_ms']:>5.0f}ms "
+            f"{r['own_rss_kib'] / 1024:>4.0f}MiB {r['children_rss_kib'] / 1024:>6.0f}MiB"
         )
     if len(rows) > 1:
         xs = [r["clients"] for r in rows]
