@@ -127,3 +127,38 @@ def test_a_log_that_inflates_to_gigabytes_is_not_held_by_fios_client(
     assert ours < 150_000
     assert verdict["ok"] is False
     assert "fio's client died of signal" in str(verdict["problem"]) or verdict["problem"]
+
+
+@pytest.mark.parametrize(
+    "inject",
+    [
+        pytest.param(lambda: zlib_bomb(1536 << 20), id="a log inflating to 1.5 GiB"),
+        pytest.param(
+            lambda: iter([b"".join(text(b"z" * 999 + b"\n")) * 1024] * 80), id="80 MiB of text"
+        ),
+    ],
+)
+def test_a_hostile_server_among_honest_ones_fails_the_check_alone(
+    tmp_path: Path, fio_server: tuple[str, int], inject: Callable[[], Iterator[bytes]]
+) -> None:
+    """The check's probe jobs run from one fio client; what the hostile server sends makes
+    that client fail (past its memory bound, or its bound on what it writes), and with it
+    the honest server's report. Each client that failed among others is checked again
+    alone: the honest one passes, the hostile one is named with its own reason."""
+    hostile = HostileServer(fio_server, inject)
+    honest = f"127.0.0.1:{fio_server[1]}"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "iobench", "clients", "check",
+             f"127.0.0.1:{hostile.port},{honest}", "--json"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        hostile.close()
+    assert done.returncode == 1, done.stderr
+    verdicts = {v["client"]: v for v in json.loads(done.stdout)["clients"]}
+    assert verdicts[honest]["ok"] is True, verdicts[honest]
+    assert verdicts[honest]["problem"] is None and verdicts[honest]["fio_version"]
+    bad = verdicts[f"127.0.0.1:{hostile.port}"]
+    assert bad["ok"] is False and bad["problem"], bad
+    assert len(done.stdout) < 8192

@@ -130,7 +130,7 @@ def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -
         build_layout_jobfile(Reach.file(path), 1 << 20, remote=True),
         build_cleanup_jobfile(path),
     ]
-    probe = _probe_job("iobench-probe-0123abcd")  # `clients check`: one read on the null engine
+    probe = _probe_job("iobench-probe-0123abcd", "p3")  # `clients check`: a null-engine read
     for name in builtin_names():
         jobs += [
             build_jobfile(w, Reach.file(path), w.size, client="c2")
@@ -148,12 +148,13 @@ def test_what_goes_to_a_fio_server_runs_no_command_and_touches_only_its_file() -
             if key == "filename":
                 assert value == path
             if key.startswith("write_") and key.endswith("_log"):
-                assert value == "iobench"  # fio's client writes these in its own temp dir
+                # fio's client writes these in its own temp dir, each server's by its tag
+                assert value == "iobench-c2"
         assert "on the fio server" in job
     assert "filename" not in probe and "ioengine=null" in probe
     for line in probe.splitlines()[1:]:
         key, value = line.split("=", 1)
-        assert key in SENT_TO_SERVERS and (key != "write_lat_log" or value == "iobench")
+        assert key in SENT_TO_SERVERS and (key != "write_lat_log" or value == "iobench-p3")
 
 
 # -- job files for plain fio (`iobench doctor`) ------------------------------------------------

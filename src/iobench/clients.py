@@ -31,10 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from iobench.errors import FioFailed, IobenchError, UserError
-from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory
+from iobench.fio.clientgroup import ClientJob
+from iobench.fio.confine import SPOOL_BYTES, Confinement, private_directory, spool_bytes
 from iobench.fio.jobfile import PATH_VALUE_BYTES
-from iobench.fio.logs import LOG_PREFIX
-from iobench.fio.runner import FioInfo, FioRun, clipped, run_fio, text_outside_json
+from iobench.fio.logs import log_prefix
+from iobench.fio.runner import (
+    FioInfo,
+    FioRun,
+    clipped,
+    run_fio,
+    run_fio_clients,
+    text_outside_json,
+)
 from iobench.invoker import invoker_rights
 
 FIO_PORT = 8765
@@ -230,13 +238,13 @@ class ClientCheck:
 _PROBE_LINE = re.compile(r"hostname=(?P<host>[^,]*),.*\bfio=(?P<fio>[^,\s]+)")
 
 
-def _probe_job(name: str) -> str:
+def _probe_job(name: str, tag: str | None = None) -> str:
     """One 4 KiB read on fio's null engine (it touches no file), its completion logged with
     the server's Unix time; the job's ``name`` is new for every check, so a report that
-    holds it comes from a job run now."""
+    holds it comes from a job run now. ``tag``: its logs' own prefix among a group's."""
     return (
         f"[{name}]\nioengine=null\nsize=4k\nrw=read\nbs=4k\n"
-        f"write_lat_log={LOG_PREFIX}\nlog_unix_epoch=1\n"
+        f"write_lat_log={log_prefix(tag)}\nlog_unix_epoch=1\n"
     )
 
 
@@ -275,9 +283,7 @@ def check_client(c: Client, fio: FioInfo, confined: Confinement) -> ClientCheck:
         )  # fmt: skip
         ended = time.time()
     except FioFailed:  # stopped at the time limit
-        return ClientCheck(c, False, "the fio server accepted the connection but did not run "
-                           f"a test job within {PROBE_TIMEOUT_S:.0f} s (hung or overloaded?)",
-                           None, None, connect)  # fmt: skip
+        return ClientCheck(c, False, _NO_JOB, None, None, connect)
     finally:
         shutil.rmtree(own, ignore_errors=True)
     return _checked(c, fio, run, name, connect, (started, ended))
@@ -335,9 +341,75 @@ def _first_sample_ms(logs: dict[str, str]) -> float | None:
 def check_clients(
     clients: Sequence[Client], fio: FioInfo, confined: Confinement
 ) -> list[ClientCheck]:
-    """Every client checked at once (each within CONNECT + PROBE timeouts)."""
-    with ThreadPoolExecutor(max_workers=min(16, max(1, len(clients)))) as pool:
-        return list(pool.map(lambda c: check_client(c, fio, confined), clients))
+    """Every client checked at once: a connection to each (CONNECT_TIMEOUT_S), then a
+    probe job on every one that answered, all from one fio client (within PROBE_TIMEOUT_S).
+    A client that fails among the others is checked again alone (unless it did not answer
+    in time), so that what is said of it is its own doing, not another server's."""
+    with ThreadPoolExecutor(max_workers=min(64, max(1, len(clients)))) as pool:
+        connected = dict(zip(clients, pool.map(_connected, clients), strict=True))
+    reachable = [c for c, got in connected.items() if isinstance(got, float)]
+    probed = _probe_all(reachable, fio, confined, connected) if reachable else {}
+    verdicts: list[ClientCheck] = []
+    for c in clients:
+        got = connected[c]
+        verdict = got if isinstance(got, ClientCheck) else probed[c.name]
+        if not verdict.ok and len(reachable) > 1 and verdict.problem != _NO_JOB:
+            verdict = check_client(c, fio, confined)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _connected(c: Client) -> float | ClientCheck:
+    """The time to connect to ``c`` (ms), or its failed check."""
+    try:
+        return _connect_ms(c, CONNECT_TIMEOUT_S)
+    except OSError as e:
+        why = (
+            f"no answer within {CONNECT_TIMEOUT_S:g} s"
+            if isinstance(e, TimeoutError)
+            else (e.strerror or str(e))
+        )
+        return ClientCheck(c, False, f"cannot connect to {c.host} port {c.port}: {why}",
+                           None, None, None)  # fmt: skip
+
+
+def _probe_all(
+    clients: Sequence[Client],
+    fio: FioInfo,
+    confined: Confinement,
+    connected: dict[Client, float | ClientCheck],
+) -> dict[str, ClientCheck]:
+    """The probe job on every client of ``clients`` from one fio client: each verdict."""
+    names = {c.name: f"iobench-probe-{secrets.token_hex(8)}" for c in clients}
+    jobs = [
+        ClientJob(c.name, c.host, c.port, f"p{i + 1}", _probe_job(names[c.name], f"p{i + 1}"))
+        for i, c in enumerate(clients)
+    ]
+    own = private_directory(confined)  # fio's client writes the logs here, and only here
+    try:
+        started = time.time()
+        runs = run_fio_clients(
+            fio, jobs, own, timeout_s=PROBE_TIMEOUT_S, name="probe", confined=confined,
+            spool_bytes=spool_bytes(0, 1, len(jobs)), formats="normal,json", check=False,
+        )  # fmt: skip
+        ended = time.time()
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+    verdicts = {}
+    for c in clients:
+        run, connect = runs[c.name], connected[c]
+        assert isinstance(connect, float)
+        if isinstance(run, FioRun):
+            verdicts[c.name] = _checked(c, fio, run, names[c.name], connect, (started, ended))
+        else:  # it did not finish in time
+            verdicts[c.name] = ClientCheck(c, False, _NO_JOB, None, None, connect)
+    return verdicts
+
+
+_NO_JOB = (
+    f"the fio server accepted the connection but did not run a test job within "
+    f"{PROBE_TIMEOUT_S:.0f} s (hung or overloaded?)"
+)
 
 
 def bounded(confined: Confinement, checks: Sequence[ClientCheck]) -> Confinement:

@@ -3,9 +3,10 @@
 Each client is a fio server (``fio --server``) that sees the target directory (a shared
 filesystem, or a local one on each). For each client iobench writes its own test file
 there (``iobench-<run>-c<N>.dat``: no client touches another's), and every workload runs on
-all clients together: one ``fio --client`` process per client, started at once, each with a
-hard timeout, so a client that dies or hangs fails alone and the others' results are kept
-(the run is then ``partial``). Per step, every client's result is stored under the name the
+all clients together: one ``fio`` client for all of them, each server with its own job file
+(iobench.fio.clientgroup: one process and one confinement per step, not one per client),
+under a hard timeout; a client that dies or hangs fails alone and the others' results are
+kept (the run is then ``partial``). Per step, every client's result is stored under the name the
 user gave it, with their aggregate (``client: "all"``): IOPS and bandwidth summed second
 by second over the window in which every client ran (the whole-run sums beside them),
 latency merged from the histogram bins (analysis/together.py); where the clients' test
@@ -22,12 +23,10 @@ import os
 import shutil
 import stat
 import threading
-import time
 import uuid
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from iobench.analysis.aggregate import merge_jobs
 from iobench.analysis.clients import ClientShare, aggregate_samples, step_findings, step_timing
@@ -62,6 +61,7 @@ from iobench.engine.steps import (
     observed,
 )
 from iobench.errors import FioFailed, Interrupted, UserError, error_text
+from iobench.fio.clientgroup import ClientJob
 from iobench.fio.confine import (
     SPOOL_BYTES,
     Confinement,
@@ -76,7 +76,7 @@ from iobench.fio.jobfile import (
     section_name,
 )
 from iobench.fio.logs import parse_interval_logs
-from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, run_fio
+from iobench.fio.runner import TIMEOUT_MARGIN_S, FioInfo, FioRun, run_fio_clients
 from iobench.metrics import job_metrics
 from iobench.model import CLIENT_FIELD, DIRECTIONS, JobResult, Suite, Workload
 from iobench.probe import probe_host
@@ -89,8 +89,6 @@ from iobench.store.repository import Store
 from iobench.targets import Plan, Reach, kind_of, network_kind, resolve_target
 
 CLEANUP_TIMEOUT_S = 30.0
-
-T = TypeVar("T")
 
 
 def client_counts(scale: Sequence[int], n: int) -> tuple[int, ...]:
@@ -392,7 +390,9 @@ class ClientsRun:
         pre = self.preflight
         ran = {w.name for w in pre.suite.workloads}
         with contextlib.suppress(Exception):
-            stored = self.store.get_run(end.run_id)
+            # What this run has just stored, read back for its findings; the schema check
+            # (which costs about 30 ms a client) is left to whoever shows the run.
+            stored = self.store.get_run(end.run_id, checked=False)
             cut_short = ran_workloads(stored, end)
             if cut_short is not None:  # speak only of the workloads that ran
                 ran = cut_short
@@ -423,51 +423,31 @@ class ClientsRun:
         p = self.preflight.network.get(c.name)
         return w.area(None) if p is None else p.size_of(w)
 
-    def _parallel(
-        self, clients: Sequence[Client], work: Callable[[Client], T]
-    ) -> dict[str, T | BaseException]:
-        """``work`` for every client at once; its result or exception per client. Ctrl-C
-        stops every fio (through ``self.stop``) before it propagates."""
-        with ThreadPoolExecutor(max_workers=max(1, len(clients))) as pool:
-            futures: dict[str, Future[T]] = {c.name: pool.submit(work, c) for c in clients}
-            try:
-                while not all(f.done() for f in futures.values()):
-                    time.sleep(0.1)
-            except BaseException:
-                self.stop.set()
-                raise
-        out: dict[str, T | BaseException] = {}
-        for name, f in futures.items():
-            exc = f.exception()
-            out[name] = exc if exc is not None else f.result()
-        return out
-
-    def _fio_on(
+    def _fio_group(
         self,
-        c: Client,
-        job: str,
+        clients: Sequence[Client],
+        jobs: dict[str, str],
         name: str,
         timeout_s: float | None,
         readonly: bool = False,
         spool: int = SPOOL_BYTES,
-    ) -> FioRun:
-        """``job`` on client ``c``, whose fio client writes at most ``spool`` bytes."""
+    ) -> dict[str, FioRun | BaseException]:
+        """Each client's job on its server, all from one fio client (iobench.fio.clientgroup),
+        which writes at most ``spool`` bytes for each: by client, its run or why it failed.
+        A client that fails, hangs or dies fails alone; Ctrl-C stops them all."""
+        group = [
+            ClientJob(c.name, c.host, c.port, self.tags[c.name], jobs[c.name]) for c in clients
+        ]
         own = private_directory(self.preflight.confined)
         try:
-            return run_fio(
-                self.fio,
-                job,
-                own,
-                timeout_s=timeout_s,
-                name=name,
-                client=c.address,
-                confined=self.preflight.confined,
-                spool_bytes=spool,
-                stop=self.stop,
+            done = run_fio_clients(
+                self.fio, group, own, timeout_s=timeout_s, name=name,
+                confined=self.preflight.confined, spool_bytes=spool, stop=self.stop,
                 readonly=readonly,
-            )
+            )  # fmt: skip
         finally:
             shutil.rmtree(own, ignore_errors=True)
+        return dict(done)
 
     def _layout(self, step: Step) -> None:
         """Write every client's test file once (reads of unwritten files measure holes)."""
@@ -478,12 +458,13 @@ class ClientsRun:
         timeout = 120.0 + 3 * size / LAYOUT_BYTES_PER_S
         self.layout_started = True
 
-        def lay_out(c: Client) -> FioRun:
-            job = build_layout_jobfile(self._reach(c), size, direct=direct, remote=True)
-            return self._fio_on(c, job, "layout", timeout)
-
+        jobs = {
+            c.name: build_layout_jobfile(self._reach(c), size, direct=direct, remote=True)
+            for c in clients
+        }
         with observed(self.obs, step) as told:
-            done = self._parallel(clients, lay_out)
+            spool = spool_bytes(0, 1, len(clients))
+            done = self._fio_group(clients, jobs, "layout", timeout, spool=spool)
             for c in clients:
                 got = done[c.name]
                 if isinstance(got, BaseException):
@@ -519,16 +500,12 @@ class ClientsRun:
             for c in live
         }
         timeout = step.expected_s * 1.5 + self.timeout_margin_s
-        spool = spool_bytes(w.runtime_s + w.ramp_s, w.numjobs)
+        spool = spool_bytes(w.runtime_s + w.ramp_s, w.numjobs, len(live))
         # The results are stored inside the step, so the observer is told the aggregate.
         with observed(self.obs, step) as told:
             with self._watch() as watch:  # the device's own count, where it is this host's
-                done = self._parallel(
-                    live,
-                    lambda c: self._fio_on(
-                        c, jobs[c.name], f"step{step.index}", timeout, not w.writes, spool
-                    ),
-                )
+                name = f"step{step.index}"
+                done = self._fio_group(live, jobs, name, timeout, not w.writes, spool)
             record = self._results(run_id, step, planned.position, clients, jobs, done, told, watch)
             told.metrics = record.metrics
         return record
@@ -698,12 +675,11 @@ class ClientsRun:
         self.stop.clear()
         clients = self.preflight.clients
 
-        def remove(c: Client) -> FioRun:
-            job = build_cleanup_jobfile(self.files[c.name])
-            return self._fio_on(c, job, "cleanup", CLEANUP_TIMEOUT_S)
-
+        jobs = {c.name: build_cleanup_jobfile(self.files[c.name]) for c in clients}
+        spool = spool_bytes(0, 1, len(clients))
         try:
-            done: dict[str, Any] = self._parallel(clients, remove)
+            done: dict[str, Any] = self._fio_group(clients, jobs, "cleanup", CLEANUP_TIMEOUT_S,
+                                                   spool=spool)  # fmt: skip
         except BaseException:  # Ctrl-C during cleanup: say what may be left
             done = {c.name: Interrupted("interrupted") for c in clients}
         for c in clients:

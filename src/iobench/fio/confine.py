@@ -45,6 +45,8 @@ SPOOL_MAX = 1 << 30  # ... and for the longest workload (its interval logs grow 
 # The memory fio's client may take (RLIMIT_DATA) beyond what it may write: about 150 MiB is
 # its own (threads, buffers); a log it receives is held whole before it is written.
 CLIENT_MEMORY_BYTES = 512 << 20
+# ... and for each server it talks to (its connection, the reports it holds until the end)
+SERVER_MEMORY_BYTES = 2 << 20
 SANDBOX_USER = "nobody"
 FALLBACK_ID = 65534
 
@@ -122,9 +124,14 @@ def private_directory(c: Confinement) -> Path:
     return path
 
 
-def spool_bytes(runtime_s: float, jobs: int) -> int:
-    """What a client may write in all for a step: its report and its per-second interval
-    logs (three per job, a line of well under 100 bytes a second each), with room to
-    spare; at least SPOOL_BYTES, at most SPOOL_MAX."""
+# What each server's share of a report takes (a json+ entry is about 40 KB), with room
+SERVER_SPOOL_BYTES = 1 << 20
+
+
+def spool_bytes(runtime_s: float, jobs: int, servers: int = 1) -> int:
+    """What a client may write in all for a step on ``servers``: their reports and their
+    per-second interval logs (three per job, a line of well under 100 bytes a second
+    each), with room to spare; at least SPOOL_BYTES, at most SPOOL_MAX per server."""
     logs = int(runtime_s + 60) * max(jobs, 1) * 3 * 100
-    return max(SPOOL_BYTES, min(SPOOL_MAX, SPOOL_BYTES + 4 * logs))
+    each = min(SPOOL_MAX, SPOOL_BYTES + 4 * logs)
+    return each + (servers - 1) * min(SPOOL_MAX, SERVER_SPOOL_BYTES + 4 * logs)

@@ -8,7 +8,7 @@ import shlex
 
 from iobench import __version__
 from iobench.errors import IobenchError
-from iobench.fio.logs import INTERVAL_MS, LOG_PREFIX
+from iobench.fio.logs import INTERVAL_MS, log_prefix
 from iobench.model import Precondition, Workload
 from iobench.targets.kind import Reach
 from iobench.units import fio_duration
@@ -103,12 +103,13 @@ def report_options(*, logs: bool, client: str | None = None) -> list[str]:
     ]
     if not logs:
         return lines
+    prefix = log_prefix(client)
     return [
         *lines,
         # Per-second IOPS, bandwidth and latency for timelines (fio/logs.py reads them).
-        f"write_iops_log={LOG_PREFIX}",
-        f"write_bw_log={LOG_PREFIX}",
-        f"write_lat_log={LOG_PREFIX}",
+        f"write_iops_log={prefix}",
+        f"write_bw_log={prefix}",
+        f"write_lat_log={prefix}",
         f"log_avg_msec={INTERVAL_MS}",
         *(["log_unix_epoch=1"] if client else []),
     ]

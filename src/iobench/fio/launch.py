@@ -24,7 +24,9 @@ environment). The launcher
 4. with ``--fsize``, ``--data``, ``--landlock`` and ``--uid``/``--gid``, confines fio's
    client: a cap on the size of each file, on its memory (a server can make it hold a
    message of 2 GiB, or inflate a log of a few MiB to gigabytes), writes denied outside
-   its directory (Landlock), and the user ``nobody`` (see iobench.fio.confine).
+   its directory (Landlock), and the user ``nobody`` (see iobench.fio.confine); with
+   ``--nofile``, room for that many descriptors (a client of many servers holds a socket
+   for each).
 
 fio runs as the launcher's child in the launcher's process group, so iobench's stop
 sequence (SIGINT, SIGTERM, SIGKILL to the group) reaches fio directly; the launcher ignores
@@ -108,6 +110,7 @@ class Options:
     spool: int = 0  # bytes; 0: none
     fsize: int = 0  # bytes; 0: no limit
     data: int = 0  # bytes of memory (RLIMIT_DATA); 0: no limit
+    nofile: int = 0  # descriptors fio may need open at once (RLIMIT_NOFILE); 0: as it is
     landlock: int = 0  # ABI; 0: none
     uid: int | None = None
     gid: int | None = None
@@ -129,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spool", type=int, default=0)
     p.add_argument("--fsize", type=int, default=0)
     p.add_argument("--data", type=int, default=0)
+    p.add_argument("--nofile", type=int, default=0)
     p.add_argument("--landlock", type=int, default=0)
     p.add_argument("--uid", type=int)
     p.add_argument("--gid", type=int)
@@ -347,7 +351,7 @@ def _unlink_owned(owned: list[tuple[int, str]]) -> None:
                 continue
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
     """The processes below ``root`` (from /proc's parent links), deepest last."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -490,6 +494,10 @@ class Launch:
             resource.setrlimit(resource.RLIMIT_FSIZE, (o.fsize, o.fsize))
         if o.data:
             resource.setrlimit(resource.RLIMIT_DATA, (o.data, o.data))
+        if o.nofile:  # a socket for each of many servers: up to what the hard limit allows
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            want = o.nofile if hard == resource.RLIM_INFINITY else min(o.nofile, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
         if o.landlock:
             landlock(self.work, o.landlock)
         os.fchdir(self.work)
@@ -563,7 +571,7 @@ class Launch:
                 self.child = 0
                 return
             time.sleep(0.05)
-        _kill([self.child, *_descendants(self.child)], signal.SIGKILL)
+        _kill([self.child, *descendants(self.child)], signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.child, 0)
         self.child = 0

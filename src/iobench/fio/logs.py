@@ -31,8 +31,18 @@ from iobench.model import Workload
 
 INTERVAL_MS = 1000
 LOG_PREFIX = "iobench"  # the job files' write_*_log prefix (relative to fio's working dir)
-# In client mode fio's client writes the logs its servers send as ``NAME.<host>``.
-_NAME = re.compile(rf"^{LOG_PREFIX}_(iops|bw|lat)\.(\d+)\.log(?:\..+)?$")
+# In client mode fio's client writes the logs its servers send as ``NAME.<host>``; a client
+# of several servers gets each server's logs, so each job file has its own prefix
+# (``iobench-c2``: :func:`log_prefix`).
+_NAME = re.compile(rf"^{LOG_PREFIX}(?:-[A-Za-z0-9]+)?_(iops|bw|lat)\.(\d+)\.log(?:\..+)?$")
+
+
+def log_prefix(client: str | None = None) -> str:
+    """The write_*_log prefix of a job file; with ``client`` (a tag such as ``c2``), that
+    client's own among the job files of a group (iobench.fio.clientgroup)."""
+    return f"{LOG_PREFIX}-{client}" if client else LOG_PREFIX
+
+
 _DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 
 Series = dict[tuple[int, int], float]  # (direction, interval index) -> value

@@ -14,6 +14,7 @@ when that *thread* ends.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -24,14 +25,32 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio import launch
-from iobench.fio.confine import CLIENT_MEMORY_BYTES, FILE_SIZE_LIMIT, SPOOL_BYTES, Confinement
+from iobench.fio.clientgroup import (
+    ClientJob,
+    Share,
+    connections,
+    cut_connections,
+    fio_processes,
+    group_argv,
+    logs_by_client,
+    peers,
+    split_output,
+)
+from iobench.fio.confine import (
+    CLIENT_MEMORY_BYTES,
+    FILE_SIZE_LIMIT,
+    SERVER_MEMORY_BYTES,
+    SERVER_SPOOL_BYTES,
+    SPOOL_BYTES,
+    Confinement,
+)
 from iobench.fio.jobfile import TARGET_LINK, checked
 from iobench.fio.logs import LOG_PREFIX
 from iobench.fio.parse import parse_fio_output
@@ -277,6 +296,131 @@ def run_fio(
     return run
 
 
+def run_fio_clients(
+    fio: FioInfo,
+    jobs: Sequence[ClientJob],
+    workdir: Path,
+    *,
+    timeout_s: float | None,
+    name: str,
+    confined: Confinement,
+    spool_bytes: int,
+    stop: threading.Event | None = None,
+    readonly: bool = False,
+    formats: str = "json+",
+    check: bool = True,
+) -> dict[str, FioRun | FioFailed]:
+    """Each job of ``jobs`` on its own fio server, all from one fio client under one
+    launcher (:mod:`iobench.fio.clientgroup`), confined as :func:`run_fio` confines one; by
+    client key, its own evidence checked as :func:`check_run` checks a run (its entries,
+    its logs, the lines about it), or why it failed. At ``timeout_s`` the servers fio's
+    client still waits for fail ("did not finish"), the others' results are kept; when
+    ``stop`` is set every one fails. Without ``check`` a client's evidence is returned as
+    it is, unless it did not finish."""
+    named = []
+    for job in jobs:
+        path = workdir / f"{name}.{job.tag}.fio"
+        path.write_text(checked(job.job_file), encoding="utf-8")
+        named.append((job, path.name))
+    out_path = workdir / f"{name}.json"
+    argv = group_argv(fio.path, out_path.name, named, readonly=readonly, formats=formats)
+    stopper = _GroupStopper(jobs)
+    launcher = Launcher(workdir, argv, confined, spool_bytes, servers=len(jobs))
+    ended = _execute(
+        launcher, name, out_path, local=False, timeout_s=timeout_s, stall_s=None,
+        on_progress=None, stop=stop, stopper=stopper,
+    )  # fmt: skip
+    for _, path_name in named:
+        (workdir / path_name).unlink(missing_ok=True)
+    run = _evidence(
+        workdir, name, argv, "", ended, local=False, linked=False, parse=False, servers=len(jobs)
+    )
+    shares = split_output(run.raw_output, jobs, run.stdout, run.stderr)
+    logs = logs_by_client(run.logs, jobs)
+    everyone = ended.stopped is not None and stop is not None and stop.is_set()
+    out: dict[str, FioRun | FioFailed] = {}
+    for job in jobs:
+        own = _share(run, job, shares[job.key], logs[job.key])
+        if ended.stopped and (everyone or job.key in stopper.unfinished):
+            out[job.key] = FioFailed(
+                ended.stopped, _stopped_hint(job.address), argv=argv,
+                returncode=ended.returncode, stderr=own.stderr,
+            )  # fmt: skip
+            continue
+        try:
+            if check:
+                check_run(own)
+        except FioFailed as e:
+            out[job.key] = e
+            continue
+        out[job.key] = own
+    return out
+
+
+def _share(run: FioRun, job: ClientJob, share: Share, logs: dict[str, str]) -> FioRun:
+    """One client's part of a group's evidence: its share of the output (the lines about
+    it and its report), of fio's stdout and stderr, its logs; exit code 0 when its report
+    is there without an error, else fio's."""
+    output: FioOutput | None = None
+    with contextlib.suppress(FioOutputError):
+        output = parse_fio_output(share.text, source=f"fio's report for {job.key}")
+    clean = output is not None and bool(output.jobs) and not any(j.error for j in output.jobs)
+    return dataclasses.replace(
+        run,
+        job_file=job.job_file,
+        returncode=0 if clean else (run.returncode or 1),
+        stdout=share.stdout,
+        stderr=share.stderr,
+        raw_output=share.text,
+        output=output,
+        logs=logs,
+    )
+
+
+class _GroupStopper:
+    """Stops a group's fio client at its time limit, noting which servers it was still
+    connected to (those did not finish): Ctrl-C's way first (fio's client asks those
+    servers to stop their jobs and waits for their reports), then their connections cut
+    from outside (a server that does not answer at all), then the usual stop sequence."""
+
+    def __init__(self, jobs: Sequence[ClientJob]) -> None:
+        self.jobs = jobs
+        self.unfinished: set[str] = set()
+        self._peers: dict[tuple[str, int], str] | None = None
+
+    def __call__(self, proc: subprocess.Popen[bytes]) -> None:
+        self._peers = peers(self.jobs)
+        fios = fio_processes(proc.pid)
+        self._note(fios)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        if self._wait(proc, fios):
+            return
+        for pid in fios:
+            cut_connections(pid, connections(pid))
+        if not self._wait(proc, fios):
+            stop_process_group(proc)
+
+    def _note(self, fios: list[int]) -> None:
+        assert self._peers is not None
+        for pid in fios:
+            for peer in connections(pid).values():
+                key = self._peers.get(peer)
+                if key is not None:
+                    self.unfinished.add(key)
+
+    def _wait(self, proc: subprocess.Popen[bytes], fios: list[int]) -> bool:
+        """Whether fio's client ended within GRACE_S; the servers it is connected to
+        meanwhile are noted too (one it had not reached yet at the limit)."""
+        deadline = time.monotonic() + GRACE_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return True
+            self._note(fios)
+            time.sleep(0.1)
+        return proc.poll() is not None
+
+
 def _evidence(
     workdir: Path,
     name: str,
@@ -286,22 +430,24 @@ def _evidence(
     *,
     local: bool,
     linked: bool,
+    parse: bool = True,
+    servers: int = 1,
 ) -> FioRun:
     """What one fio left in ``workdir``, read (bounded, never through a link) and removed;
-    ``linked``: fio reached the target through ./target (not through an engine of its own)."""
+    ``linked``: fio reached the target through ./target (not through an engine of its own);
+    ``parse``: its report parsed (else left to the caller: output None)."""
     out_path = workdir / f"{name}.json"
-    raw = read_private(out_path, tail=None if local else MAX_CLIENT_OUTPUT_BYTES)
+    tail = MAX_CLIENT_OUTPUT_BYTES + (servers - 1) * SERVER_SPOOL_BYTES  # each one's report
+    raw = read_private(out_path, tail=None if local else tail)
     logs = _take_logs(workdir)
     for suffix in ("fio", "json", "stdout", "stderr"):
         (workdir / f"{name}.{suffix}").unlink(missing_ok=True)  # the caller stores what it
         # needs; keep /tmp small
     if linked:
         _check_target_link(workdir, argv, ended)
-    output: FioOutput | None
-    try:
-        output = parse_fio_output(raw, source=str(out_path))
-    except FioOutputError:
-        output = None
+    output: FioOutput | None = None
+    with contextlib.suppress(FioOutputError):
+        output = parse_fio_output(raw, source=str(out_path)) if parse else None
     return FioRun(
         argv=argv,
         job_file=job_file,
@@ -330,6 +476,7 @@ class Launcher:
     spool_bytes: int = SPOOL_BYTES
     held: Held | None = None
     env: tuple[tuple[str, str], ...] = ()  # added to fio's environment
+    servers: int = 1  # how many fio servers the client talks to (iobench.fio.clientgroup)
 
     def command(self, status_fd: int | None) -> tuple[list[str], tuple[int, ...]]:
         """The command line, and the descriptors it inherits."""
@@ -341,7 +488,8 @@ class Launcher:
         c = self.confined
         if c is not None:
             options += ["--spool", str(self.spool_bytes), "--fsize", str(FILE_SIZE_LIMIT)]
-            options += ["--data", str(self.spool_bytes + CLIENT_MEMORY_BYTES)]
+            memory = self.spool_bytes + CLIENT_MEMORY_BYTES + self.servers * SERVER_MEMORY_BYTES
+            options += ["--data", str(memory), "--nofile", str(64 + 2 * self.servers)]
             options += ["--landlock", str(c.landlock_abi)]
             if c.uid is not None:
                 options += ["--uid", str(c.uid), "--gid", str(c.gid)]
@@ -389,6 +537,7 @@ def _execute(
     stall_s: float | None,
     on_progress: Callable[[LiveStats], None] | None,
     stop: threading.Event | None,
+    stopper: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> _Ended:
     """Start fio under the launcher, without a shell, stdin closed, in a new session (its
     own process group), wait for it under the limits, and reap its group. Any exception
@@ -419,7 +568,8 @@ def _execute(
         # the server's.
         cgroup = read_text(f"/proc/{proc.pid}/cgroup") if local else None
         try:
-            stopped = _Watch(proc, out_path, timeout_s, stall_s, on_progress, stop).wait()
+            watch = _Watch(proc, out_path, timeout_s, stall_s, on_progress, stop, stopper)
+            stopped = watch.wait()
         except BaseException:
             stop_process_group(proc)
             raise
@@ -456,7 +606,7 @@ def _launched(said: bytes) -> dict[str, Any]:
 def _take_logs(workdir: Path) -> dict[str, str]:
     """fio's interval logs in ``workdir`` (file name -> text), removed once read."""
     logs: dict[str, str] = {}
-    for log in workdir.glob(f"{LOG_PREFIX}_*.log*"):
+    for log in workdir.glob(f"{LOG_PREFIX}[-_]*.log*"):
         logs[log.name] = read_private(log)
         log.unlink()
     return logs
@@ -554,8 +704,10 @@ class _Watch:
         stall_s: float | None,
         on_progress: Callable[[LiveStats], None] | None,
         stop: threading.Event | None = None,
+        stopper: Callable[[subprocess.Popen[bytes]], None] | None = None,
     ) -> None:
         self.stop = stop
+        self.stopper = stopper or stop_process_group
         self.proc = proc
         self.out_path = out_path
         self.timeout_s = timeout_s
@@ -572,18 +724,19 @@ class _Watch:
         while self.proc.poll() is None:
             now = time.monotonic()
             if self.stop is not None and self.stop.is_set():
-                stop_process_group(self.proc)
+                self.stopper(self.proc)
                 return "fio was stopped: the run is ending"
             if self.timeout_s is not None and now - self.started > self.timeout_s:
-                stop_process_group(self.proc)
+                self.stopper(self.proc)
                 return (
                     f"fio did not finish within {self.timeout_s:.0f} s (runtime plus margin) "
                     "and was stopped"
                 )
             if self.stall_s is not None and now - self.moved_at > self.stall_s:
-                stop_process_group(self.proc)
+                self.stopper(self.proc)
                 return f"fio moved no data for {self.stall_s:.0f} s and was stopped"
-            time.sleep(POLL_S)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=POLL_S)  # returns as soon as fio ends
             if self.on_progress is None and self.stall_s is None:
                 continue  # client mode: no snapshots to read
             self._read_snapshots()
