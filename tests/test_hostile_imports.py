@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Cli
+from iobench.documents import schema
 from iobench.jsontext import MAX_DEPTH, scan_objects
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
@@ -539,3 +540,40 @@ def test_a_forged_origin_does_not_keep_the_genuine_run_out(
     copied.write_text(json.dumps(exported))
     code, _, err = cli("import", str(copied))
     assert code == 2 and "already in this database as run 2" in err
+
+
+# -- the fast check of large documents agrees with jsonschema's ------------------------------
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data(), dates=st.booleans())
+def test_the_fast_check_gives_jsonschemas_verdict_on_any_change(
+    exported: Doc, data: st.DataObject, dates: bool
+) -> None:
+    """fastjsonschema's compiled checker (used first on documents of many results) accepts
+    exactly what jsonschema accepts, however a document is changed (1-3 leaves replaced by
+    any value: numbers past 64 bits, text, null, booleans, empty lists and objects)."""
+    doc = _mutated(exported, data)
+    results = doc.get("results")
+    assert not isinstance(results, list) or len(results) < schema.FAST_FROM_RESULTS
+    assert schema.fast_valid(doc, dates=dates) == (
+        schema.check_run_document(doc, dates=dates) is None
+    )
+
+
+def test_a_large_document_is_checked_fast_and_its_problem_still_worded(exported: Doc) -> None:
+    doc = copy.deepcopy(exported)
+    doc["results"] = [copy.deepcopy(doc["results"][0]) for _ in range(schema.FAST_FROM_RESULTS)]
+    assert schema.check_run_document(doc) is None
+    doc["results"][5]["read"]["lat_ns"]["n"] = "many"
+    assert schema.check_run_document(doc) == (
+        "results[5].read.lat_ns.n",
+        'must be a whole number, not "many"',
+    )
+    doc["results"][5]["read"]["lat_ns"]["n"] = 3
+    doc["results"][2]["started_at"] = "2026-02-30T10:00:00Z"  # a day that does not exist
+    assert not schema.fast_valid(doc) and schema.fast_valid(doc, dates=False)
+    assert schema.check_run_document(doc, dates=False) is None
+    assert schema.check_run_document(doc) is not None

@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import fastjsonschema
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
@@ -102,10 +103,40 @@ def _describe(error: ValidationError) -> str:
     return str(error.message)[:120]
 
 
+# From this many results on, a document is first checked by fastjsonschema's compiled
+# checker (compiling it takes ~0.4 s once; it then checks ~15 times as fast as jsonschema,
+# whose check of a 336-result run took 20 s of `show`); jsonschema still finds and words
+# any problem. tests/test_documents.py holds both to the same verdicts.
+FAST_FROM_RESULTS = 8
+
+
+@cache
+def _fast(dates: bool) -> Any:
+    text = resources.files("iobench.documents").joinpath("run-document.schema.json")
+    return fastjsonschema.compile(
+        json.loads(text.read_text("utf-8")),
+        formats={"date-time": _is_time if dates else (lambda _: True)},
+        use_default=False,
+    )
+
+
+def fast_valid(doc: Any, *, dates: bool = True) -> bool:
+    """Whether fastjsonschema's checker finds the document valid."""
+    try:
+        _fast(dates)(doc)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
 def check_run_document(doc: Any, *, dates: bool = True) -> tuple[str, str] | None:
     """(where, what is wrong) for the most telling problem of a run document; None if
     it has none. ``where`` reads ``results[0].read.lat_ns.n``. ``dates=False`` leaves
     the form of dates unchecked (a stored run's dates are shown as they are)."""
+    results = doc.get("results") if isinstance(doc, dict) else None
+    large = isinstance(results, list) and len(results) >= FAST_FROM_RESULTS
+    if large and fast_valid(doc, dates=dates):
+        return None
     error = best_match(_validator("run-document", dates).iter_errors(doc))
     if error is None:
         return None
