@@ -131,11 +131,11 @@ def test_a_full_database_says_the_run_could_not_be_stored(
         target.mkdir()
 
         def fill() -> None:
-            with (small / "filler").open("wb") as f:
+            # unbuffered: the write that finds the disk full fails here, not the close
+            with (small / "filler").open("wb", buffering=0) as f:
                 while True:
                     try:
                         f.write(b"\0" * 65536)
-                        f.flush()
                     except OSError:
                         break
 
