@@ -262,16 +262,9 @@ def check_client(c: Client, fio: FioInfo, confined: Confinement) -> ClientCheck:
     The check passes only when fio's report holds this check's own job (a name made for
     it) with its 4 KiB read done: a server that merely answers, or prints the right words,
     does not pass."""
-    try:
-        connect = _connect_ms(c, CONNECT_TIMEOUT_S)
-    except OSError as e:
-        why = (
-            f"no answer within {CONNECT_TIMEOUT_S:g} s"
-            if isinstance(e, TimeoutError)
-            else (e.strerror or str(e))
-        )
-        return ClientCheck(c, False, f"cannot connect to {c.host} port {c.port}: {why}",
-                           None, None, None)  # fmt: skip
+    connect = _connected(c)
+    if isinstance(connect, ClientCheck):
+        return connect
     own = private_directory(confined)  # fio's client writes the log here, and only here
     name = f"iobench-probe-{secrets.token_hex(8)}"
     try:
