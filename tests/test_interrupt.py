@@ -8,26 +8,21 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
+from conftest import processes_with
 
-def _iobench_fio_processes() -> list[int]:
-    """fio processes started by iobench (they work in an iobench- temp dir)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().split()[2]
-            cwd = str((entry / "cwd").readlink())
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"fio") and "/iobench-" in cwd and state != "Z":
-            found.append(int(entry.name))
-    return found
+
+def _fio_processes(marker: str) -> list[int]:
+    """The fio processes of this test's iobench (they inherit its environment's ``marker``;
+    other tests' fio running beside this one do not count)."""
+    return [
+        pid for pid in processes_with(marker)
+        if Path(f"/proc/{pid}/comm").read_text(errors="replace").strip() == "fio"
+    ]  # fmt: skip
 
 
 def _results(db: Path) -> int:
@@ -49,6 +44,7 @@ def test_signal_mid_run(
 ) -> None:
     target = tmp_path / "vol"
     target.mkdir()
+    marker = f"IOBENCH_TEST_RUN={uuid.uuid4().hex}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "iobench", "run", str(target), "--runtime", "2s", "--ramp", "0",
          "--size", "8M"],
@@ -56,6 +52,7 @@ def test_signal_mid_run(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # like a terminal: the signal goes to iobench's process group
+        env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -63,7 +60,7 @@ def test_signal_mid_run(
             time.sleep(0.2)
         assert _results(isolated_db) >= 2, "two workloads should have finished by now"
         time.sleep(0.7)  # well inside the third workload
-        assert _iobench_fio_processes(), "fio is running"
+        assert _fio_processes(marker), "fio is running"
         sent = time.monotonic()
         os.killpg(proc.pid, sig)
         out, err = proc.communicate(timeout=30)
@@ -75,7 +72,7 @@ def test_signal_mid_run(
     assert took < 8
     assert "interrupted" in err
     assert "Traceback" not in err
-    assert _iobench_fio_processes() == []
+    assert processes_with(marker) == []  # fio and everything else iobench started
     assert list(target.iterdir()) == []
     conn = sqlite3.connect(isolated_db)
     status, error = conn.execute("SELECT status, error FROM runs").fetchone()
