@@ -58,6 +58,18 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
+def signal_server(pid: int, sig: int) -> None:
+    """``sig`` to a fio server ``pid`` led: its process group (listener and connection
+    handlers, atomically, forks included), then its job processes, which fio puts in
+    process groups of their own and which fork nothing."""
+    jobs = _descendants(pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, sig)
+    for job in jobs:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(job, sig)
+
+
 class FioHost:
     """One namespace with its address and fio server."""
 
@@ -107,12 +119,7 @@ class FioHost:
         handlers, atomically, forks included), then the job processes, which fio puts in
         process groups of their own and which fork nothing."""
         assert self.server is not None
-        jobs = _descendants(self.server.pid)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.server.pid, sig)
-        for pid in jobs:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
+        signal_server(self.server.pid, sig)
 
     def wait_for_io(self, directory: Path, timeout_s: float = 15.0) -> None:
         """Return once a process the server forked holds a file in ``directory`` open: a

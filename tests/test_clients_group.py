@@ -7,7 +7,6 @@ engine are in tests/test_clients.py."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hosts import _descendants
+from hosts import signal_server
 from iobench.errors import FioFailed
 from iobench.fio.clientgroup import ClientJob
 from iobench.fio.confine import confinement, landlock_abi, private_directory, spool_bytes
@@ -54,12 +53,7 @@ class Server:
 
     def signal(self, sig: int) -> None:
         """``sig`` to the server, its handlers and its jobs (groups of their own)."""
-        jobs = _descendants(self.proc.pid)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, sig)
-        for pid in jobs:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
+        signal_server(self.proc.pid, sig)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
