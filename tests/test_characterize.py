@@ -267,3 +267,29 @@ def test_counting_whole_ios_is_not_noise_that_needs_longer_points() -> None:
 
     probes, _ = run_planner(counted, s)
     assert max(p.seconds or 0 for p in probes) == pytest.approx(2.0), probes
+
+
+# What a cgroup throttle of 32 MiB/s let through per 0.1 s in 1 MiB reads (a real run's
+# log): bursts of 1 to 7 IOs, so that one second held 34 IOs and the next 30.
+THROTTLED_1M = (30, 30, 30, 60, 10, 30, 30, 30, 60, 30, 10, 30, 30, 50, 10, 40, 30, 30, 50, 20)
+
+
+@pytest.mark.parametrize("shift", [0, 3, 7, 11])
+def test_a_throttles_bursts_of_large_ios_do_not_make_points_longer(shift: int) -> None:
+    """The seconds of a slow large-IO point differ by a few IOs in 32 (a throttle's bursts,
+    not the storage varying): every point runs the shortest time or 64 IOs, never the 15 s
+    those seconds' 6 % spread would ask for. (A full run took 55 s of IO so.)"""
+    s = Settings(point_s=15)
+    cap = capped_device(2000, 32 * 2**20)
+    steady = noisy(cap, 0.003, n=20)
+
+    def throttled(bs: int, qd: int) -> Point:
+        p = cap(bs, qd)
+        if bs < 1 << 20:
+            return steady(bs, qd)
+        counts = THROTTLED_1M[shift:] + THROTTLED_1M[:shift]
+        return replace(p, samples=tuple(float(c) for c in counts), interval_s=0.1)
+
+    probes, _ = run_planner(throttled, s)
+    assert all((p.seconds or 0) <= 2.0 for p in probes), probes
+    assert sum((p.seconds or 0) + s.ramp_s for p in probes) <= 20, probes

@@ -53,8 +53,10 @@ CLIMB_GAIN = 0.05  # two doublings of outstanding IO that add less than this: sa
 # ... or one that surely adds less than half of it (the two points' 95 % intervals counted)
 FLAT_GAIN = CLIMB_GAIN / 2
 # fast: batches of samples that hold fewer IOs than this show how IOs are counted, not how
-# the storage varies (1 MiB at 16 IOPS)
-MIN_SAMPLE_IOS = 20
+# the storage varies: a throttle lets large IOs through in bursts (1 MiB at 32 MiB/s: 1, 3
+# or 6 in a 100 ms sample), so a second's count is a few IOs off at either edge, over 1 %
+# of a batch below this many
+MIN_SAMPLE_IOS = 200
 MAX_EXTENSIONS = 2  # block-size steps tried beyond each end of the range
 STEP_OVERHEAD_S = 1.0  # fio's start and stop around each point
 METHODS = ("fast", "steady")
@@ -243,7 +245,8 @@ def relative_noise(points: Sequence[Point]) -> float | None:
     falls into two samples is half in each, and one fio sent late (a busy CPU) is caught
     up in the next: their errors cancel over the point.
     Batches of fewer than MIN_SAMPLE_IOS IOs are left out (1 MiB at 32 IOPS: they show how
-    IOs are counted, not how the storage varies). None without such a point."""
+    IOs are counted, not how the storage varies; such points run for MIN_IOS IOs). None
+    without such a point."""
     total, weight = 0.0, 0
     for p in points:
         size = max(1, round(BATCH_S / p.interval_s))
