@@ -335,6 +335,8 @@ rw = "randread"
 """
 
 
+# The disk's counters are the whole disk's: other tests' IO beside it dilutes the merges.
+@pytest.mark.serial
 @pytest.mark.fio
 def test_a_real_sequential_run_whose_ios_the_block_layer_merged(
     cli: Cli, tmp_path: Path, real_fio: str

@@ -148,14 +148,18 @@ def test_a_cap_that_alternates_round_by_round_is_never_steady(
 
 
 def test_tmpfs_is_steady_at_once(cli: Cli, tmp_path: Path, real_fio: str) -> None:
-    """RAM does not change as it is written: steady at the first window, round 5."""
+    """RAM does not change as it is written: steady at the first window, round 5.
+
+    Unthrottled, RAM is CPU-bound, and 3 s rounds on a 2-CPU host swung between 184k and
+    293k IOPS in a full run; capped far below what the CPU allows (fio's own rate_iops), its
+    rounds are what the store gives, round after round, and 1 s rounds are enough."""
     target = Path("/dev/shm") / f"iobench-steady-{tmp_path.name}"
     target.mkdir()
+    path = tmp_path / "capped-read.toml"
+    path.write_text(ONE_READ.format(runtime="1s") + "rate_iops = 20000\n")
     try:
-        # RAM at ~200k IOPS is CPU-bound: 3 s rounds average out most of the CPU's noise.
-        suite = one_read(tmp_path, "3s")
         code, out, err = cli(
-            "run", str(target), "--suite", suite, "--steady-state", "pts", "--json"
+            "run", str(target), "--suite", str(path), "--steady-state", "pts", "--json"
         )
     finally:
         for f in target.iterdir():
@@ -164,10 +168,8 @@ def test_tmpfs_is_steady_at_once(cli: Cli, tmp_path: Path, real_fio: str) -> Non
     assert code == 0, err
     doc = json.loads(out)
     got = convergence(doc)
-    # At once: the first window (round 5). On a busy 2-CPU host a round in the first five
-    # can still be 20 % off (seen in a full run: 212k, 208k, 206k, 214k, 249k), so the
-    # next window may be the first steady one; a store of RAM is never unsteady for long.
-    assert got["reached_at"] in (5, 6) and got["rounds"] == got["reached_at"], series(doc)
+    assert got["reached_at"] == 5 and got["rounds"] == 5, series(doc)
+    assert all(v == pytest.approx(20000, rel=0.05) for v in series(doc)), series(doc)
 
 
 def test_fio_s_own_check_ends_each_job_and_its_window_is_stored(
