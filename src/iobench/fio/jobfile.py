@@ -130,7 +130,9 @@ def shape_options(workload: Workload) -> list[str]:
     return lines + [f"{key}={value}" for key, value in opts.items()]
 
 
-def build_jobfile(workload: Workload, reach: Reach, size: int, *, client: str | None = None) -> str:
+def build_jobfile(
+    workload: Workload, reach: Reach, size: int, *, client: str | None = None, unlink: bool = False
+) -> str:
     """The job file that runs ``workload`` over ``size`` bytes of the target fio reaches
     as ``reach`` says.
 
@@ -149,12 +151,16 @@ def build_jobfile(workload: Workload, reach: Reach, size: int, *, client: str | 
     starts them together; each part has ``new_group``, so fio reports each part (its
     numjobs summed) as a group of its own, in the order of the parts (groupid 0, 1, ...),
     and the part's test area is its size within ``size``.
+
+    ``unlink`` (a run's last step on a fio server, whose test file is iobench's own): fio
+    removes the file when its jobs end, instead of a cleanup job of its own afterwards.
     """
     lines = [
         *comment_lines(f"iobench {__version__}: workload {workload.name}"),
         *_target_comment(reach, remote=client is not None),
         "[global]",
         *reach_options(reach, remote=client is not None),
+        *(["unlink=1"] if unlink else []),
     ]
     if not workload.parts:
         lines += [
