@@ -293,6 +293,8 @@ rw = "randread"
 """
 
 
+# It reads how busy fio and the host were: other tests' work beside it hid fio-cpu-bound.
+@pytest.mark.serial
 @pytest.mark.fio
 def test_a_real_run_from_the_page_cache_is_caught(cli: Cli, tmp_path: Path, real_fio: str) -> None:
     """Buffered reads of a 4 MiB file come from memory (fio's invalidate off, so the layout's
