@@ -265,23 +265,23 @@ def test_a_report_repeated_is_one_run_and_different_reports_are_not() -> None:
     assert "another fio version (2.18-59-g618e then 3.1)" in place(both[1])
 
 
-@pytest.mark.serial  # measures: run alone (scripts/test.sh)
 def test_many_snapshots_are_read_in_linear_time() -> None:
     """An hour of --status-interval=1 writes 3600 reports: each is compared with the one
     before it only, and the note names the first lines and the last."""
     report = (RECORDED / "seqread-1m-json.json").read_text()
-    started = time.perf_counter()
+    # Bounded in this process's CPU time: other tests' load does not stretch it.
+    started = time.process_time()
     (found,) = runs(report * 3000)
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     lines = report.count("\n")
     assert found.snapshots == tuple(1 + i * lines for i in range(2999))
     (note,) = [w for w in found.run.warnings if w["id"] == "snapshots-not-imported"]
     assert f"(line 1, {1 + lines}, {1 + 2 * lines} ... {1 + 2998 * lines})" in note["message"]
     blocks = (RECORDED / "text-normal-only-seqwrite.out").read_text()
     blocks = blocks[blocks.index("seqwrite: (groupid") :]
-    started = time.perf_counter()
+    started = time.process_time()
     (found,) = runs(blocks * 3000)
-    assert time.perf_counter() - started < 10 and len(found.snapshots) == 2999
+    assert time.process_time() - started < 10 and len(found.snapshots) == 2999
 
 
 @pytest.mark.parametrize(

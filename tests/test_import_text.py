@@ -438,19 +438,21 @@ def test_only_the_group_summary_is_refused(tmp_path: Path) -> None:
 
 
 def test_long_lines_and_junk_around_the_output_are_skipped_in_bounded_time() -> None:
+    # Bounds on the work are in this process's CPU time (time.process_time): other
+    # processes' load on the machine does not stretch it, as it stretches the wall clock.
     junk = "x" * 100_000 + "\n" + ("(groupid=" * 20_000) + "\n" + "\x1b[31m" * 1000 + "\n"
-    started = time.perf_counter()
+    started = time.process_time()
     run = _imported(junk + GOOD + junk)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     (result,) = run.results
     assert _m(result)["write"]["total_ios"] == 3383
     # Thousands of fio command lines with shell quoting: each costs a quoting parse, so
     # only the first thousand are read as commands.
     commands = ("$ fio --rw=read '--name=x' --bs=4k " * 40 + "\n") * 20_000
     lying = "$ fio --name=seqwrite --rw=read --bs=4k\n"  # right above the output, too late
-    started = time.perf_counter()
+    started = time.process_time()
     (result,) = _imported(commands + lying + GOOD).results
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
     # The header line's rw: the command right above the output lies past the first
     # thousand, so it was not read (read, it would say rw=read).
     assert result.params["rw"] == "write"
@@ -459,16 +461,16 @@ def test_long_lines_and_junk_around_the_output_are_skipped_in_bounded_time() -> 
     # A job file whose values end in long runs of blanks (a lazy pattern before \s*$ was
     # quadratic in them).
     job_file = "[global]\n" + ("size=8M" + " " * 1000 + "x\n") * 2000
-    started = time.perf_counter()
+    started = time.process_time()
     (result,) = _imported(job_file + GOOD).results
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
     # A long line of result-like junk is no fio line: it is not read as one.
     crafted = ("a: (groupid=0, jobs=1): err= 0: pid=1 " * 3000) + "\n"
-    started = time.perf_counter()
+    started = time.process_time()
     assert looks_like_normal(crafted)
     with pytest.raises(UserError, match="holds no job result"):
         _imported(crafted, "crafted.txt")
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
 
 
 def test_binary_junk_and_a_lookalike_are_refused_and_nothing_is_stored(
@@ -591,10 +593,10 @@ def test_a_cpu_percentage_fio_never_reports_is_refused(source: str) -> None:
 def test_a_text_of_blank_lines_is_refused_in_linear_time() -> None:
     # Telling what a refused file holds searched for terse lines with ^\s*, which crosses
     # lines: 80,000 blank lines took 54 s. Now [ \t]*: the same in milliseconds.
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(UserError, match="holds no fio output"):
         _imported(" \n" * 400_000 + "Run status group", "blank.txt")
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 # -- command lines, job files and header lines ----------------------------------------------

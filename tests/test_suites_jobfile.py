@@ -452,13 +452,12 @@ def test_hostile_lines_are_refused_each_for_its_reason(
     assert (line, message) in problems, problems
 
 
-@pytest.mark.serial  # measures: run alone (scripts/test.sh)
 def test_ten_thousand_sections_are_read_fast_and_refused_whole() -> None:
     text = "".join(f"[j{i}]\nrw=read\nexec_prerun=x\n" for i in range(10_000))
-    start = time.monotonic()
+    start = time.process_time()  # this process's CPU: the work, whatever else runs
     with pytest.raises(SuiteError) as info:
         load(text)
-    assert time.monotonic() - start < 5
+    assert time.process_time() - start < 5
     problems = info.value.problems
     assert len(problems) == 10_000  # each exec_prerun (fio runs them together: one group)
     assert problems[0].message == (
