@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -269,3 +270,23 @@ def iobench_in(group: Cgroup, db: Path, *args: str, timeout: float = 300) -> tup
         check=False,
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def check_caps_found(limits: dict[str, Any], caps: dict[str, float], why: object = None) -> None:
+    """characterize's limits against the caps it should find (``iops``, ``bw_bytes``, ...):
+    each cap inside the 95 % interval iobench states for it, always; each figure within 2 %
+    of its cap (4 % for the crossover), or the test is marked xfail with the figures.
+
+    Not reached yet (issue 27, point 1): a cgroup throttle lets IOs through up to a slice
+    (100 ms) ahead of its rate, so points of 1-2 s come out 0-8 % over (plain fio at 32 MiB/s,
+    1 MiB reads: 31.8 to 34.6 MiB/s), and a limit pooled from such points can miss 2 %
+    (3203 IOPS for a 3000 IOPS cap was seen once in five runs)."""
+    off = {}
+    for key, cap in caps.items():
+        e = limits[key]
+        assert e is not None, (key, limits, why)
+        assert e["low"] <= cap <= e["high"], (key, e, cap, why)
+        off[key] = e["value"] / cap - 1
+    missed = {k: v for k, v in off.items() if abs(v) > (0.04 if k == "crossover_bs" else 0.02)}
+    if missed:
+        pytest.xfail(f"not within 2 % of the caps (issue 27, point 1): {off}; {why}")
