@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -272,7 +272,7 @@ def iobench_in(group: Cgroup, db: Path, *args: str, timeout: float = 300) -> tup
     return done.returncode, done.stdout, done.stderr
 
 
-def check_caps_found(limits: dict[str, Any], caps: dict[str, float], why: object = None) -> None:
+def check_caps_found(limits: dict[str, Any], caps: Mapping[str, float], why: object = None) -> None:
     """characterize's limits against the caps it should find (``iops``, ``bw_bytes``, ...):
     each cap inside the 95 % interval iobench states for it, always; each figure within 2 %
     of its cap (4 % for the crossover), or the test is marked xfail with the figures.

@@ -125,13 +125,14 @@ def test_characterize_on_three_clients_finds_the_cap_of_the_device_they_share(
     doc = json.loads(out)
     (place,) = doc["places"]
     assert place["place"] == "3 clients"
-    iops, bw = limits(place)
-    # The clients together meet the device's caps; none alone could tell them.
-    assert iops == pytest.approx(2000, rel=0.02), place["table"]
-    assert bw == pytest.approx(32 * MiB, rel=0.02), place["table"]
+    limits(place)
     code, shown, err = cli("show", str(doc["run_id"]), "--json")
     results = json.loads(shown)["results"]
     assert {r["client"] for r in results} == {"all", *(h.name for h in hosts.hosts)}
+    # The clients together meet the device's caps; none alone could tell them (34.26 MB/s
+    # for 32 MiB/s, 2.1 % over, was seen once: the throttle's lead, tests/scratch.py).
+    caps = {"iops": 2000, "bw_bytes": 32 * MiB}
+    check_caps_found(place["limits"], caps, place["table"])
 
 
 @pytest.mark.fio
