@@ -63,7 +63,6 @@ from iobench.engine.steps import (
 from iobench.errors import FioFailed, Interrupted, UserError, error_text
 from iobench.fio.clientgroup import ClientJob
 from iobench.fio.confine import (
-    SPOOL_BYTES,
     Confinement,
     confinement,
     private_directory,
@@ -436,14 +435,17 @@ class ClientsRun:
         name: str,
         timeout_s: float | None,
         readonly: bool = False,
-        spool: int = SPOOL_BYTES,
+        spool: int | None = None,
     ) -> dict[str, FioRun | BaseException]:
         """Each client's job on its server, all from one fio client (iobench.fio.clientgroup),
-        which writes at most ``spool`` bytes for each: by client, its run or why it failed.
+        which writes at most ``spool`` bytes (by default what a short job without logs
+        needs on every one): by client, its run or why it failed.
         A client that fails, hangs or dies fails alone; Ctrl-C stops them all."""
         group = [
             ClientJob(c.name, c.host, c.port, self.tags[c.name], jobs[c.name]) for c in clients
         ]
+        if spool is None:
+            spool = spool_bytes(0, 1, len(clients))
         own = private_directory(self.preflight.confined)
         try:
             done = run_fio_clients(
@@ -469,8 +471,7 @@ class ClientsRun:
             for c in clients
         }
         with observed(self.obs, step) as told:
-            spool = spool_bytes(0, 1, len(clients))
-            done = self._fio_group(clients, jobs, "layout", timeout, spool=spool)
+            done = self._fio_group(clients, jobs, "layout", timeout)
             for c in clients:
                 got = done[c.name]
                 if isinstance(got, BaseException):
@@ -688,10 +689,8 @@ class ClientsRun:
         if not clients:
             return
         jobs = {c.name: build_cleanup_jobfile(self.files[c.name]) for c in clients}
-        spool = spool_bytes(0, 1, len(clients))
         try:
-            done: dict[str, Any] = self._fio_group(clients, jobs, "cleanup", CLEANUP_TIMEOUT_S,
-                                                   spool=spool)  # fmt: skip
+            done: dict[str, Any] = self._fio_group(clients, jobs, "cleanup", CLEANUP_TIMEOUT_S)
         except BaseException:  # Ctrl-C during cleanup: say what may be left
             done = {c.name: Interrupted("interrupted") for c in clients}
         for c in clients:
