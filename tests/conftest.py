@@ -171,7 +171,6 @@ def nbd_server_factory(tmp_path: Path) -> Iterator[Callable[..., netstore.NbdSer
 SERIAL_MODULES = {
     "test_burst",
     "test_capped",
-    "test_clients",
     "test_clients_device",
     "test_cpuload",
     "test_modes",

@@ -1,5 +1,7 @@
 """Many clients at once (issue 5): real ``fio --server`` processes on network-namespace
-hosts (tests/hosts.py), iobench as the controller. Serial by nature: one fio load at a time.
+hosts (tests/hosts.py), iobench as the controller. The tests that time what the clients did
+(when each started, how long a step may take, a cleanup's time limit) carry the `serial`
+marker; the others check what iobench made of what fio reported, and run beside other tests.
 """
 
 from __future__ import annotations
@@ -307,6 +309,7 @@ def window_mean(
     return total
 
 
+@pytest.mark.serial
 @pytest.mark.root
 def test_three_clients_aggregate_honestly(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, isolated_db: Path
@@ -511,6 +514,7 @@ def test_the_last_step_removes_the_test_files_without_a_cleanup_of_its_own(
     }
 
 
+@pytest.mark.serial
 @pytest.mark.root
 def test_a_client_that_starts_late_counts_only_while_all_ran(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -549,6 +553,7 @@ def test_a_client_that_starts_late_counts_only_while_all_ran(
     assert "(whole-run sums: read" in out
 
 
+@pytest.mark.serial
 @pytest.mark.root
 def test_clients_that_never_run_together_keep_the_sums_and_are_flagged(
     cli: Cli, fio_hosts: FioHosts, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -664,6 +669,7 @@ def run_with_a_victim(
         victim.kill()
 
 
+@pytest.mark.serial
 @pytest.mark.root
 def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     fio_hosts: FioHosts,
@@ -705,6 +711,7 @@ def test_a_stalled_client_is_cut_off_by_the_hard_timeout(
     Path(re.search(r"test file (\S+) on client", left[0]["message"]).group(1)).unlink()  # type: ignore[union-attr]
 
 
+@pytest.mark.serial
 @pytest.mark.root
 def test_ctrl_c_while_the_files_are_laid_out_still_cleans_every_client(
     fio_hosts: FioHosts,

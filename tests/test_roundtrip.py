@@ -24,7 +24,7 @@ import pytest
 from conftest import Cli
 from iobench.suites import fit_to_cpus, load_suite
 
-SHORT = ("--runtime", "1s", "--ramp", "0", "--size", "4M")
+SHORT = ("--runtime", "500ms", "--ramp", "0", "--size", "4M")
 
 OWN_TOML = """\
 name = "own"
