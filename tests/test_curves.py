@@ -274,3 +274,58 @@ def test_a_plateau_at_a_throttle_is_the_throttles_not_the_hosts() -> None:
     # Without the throttle, the same figures are fio's CPU's.
     (lim,) = infer_limits(curves(pts))
     assert lim.codes["iops"] == "host-bound"
+
+
+def _climb(bs: int, levels: list[float]) -> list[Point]:
+    """One climb at ``bs``: QD1, 2, 4, ... at the IOPS given, in order."""
+    return [point(bs, 2**i, v) for i, v in enumerate(levels)]
+
+
+@pytest.mark.parametrize(
+    "levels",
+    [
+        [2998.0, 2998.0, 3204.0, 3004.0, 3013.0],  # seen: a 3,000 IOPS cap, QD4 a slice ahead
+        [3230.0, 2990.0, 3001.0],  # the lone point first
+        [2995.0, 3003.0, 3260.0, 2999.0],  # 8.7 % ahead, two deeper points after it
+    ],
+)
+def test_one_point_ahead_of_a_throttle_is_not_its_plateau(levels: list[float]) -> None:
+    """A point of a second or two can run a slice of its window ahead of a throttle. One
+    such point alone, above a level that the deeper queues hold, does not define the
+    plateau, the limit or the throttle the plateau is at."""
+    from iobench.analysis.throttles import curves_at_throttles
+
+    pts = _climb(4096, levels) + _climb(1 << 20, [48.0, 48.1, 47.9])  # 48 MiB/s
+    (c, _) = curves(pts)
+    lone = max(levels)
+    assert c.best.iops == lone  # still the best point, shown as such
+    assert lone not in [p.iops for p in c.plateau] and len(c.plateau) == len(levels) - 1
+    assert c.saturated is True and c.knee.iops < lone
+    (lim,) = infer_limits(curves(pts))
+    assert lim.iops is not None, lim.reasons
+    assert lim.iops.value == pytest.approx(3000, rel=0.005)
+    limits = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 3000}]
+    (at, _) = curves_at_throttles(curves(pts), {"/dev/vol": {"throttles": {"limits": limits}}})
+    assert at.throttle == "the read 3.00k IOPS throttle on loop3 (cgroup v1 /vol)"
+
+
+@pytest.mark.parametrize(
+    ("levels", "plateau", "saturated"),
+    [
+        # The best at the deepest queue: it may be where the climb still rises.
+        ([2998.0, 3004.0, 3013.0, 3204.0], [3204.0], False),
+        # Another point within 5 % confirms the best: the plateau as before.
+        ([2000.0, 3000.0, 3100.0, 2980.0], [3000.0, 3100.0, 2980.0], True),
+        # One deeper point lower: no level the deeper queues hold; the best stays (and the
+        # point at twice its queue confirms it).
+        ([1000.0, 2000.0, 4000.0, 3000.0], [4000.0], True),
+        # Two deeper points, not together: the same.
+        ([1000.0, 4000.0, 3000.0, 2000.0], [4000.0], True),
+    ],
+)
+def test_a_best_point_that_is_not_alone_or_not_contradicted_defines_the_plateau(
+    levels: list[float], plateau: list[float], saturated: bool
+) -> None:
+    (c,) = curves(_climb(4096, levels))
+    assert [p.iops for p in c.plateau] == plateau
+    assert c.saturated is saturated
