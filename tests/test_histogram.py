@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from iobench.analysis.histogram import (
     NR,
+    _count_reaching,
     _round_to_bits,
     _threshold,
     idx_to_val,
@@ -158,6 +159,17 @@ def test_threshold_follows_fios_long_double_not_exact_arithmetic() -> None:
     bins = {low: 58080, high: 96800 - 58080}
     assert percentiles_from_bins(bins, [60.0]) == [(60.0, float(high))]
     assert percentiles_from_bins(bins, [59.0]) == [(59.0, float(low))]
+
+
+@given(
+    st.floats(min_value=0, max_value=100, exclude_min=True),
+    st.integers(min_value=1, max_value=2**80) | st.sampled_from([1, 2, 3, 96800, 10**6]),
+)
+def test_the_integer_threshold_is_the_ceiling_of_fios_long_double_one(p: float, n: int) -> None:
+    """percentiles_from_bins compares whole running counts with the integer form: the
+    same verdict as fio's long double threshold, for any percentile and sample count."""
+    assert _count_reaching(p, n) == math.ceil(_threshold(p, n))
+    assert _count_reaching(60.0, 96800) == 58081  # the case above, whole
 
 
 normal_floats = st.floats(min_value=1e-150, max_value=1e150)

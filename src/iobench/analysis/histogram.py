@@ -13,6 +13,7 @@ for ``group_reporting``). Percentiles themselves must never be averaged.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -81,6 +82,29 @@ def _threshold(p: float, n: int) -> Fraction:
     return _round_to_bits(_round_to_bits(Fraction(p) / 100) * n)
 
 
+@functools.lru_cache(maxsize=1024)
+def _share(p: float) -> tuple[int, int]:
+    """``(m, k)``: fio's ``(long double) p / 100.0`` is ``m / 2**k`` (a 64-bit ``m``)."""
+    r = _round_to_bits(Fraction(p) / 100)
+    return r.numerator, r.denominator.bit_length() - 1  # a power of two: rounded to bits
+
+
+def _count_reaching(p: float, n: int) -> int:
+    """The fewest samples that reach :func:`_threshold` ``(p, n)`` (its ceiling), in integer
+    arithmetic: a report's latency curves ask for a hundred percentiles of each histogram,
+    and Fractions took 7 ms for them."""
+    m, k = _share(p)
+    product = m * n  # exact; the threshold is product / 2**k rounded to 64 bits
+    excess = product.bit_length() - LONG_DOUBLE_BITS
+    if excess > 0:  # round to 64 significant bits, half to even
+        q, r = product >> excess, product & ((1 << excess) - 1)
+        half = 1 << (excess - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        product = q << excess
+    return -(-product >> k)  # the ceiling of product / 2**k
+
+
 def percentiles_from_bins(
     bins: Mapping[int, int], ps: Sequence[float], *, n: int | None = None
 ) -> list[tuple[float, float]]:
@@ -115,7 +139,7 @@ def percentiles_from_bins(
     elif n < 1:
         raise ValueError(f"the sample count must be positive, not {n}")
     wanted = sorted(ps)
-    thresholds = [_threshold(p, n) for p in wanted]
+    thresholds = [_count_reaching(p, n) for p in wanted]  # running counts are whole
     out: list[tuple[float, float]] = []
     running = 0
     j = 0
