@@ -216,6 +216,41 @@ def test_client_mode() -> None:
     assert everyone.clat.percentiles == (), "fio 3.33 has no percentiles for All clients"
 
 
+def _client_lines() -> str:
+    """The terse lines of a 2-client run: job, disk, job, disk, 'All clients'."""
+    text = text_of("terse-client-server-2")
+    return "\n".join(line for line in text.split("\n") if line[:2] == "3;" or line[:5] == ";vda;")
+
+
+@pytest.mark.parametrize("server", [0, 1])
+def test_a_servers_disk_line_over_100_percent_is_refused_with_its_own_line(server: int) -> None:
+    lines = _client_lines().split("\n")
+    disk = [i for i, line in enumerate(lines) if line.startswith(";vda;")][server]
+    lines[disk] = lines[disk].replace(";84.", ";184.")
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output("\n".join(lines), "cs.out")
+    assert e.value.message.startswith(f"cs.out:{disk + 1}: disk 'vda': util 184."), e.value.message
+    assert e.value.message.endswith("%: fio caps it at 100%")
+
+
+@pytest.mark.parametrize("clients", [2, 1])
+def test_a_second_client_run_starts_where_its_command_line_does(clients: int) -> None:
+    """The disk lines belong to the run before (with one client, fio ends its lines with
+    the disk line: no 'All clients'); a line starting with ';' that is not a disk line
+    (nine fields a disk) is not fio's and starts the next run's text with it."""
+    first = "\n".join(_client_lines().split("\n")[: 5 if clients == 2 else 2])
+    command = "fio --client=10.0.0.1 job.fio --minimal"
+    disks = [261078, 262220][:clients]
+    for foreign in ("", ";not;a;disk;line\n", ";" + ";".join(["9"] * 9) + "\n"):
+        text = f"{first}\n{foreign}{command}\n{first}\n"
+        one, two = terse_reports(text, "two.out")
+        assert one.start == 0 and two.start == len(first) + 1, foreign
+        job_line = first.count("\n") + foreign.count("\n") + 3  # after the command line
+        assert two.line == job_line and two.session == 1
+        for report in (one, two):  # each server's disk, from its own line
+            assert [d.read_ios for d in report.output.disk_util] == disks
+
+
 def test_unified_mixed_is_refused_with_the_line() -> None:
     with pytest.raises(FioOutputError) as e:
         parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
