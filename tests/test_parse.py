@@ -7,6 +7,7 @@ scripts/record-fio-outputs, argv and job files beside each in <name>.meta.json.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -15,7 +16,12 @@ from typing import Any
 import pytest
 
 from iobench.errors import FioOutputError
-from iobench.fio.parse import ALL_CLIENTS, iter_json_objects, parse_fio_output
+from iobench.fio.parse import (
+    ALL_CLIENTS,
+    _final_client_entries,
+    iter_json_objects,
+    parse_fio_output,
+)
 from iobench.model import DirectionResult, FioOutput, JobResult
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
@@ -453,6 +459,57 @@ def test_client_status_interval_keeps_the_final_round_only() -> None:
     assert [j.read.io_bytes for j in out.jobs if j.read] == final
     assert all(j.job_runtime_ms == raw[-1]["job_runtime"] for j in out.jobs)
     assert min(final) > max(e["read"]["io_bytes"] for e in raw[:2])
+
+
+def _entry(name: str, client: str, snapshot: int) -> JobResult:
+    """A client_stats entry: job ``name`` of ``client`` (``a``, ``b``; ``all`` for 'All
+    clients'), its ``snapshot``-th report (its job_runtime_ms tells which)."""
+    host = {"a": ("10.0.0.1", 8765), "b": ("10.0.0.2", 8765), "all": ("10.0.0.2", 8765)}
+    job = recorded("client-numjobs2-no-group-reporting-json").jobs[0]
+    hostname, port = host[client]
+    return dataclasses.replace(
+        job, jobname=ALL_CLIENTS if client == "all" else name, hostname=hostname, port=port,
+        job_runtime_ms=snapshot,
+    )  # fmt: skip
+
+
+def _kept(*entries: tuple[str, str, int]) -> list[tuple[str, str | None, int]]:
+    """What the parser keeps of client_stats entries (name, client, snapshot), each as
+    (jobname, hostname, snapshot)."""
+    jobs = [_entry(*e) for e in entries]
+    return [(j.jobname, j.hostname, j.job_runtime_ms) for j in _final_client_entries(jobs)]
+
+
+A, B = "10.0.0.1", "10.0.0.2"
+
+
+def test_the_final_round_of_several_clients_is_kept_in_fios_order() -> None:
+    """--status-interval to two servers (fio 3.33): 'All clients' after the first round
+    (an interim sum, dropped), then one report a round from each; a final 'All clients'
+    last is the run's total and kept. A plain run keeps its entries as fio wrote them,
+    two jobs of each client interleaved."""
+    rounds = [("x", "a", 1), ("y", "a", 1), ("x", "b", 1), ("all", "all", 1)]
+    rounds += [("x", "a", 2), ("y", "a", 2), ("x", "b", 2)]
+    rounds += [("x", "a", 3), ("y", "a", 3), ("x", "b", 3)]
+    assert _kept(*rounds, ("all", "all", 3)) == [
+        ("x", A, 3), ("y", A, 3), ("x", B, 3), (ALL_CLIENTS, B, 3)
+    ]  # fmt: skip
+    assert _kept(*rounds) == [("x", A, 3), ("y", A, 3), ("x", B, 3)]
+    # A round not yet complete for b: each client's own last round.
+    assert _kept(*rounds[:-1]) == [("x", A, 3), ("y", A, 3), ("x", B, 2)]
+    # One job a client: the interim sum is dropped all the same.
+    one = [("x", "a", 1), ("x", "b", 1), ("all", "all", 1), ("x", "a", 2), ("x", "b", 2)]
+    assert _kept(*one) == [("x", A, 2), ("x", B, 2)]
+    plain = [("x", "a", 1), ("x", "b", 1), ("y", "a", 1), ("y", "b", 1), ("all", "all", 1)]
+    assert _kept(*plain) == [(n, {"a": A, "b": B}.get(c), 1) if c != "all" else
+                             (ALL_CLIENTS, B, 1) for n, c, _ in plain]  # fmt: skip
+
+
+def test_a_client_first_heard_after_the_interim_sum_falls_back_to_the_last_reports() -> None:
+    """b's first report came after 'All clients' (not seen from fio 3.33): the last
+    report of each job of each client, the interim sum among them, not a crash."""
+    entries = [("x", "a", 1), ("all", "all", 1), ("x", "a", 2), ("x", "b", 2), ("x", "b", 3)]
+    assert _kept(*entries) == [("x", A, 2), (ALL_CLIENTS, B, 1), ("x", B, 3)]
 
 
 # -- the scanner -------------------------------------------------------------------------
