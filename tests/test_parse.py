@@ -473,7 +473,7 @@ def _entry(name: str, client: str, snapshot: int) -> JobResult:
     )  # fmt: skip
 
 
-def _kept(*entries: tuple[str, str, int]) -> list[tuple[str, str | None, int]]:
+def _kept(*entries: tuple[str, str, int]) -> list[tuple[str, str | None, int | None]]:
     """What the parser keeps of client_stats entries (name, client, snapshot), each as
     (jobname, hostname, snapshot)."""
     jobs = [_entry(*e) for e in entries]
