@@ -251,6 +251,51 @@ def test_a_second_client_run_starts_where_its_command_line_does(clients: int) ->
             assert [d.read_ios for d in report.output.disk_util] == disks
 
 
+def _first_job_line(name: str) -> tuple[list[str], str]:
+    """The fields of the first terse line of a recorded output, and its job's name."""
+    (line, *_) = terse_lines(text_of(name))
+    fields = line.split(";")
+    return fields, fields[2]
+
+
+@pytest.mark.parametrize(
+    ("name", "directions"),
+    [
+        ("terse-only-v3-randwrite", ("read", "write")),
+        ("terse-v5-both-description-coe", ("read", "write", "trim")),
+    ],
+)
+@pytest.mark.parametrize(
+    ("offset", "value", "said"),
+    [
+        (2, "12x", "IOPS (field {field}) should be a whole number, not '12x'"),
+        (38, "100.01%", "a share of the group's bandwidth of 100.01%: fio caps it at 100%"),
+        (
+            38,
+            "50",
+            "share of the group's bandwidth (field {field}) should be a number "
+            "with a % sign, not '50'",
+        ),
+        (39, "1e5", "bandwidth mean (KiB/s) (field {field}) should be a number, not '1e5'"),
+        (40, "9" * 20, "bandwidth stdev (KiB/s) (field {field}) is '" + "9" * 20 + "': more than"),
+    ],
+)
+def test_a_bad_field_is_named_with_its_direction_and_place(
+    name: str, directions: tuple[str, ...], offset: int, value: str, said: str
+) -> None:
+    """Every direction's fields are checked, and a refusal says which direction, which
+    field (1-based, as `cut -d';' -f` counts) and what is wrong with it."""
+    width = 47 if name.startswith("terse-v5") else 41
+    for d, direction in enumerate(directions):
+        fields, job = _first_job_line(name)
+        at = 5 + d * width + offset
+        fields[at] = value
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(";".join(fields) + "\n", "t.out")
+        where = f"t.out:1: the job '{job}': {direction}: "
+        assert e.value.message.startswith(where + said.format(field=at + 1)), e.value.message
+
+
 def test_unified_mixed_is_refused_with_the_line() -> None:
     with pytest.raises(FioOutputError) as e:
         parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
