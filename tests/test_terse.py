@@ -296,6 +296,37 @@ def test_a_bad_field_is_named_with_its_direction_and_place(
         assert e.value.message.startswith(where + said.format(field=at + 1)), e.value.message
 
 
+@pytest.mark.parametrize("less_kib", [0, 1, 2, 3, 100])
+def test_all_clients_is_checked_against_the_servers_sum_within_their_rounding(
+    less_kib: int,
+) -> None:
+    """Each server's line truncates its IO to whole KiB, so the servers may add up to a
+    KiB a server more than 'All clients' (two servers: 2 KiB); more than that means a
+    server's report is there twice (--status-interval), and the run is refused."""
+    lines = _client_lines().split("\n")
+    fields = lines[-1].split(";")
+    assert fields[2] == ALL_CLIENTS and fields[5] == "1200984"  # read KiB: 602048 + 598936
+    fields[5] = str(1200984 - less_kib)
+    lines[-1] = ";".join(fields)
+    text = "\n".join(lines) + "\n"
+    if less_kib <= 2:
+        out, _ = parse_terse_output(text, "cs.out")
+        assert out.jobs[-1].read is not None
+        assert out.jobs[-1].read.io_bytes == (1200984 - less_kib) * 1024
+        return
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(text, "cs.out")
+    assert e.value.message == (
+        "cs.out:1: the servers' terse lines of this client run add up to more read than "
+        "its 'All clients' line (line 5): they hold a server's report more than once (fio "
+        "--status-interval), and terse lines do not say which server's report is which"
+    )
+    assert e.value.hint == (
+        "import fio's JSON or normal output of the run, or the terse output of a run "
+        "without --status-interval"
+    )
+
+
 def test_unified_mixed_is_refused_with_the_line() -> None:
     with pytest.raises(FioOutputError) as e:
         parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
