@@ -172,6 +172,16 @@ def test_the_integer_threshold_is_the_ceiling_of_fios_long_double_one(p: float, 
     assert _count_reaching(60.0, 96800) == 58081  # the case above, whole
 
 
+@pytest.mark.parametrize(
+    "value",
+    [2**53 + 1, 2**53 + 3, 2**54 + 2, 2**54 + 6, 3 * 2**60 + 2**7, Fraction(2**54 + 1, 2**70)],
+)
+def test_a_tie_rounds_to_even_as_ieee_double_does(value: int | Fraction) -> None:
+    """Exactly half way between two 53-bit numbers (rare among random products): to the
+    even one, as Python's float() rounds; never always up."""
+    assert _round_to_bits(Fraction(value), 53) == Fraction(float(value))
+
+
 normal_floats = st.floats(min_value=1e-150, max_value=1e150)
 
 

@@ -180,21 +180,17 @@ def merge_latency(stats: Sequence[LatencyStats]) -> LatencyStats:
     if len(live) == 1:
         return live[0]
 
-    n = 0
-    mean = 0.0
-    s_sum = 0.0
-    for s in live:
-        s_i = s.stddev_ns**2 * (s.n - 1)
-        if n == 0:
-            mean, s_sum = s.mean_ns, s_i
-        else:
-            delta = s.mean_ns - mean
-            total = n + s.n
-            new_mean = (s.mean_ns * s.n + mean * n) / total
-            s_sum = s_sum + s_i + delta**2 * n * s.n / total
-            mean = new_mean
-        n += s.n
-    stddev = math.sqrt(s_sum / (n - 1)) if n > 1 else 0.0
+    first, *rest = live
+    n, mean, s_sum = first.n, first.mean_ns, first.stddev_ns**2 * (first.n - 1)
+    for s in rest:
+        delta = s.mean_ns - mean
+        total = n + s.n
+        mean, s_sum = (
+            (s.mean_ns * s.n + mean * n) / total,
+            s_sum + s.stddev_ns**2 * (s.n - 1) + delta**2 * n * s.n / total,
+        )
+        n = total
+    stddev = math.sqrt(s_sum / (n - 1))  # n >= 2: two inputs with samples
 
     bins: dict[int, int] = {}
     percentiles: tuple[tuple[float, float], ...] = ()
