@@ -327,6 +327,31 @@ def test_all_clients_is_checked_against_the_servers_sum_within_their_rounding(
     )
 
 
+def test_where_a_report_ends_in_lines_that_repeat() -> None:
+    """A standalone job that did IO both ways, its line twice: two snapshots (fio's
+    --status-interval), not two jobs. Two client runs back to back: each ends with its
+    'All clients' line. In a client run two servers may print the same line: two servers,
+    one report."""
+    (both,) = terse_lines(text_of("terse-v5-both-description-coe"))
+    reports = terse_reports(f"{both}\n{both}\n", "twice.out")
+    assert [len(r.output.jobs) for r in reports] == [1, 1]
+    assert all(j.read is not None and j.write is not None for r in reports for j in r.output.jobs)
+
+    run = _client_lines()
+    reports = terse_reports(f"{run}\n{run}\n", "two-runs.out")
+    assert [[j.jobname for j in r.output.jobs] for r in reports] == [
+        ["csjob", "csjob", ALL_CLIENTS]
+    ] * 2
+
+    lines = run.split("\n")
+    fields = lines[-1].split(";")
+    fields[5] = str(2 * 602048)  # the 'All clients' sum of two servers with one report
+    lines[2], lines[-1] = lines[0], ";".join(fields)
+    (report,) = terse_reports("\n".join(lines) + "\n", "same.out")
+    assert [j.jobname for j in report.output.jobs] == ["csjob", "csjob", ALL_CLIENTS]
+    assert report.output.client_mode
+
+
 def test_unified_mixed_is_refused_with_the_line() -> None:
     with pytest.raises(FioOutputError) as e:
         parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
@@ -369,6 +394,9 @@ def test_looks_like_terse_among_other_lines() -> None:
     out, _ = parse_terse_output(pasted, "pasted")
     assert len(out.jobs) == 1
     assert looks_like_terse("  " + line + "\r\n"), "indented, CRLF"
+    # A line that only has terse text after other words does not start as fio's do.
+    assert not looks_like_terse(f"[root@host ~]# {line}\n")
+    assert not looks_like_terse(f"see 3;fio-3.33;x;0;0 and {line[:40]}\n")
 
 
 @pytest.mark.parametrize(
