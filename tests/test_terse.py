@@ -352,6 +352,52 @@ def test_where_a_report_ends_in_lines_that_repeat() -> None:
     assert report.output.client_mode
 
 
+# One direction's fields in fio's documented order (HOWTO, "Terse output"): (what iobench
+# calls it, whole number or not); the 20 completion latency percentiles after clat.
+_WHOLE, _NUMBER = "a whole number", "a number"
+_DIRECTION_FIELDS = [
+    ("io (KiB)", _WHOLE), ("bandwidth (KiB/s)", _WHOLE), ("IOPS", _WHOLE),
+    ("runtime (ms)", _WHOLE),
+    *[(f"{lat} {what} (µs)", _WHOLE if what in ("min", "max") else _NUMBER)
+      for lat in ("slat", "clat") for what in ("min", "max", "mean", "stdev")],
+    *[("", "a percentile such as '99.000000%=123'")] * 20,
+    *[(f"lat {what} (µs)", _WHOLE if what in ("min", "max") else _NUMBER)
+      for what in ("min", "max", "mean", "stdev")],
+    ("bandwidth min (KiB/s)", _WHOLE), ("bandwidth max (KiB/s)", _WHOLE),
+    ("share of the group's bandwidth", "a number with a % sign"),
+    ("bandwidth mean (KiB/s)", _NUMBER), ("bandwidth stdev (KiB/s)", _NUMBER),
+]  # fmt: skip
+_V5_MORE = [
+    ("bandwidth samples", _WHOLE), ("IOPS min", _WHOLE), ("IOPS max", _WHOLE),
+    ("IOPS mean", _NUMBER), ("IOPS stdev", _NUMBER), ("IOPS samples", _WHOLE),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "directions", "fields"),
+    [
+        ("terse-only-v3-randwrite", ("read", "write"), _DIRECTION_FIELDS),
+        ("terse-v5-both-description-coe", ("read", "write", "trim"), _DIRECTION_FIELDS + _V5_MORE),
+    ],
+)
+def test_every_field_of_every_direction_is_read_where_fio_writes_it(
+    name: str, directions: tuple[str, ...], fields: list[tuple[str, str]]
+) -> None:
+    """Each field, made unreadable in turn, is refused by its own name and place: the
+    parser reads every field from where fio's documentation puts it."""
+    original, job = _first_job_line(name)
+    for d, direction in enumerate(directions):
+        for offset, (what, form) in enumerate(fields):
+            at = 5 + d * len(fields) + offset
+            changed = [*original[:at], "x", *original[at + 1 :]]
+            with pytest.raises(FioOutputError) as e:
+                parse_terse_output(";".join(changed) + "\n", "t.out")
+            said = f"{what} (field {at + 1})" if what else f"field {at + 1}"
+            assert e.value.message == (
+                f"t.out:1: the job '{job}': {direction}: {said} should be {form}, not 'x'"
+            )
+
+
 def test_unified_mixed_is_refused_with_the_line() -> None:
     with pytest.raises(FioOutputError) as e:
         parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
