@@ -398,6 +398,57 @@ def test_every_field_of_every_direction_is_read_where_fio_writes_it(
             )
 
 
+_DISK_WORDS = ("read ios", "write ios", "read merges", "write merges", "read ticks",
+               "write ticks", "in_queue")  # fmt: skip
+
+
+def test_every_disk_field_is_read_where_fio_writes_it() -> None:
+    """A disk group (name, seven counts, util) at the end of a standalone line: each
+    count too large for fio, in turn, is refused by its name and place; util over 100 %
+    too."""
+    fields, _ = _first_job_line("terse-only-v3-randwrite")
+    at = fields.index("vda")
+    assert fields[at + 8] == "71.41%"
+    for k, what in enumerate(_DISK_WORDS, start=1):
+        changed = [*fields[: at + k], "9" * 20, *fields[at + k + 1 :]]
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(";".join(changed) + "\n", "t.out")
+        assert e.value.message == (
+            f"t.out:1: disk 'vda': {what} (field {at + k + 1}) is '{'9' * 20}': more than "
+            "fio counts or measures"
+        )
+    for util, said in (
+        ("100.01%", "util 100.01%: fio caps it at 100%"),
+        ("1" + "0" * 19 + "%", f"util (field {at + 9}) is '1{'0' * 19}%': more than fio counts"),
+    ):
+        changed = [*fields[: at + 8], util]
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(";".join(changed) + "\n", "t.out")
+        assert e.value.message.startswith(f"t.out:1: disk 'vda': {said}"), e.value.message
+
+
+def test_continue_on_errors_counts_end_a_line_with_or_without_a_description() -> None:
+    """fio's terse v5 line ends with continue_on_error's two counts, then the job's
+    description when it has one; the counts are read either way, and named when wrong."""
+    fields, job = _first_job_line("terse-v5-both-description-coe")
+    assert fields[-3:] == ["0", "0", "read and write, also reported together"]
+    for tail in (fields[-1:], []):
+        text = ";".join([*fields[:-3], "7", "5", *tail]) + "\n"
+        _, report = parse_terse_output(text, "t.out")
+        (entry,) = report["jobs"]
+        assert (entry["total_err"], entry["first_error"]) == (7, 5)
+        assert entry.get("desc") == (tail[0] if tail else None)
+    for k, what in ((3, "total errors"), (2, "first error")):
+        changed = list(fields)
+        changed[-k] = "9" * 20
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(";".join(changed) + "\n", "t.out")
+        assert e.value.message == (
+            f"t.out:1: the job '{job}': {what} (field {len(fields) - k + 1}) is "
+            f"'{'9' * 20}': more than fio counts or measures"
+        )
+
+
 def test_unified_mixed_is_refused_with_the_line() -> None:
     with pytest.raises(FioOutputError) as e:
         parse_terse_output(text_of("terse-v4-mixed"), "mixed.out")
