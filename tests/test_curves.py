@@ -321,6 +321,10 @@ def test_one_point_ahead_of_a_throttle_is_not_its_plateau(levels: list[float]) -
         ([1000.0, 2000.0, 4000.0, 3000.0], [4000.0], True),
         # Two deeper points, not together: the same.
         ([1000.0, 4000.0, 3000.0, 2000.0], [4000.0], True),
+        # A peak far above what deeper queues hold (a credit spent, a cache filled): a real
+        # peak, not a throttle's slice ahead; the plateau stays the best.
+        ([1000.0, 4000.0, 3000.0, 3000.0], [4000.0], True),
+        ([3000.0, 3600.0, 3100.0, 3050.0], [3600.0], True),
     ],
 )
 def test_a_best_point_that_is_not_alone_or_not_contradicted_defines_the_plateau(

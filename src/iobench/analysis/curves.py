@@ -34,6 +34,10 @@ from iobench.units import format_bytes, format_iops, format_rate, format_size_sh
 
 # A point within this fraction of a curve's best throughput is on its plateau.
 PLATEAU_FRACTION = 0.95
+# A lone best point at most this far above the level deeper queues hold is left out of a
+# plateau (Curve.top): a throttle's slice (0.1 s) ahead in a point of 1 s is +10 %, with a
+# burst after the ramp up to about +15 %. A point further ahead is a real peak, kept.
+LONE_LEAD = 1.15
 # Across block sizes, a block size within this fraction of a limit is bound by it.
 BINDING_FRACTION = 0.9
 # Little's law: IOPS x mean latency should be the outstanding IOs within this factor.
@@ -368,8 +372,8 @@ class Curve:
         PLATEAU_FRACTION of it and two or more points at that level (the highest after
         it). A point of a second or two can run ahead of a throttle by a slice of its
         window: a 3,000 IOPS cap measured 2998, 2998, 3204, 3004, 3013 IOPS at QD1 to 16.
-        One such point is not a plateau; a best point at the deepest queue, or one that
-        another point confirms, is."""
+        One such point is not a plateau; a best point at the deepest queue, one that another
+        point confirms, or one more than LONE_LEAD above the level (a real peak), is."""
         at = max(range(len(self.points)), key=lambda i: self.points[i].iops)  # the first best
         best, deeper = self.points[at], self.points[at + 1 :]
         if not deeper or any(
@@ -377,6 +381,8 @@ class Curve:
         ):
             return best.iops
         level = max(p.iops for p in deeper)
+        if best.iops > LONE_LEAD * level:
+            return best.iops  # more than a throttle's slice ahead: not that artefact
         held = [p for p in self.points if PLATEAU_FRACTION * level <= p.iops <= level]
         return level if len(held) >= 2 else best.iops
 
