@@ -272,21 +272,28 @@ def iobench_in(group: Cgroup, db: Path, *args: str, timeout: float = 300) -> tup
     return done.returncode, done.stdout, done.stderr
 
 
-def check_caps_found(limits: dict[str, Any], caps: Mapping[str, float], why: object = None) -> None:
-    """characterize's limits against the caps it should find (``iops``, ``bw_bytes``, ...):
-    each cap inside the 95 % interval iobench states for it, always; each figure within 2 %
-    of its cap (4 % for the crossover), or the test is marked xfail with the figures.
+Found = tuple[dict[str, Any], Mapping[str, float], object]  # limits, their caps, context
 
-    Not reached yet (issue 27, point 1): a cgroup throttle lets IOs through up to a slice
-    (100 ms) ahead of its rate, so points of 1-2 s come out 0-8 % over (plain fio at 32 MiB/s,
-    1 MiB reads: 31.8 to 34.6 MiB/s), and a limit pooled from such points can miss 2 %
-    (3203 IOPS for a 3000 IOPS cap was seen once in five runs)."""
-    off = {}
-    for key, cap in caps.items():
-        e = limits[key]
-        assert e is not None, (key, limits, why)
-        assert e["low"] <= cap <= e["high"], (key, e, cap, why)
-        off[key] = e["value"] / cap - 1
-    missed = {k: v for k, v in off.items() if abs(v) > (0.04 if k == "crossover_bs" else 0.02)}
+
+def check_caps_found(*found: Found) -> None:
+    """characterize's limits against the caps it should find (``iops``, ``bw_bytes``, ...),
+    each ``(limits, caps, context said on failure)``: each cap inside the 95 % interval
+    iobench states for it, always; each figure within 2 % of its cap (4 % for the
+    crossover), or the test is marked xfail with the figures. Call it after the test's
+    other checks: an xfail ends the test.
+
+    2 % is not reached every time yet (issue 27, point 1): a cgroup throttle can let a burst
+    through just after a point's ramp, and a 1 s point counts it whole (a 48 MiB/s cap was
+    found 3.8 % high once in seventeen runs; bench/README.md)."""
+    missed = []
+    for limits, caps, why in found:
+        off = {}
+        for key, cap in caps.items():
+            e = limits[key]
+            assert e is not None, (key, limits, why)
+            assert e["low"] <= cap <= e["high"], (key, e, cap, why)
+            off[key] = e["value"] / cap - 1
+        if any(abs(v) > (0.04 if k == "crossover_bs" else 0.02) for k, v in off.items()):
+            missed.append((off, why))
     if missed:
-        pytest.xfail(f"not within 2 % of the caps (issue 27, point 1): {off}; {why}")
+        pytest.xfail(f"not within 2 % of the caps (issue 27, point 1): {missed}")

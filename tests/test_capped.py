@@ -86,8 +86,6 @@ def test_characterize_finds_both_caps_in_20_seconds_of_io(
     assert spent <= 20, f"{spent:.1f} s of IO: {each}"
     assert doc["stop"].startswith("done")
     assert doc["elapsed_s"] < 60 and took < 90, (doc["elapsed_s"], took)
-    truth = {"iops": iops, "bw_bytes": mib_s * MiB, "crossover_bs": mib_s * MiB / iops}
-    check_caps_found(limits, truth, why)
     # iobench ran inside the cgroup: both limits are the throttles', and it says so.
     loop = Path(dev).name
     where = f"on {loop} (cgroup v{1 if group.v1 else 2} /{group.path.name})"
@@ -98,12 +96,15 @@ def test_characterize_finds_both_caps_in_20_seconds_of_io(
     # Short points, not run to fio's steady state; each with its own 95 % interval.
     points = [p for c in doc["curves"] for p in c["points"]]
     assert {p["steady"] for p in points} == {None}
-    # (a point whose samples all counted the same IOs has an interval of no width)
+    # (fio's total for a point may lie at an edge of its samples' interval: 32.1 in 32.1 to
+    # 45.8 MiB/s was seen)
     assert all(p["iops_low"] <= p["iops"] <= p["iops_high"] for p in points), points
     # The block-size table agrees with the two-limit model it infers.
     assert all(abs(row["iops"] / row["model_iops"] - 1) < 0.05 for row in doc["table"]), doc[
         "table"
     ]
+    truth = {"iops": iops, "bw_bytes": mib_s * MiB, "crossover_bs": mib_s * MiB / iops}
+    check_caps_found((limits, truth, why))
 
 
 def test_characterize_steady_method_keeps_the_budget(
