@@ -285,22 +285,22 @@ def _climb(bs: int, levels: list[float]) -> list[Point]:
     "levels",
     [
         [2998.0, 2998.0, 3204.0, 3004.0, 3013.0],  # seen: a 3,000 IOPS cap, QD4 a slice ahead
-        [3230.0, 2990.0, 3001.0],  # the lone point first
+        [3230.0, 2990.0, 3001.0],  # the point ahead first
         [2995.0, 3003.0, 3260.0, 2999.0],  # 8.7 % ahead, two deeper points after it
     ],
 )
 def test_one_point_ahead_of_a_throttle_is_not_its_plateau(levels: list[float]) -> None:
-    """A point of a second or two can run a slice of its window ahead of a throttle. One
-    such point alone, above a level that the deeper queues hold, does not define the
-    plateau, the limit or the throttle the plateau is at."""
+    """A point of a second or two can run a slice of its window ahead of a throttle. Such a
+    point, more than 5 % above the typical saturated point, is left out of the plateau; it
+    sets neither the limit nor the throttle the plateau is at."""
     from iobench.analysis.throttles import curves_at_throttles
 
     pts = _climb(4096, levels) + _climb(1 << 20, [48.0, 48.1, 47.9])  # 48 MiB/s
     (c, _) = curves(pts)
-    lone = max(levels)
-    assert c.best.iops == lone  # still the best point, shown as such
-    assert lone not in [p.iops for p in c.plateau] and len(c.plateau) == len(levels) - 1
-    assert c.saturated is True and c.knee.iops < lone
+    ahead = max(levels)
+    assert c.best.iops == ahead  # still the best point, shown as such
+    assert ahead not in [p.iops for p in c.plateau] and len(c.plateau) == len(levels) - 1
+    assert c.saturated is True and c.knee.iops < ahead
     (lim,) = infer_limits(curves(pts))
     assert lim.iops is not None, lim.reasons
     assert lim.iops.value == pytest.approx(3000, rel=0.005)
@@ -330,22 +330,21 @@ def test_a_point_ahead_among_others_near_it_does_not_lift_the_plateau() -> None:
 @pytest.mark.parametrize(
     ("levels", "plateau", "saturated"),
     [
-        # The best at the deepest queue: it may be where the climb still rises.
+        # The best at the deepest queue: the typical saturated point is the best itself, and
+        # the climb may still be rising.
         ([2998.0, 3004.0, 3013.0, 3204.0], [3204.0], False),
-        # Another point within 5 % confirms the best: the plateau as before.
+        # Points around the typical one, the best among them: the plateau as before.
         ([2000.0, 3000.0, 3100.0, 2980.0], [3000.0, 3100.0, 2980.0], True),
-        # One deeper point lower: no level the deeper queues hold; the best stays (and the
-        # point at twice its queue confirms it).
+        # The best more than PEAK_LEAD (15 %) above the typical saturated point: a real peak
+        # (a credit spent, a cache filled), not a throttle's slice ahead; the plateau stays
+        # the best, with the deeper queues confirming it saturated.
         ([1000.0, 2000.0, 4000.0, 3000.0], [4000.0], True),
-        # Two deeper points, not together: the same.
         ([1000.0, 4000.0, 3000.0, 2000.0], [4000.0], True),
-        # A peak far above what deeper queues hold (a credit spent, a cache filled): a real
-        # peak, not a throttle's slice ahead; the plateau stays the best.
         ([1000.0, 4000.0, 3000.0, 3000.0], [4000.0], True),
-        ([3000.0, 3600.0, 3100.0, 3050.0], [3600.0], True),
+        ([3000.0, 3600.0, 3100.0, 3050.0], [3600.0], True),  # 16 % ahead
     ],
 )
-def test_a_best_point_that_is_not_alone_or_not_contradicted_defines_the_plateau(
+def test_a_real_peak_or_a_best_among_its_neighbours_keeps_the_plateau_of_the_best(
     levels: list[float], plateau: list[float], saturated: bool
 ) -> None:
     (c,) = curves(_climb(4096, levels))

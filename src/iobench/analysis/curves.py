@@ -37,7 +37,7 @@ PLATEAU_FRACTION = 0.95
 # A best point at most this far above the typical saturated point does not set the plateau
 # (Curve.top): a throttle's slice (0.1 s) ahead in a point of 1 s is +10 %, with a burst
 # after the ramp up to about +15 %. A point further ahead is a real peak and sets it.
-LONE_LEAD = 1.15
+PEAK_LEAD = 1.15
 # Across block sizes, a block size within this fraction of a limit is bound by it.
 BINDING_FRACTION = 0.9
 # Little's law: IOPS x mean latency should be the outstanding IOs within this factor.
@@ -369,7 +369,7 @@ class Curve:
     def top(self) -> float:
         """The throughput the plateau is judged from: the typical saturated point's (the
         lower median of the points from the first within PLATEAU_FRACTION of the best
-        on), unless the best point is more than LONE_LEAD above it (a real peak: then the
+        on), unless the best point is more than PEAK_LEAD above it (a real peak: then the
         best's, as everywhere before). A point of a second or two can run ahead of a
         throttle by a slice of its window: a 3,000 IOPS cap measured 2998, 2998, 3204,
         3004, 3013 IOPS at QD1 to 16, a 1,200 one 1193, 1202, 1269, 1205, 1211; the
@@ -379,7 +379,7 @@ class Curve:
             next(i for i, p in enumerate(self.points) if p.iops >= PLATEAU_FRACTION * best) :
         ]
         typical = statistics.median_low(p.iops for p in tail)
-        return typical if best <= LONE_LEAD * typical else best
+        return typical if best <= PEAK_LEAD * typical else best
 
     @property
     def knee(self) -> Point:
