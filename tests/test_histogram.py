@@ -22,7 +22,6 @@ from iobench.analysis.histogram import (
     NR,
     _count_reaching,
     _round_to_bits,
-    _threshold,
     idx_to_val,
     merge_bins,
     merge_latency,
@@ -147,6 +146,12 @@ def test_parsed_bins_reproduce_parsed_percentiles() -> None:
             assert tuple(percentiles_from_bins(stats.bins, ps)) == stats.percentiles
     assert read.clat is not None and read.lat is not None
     assert read.clat.bins and read.lat.bins  # lat_percentiles=1 gives lat bins too
+
+
+def _threshold(p: float, n: int) -> Fraction:
+    """fio's ``(long double) p / 100.0 * n``, each step rounded as the x87 FPU rounds it,
+    in Fractions: the reference the parser's integer form (_count_reaching) is held to."""
+    return _round_to_bits(_round_to_bits(Fraction(p) / 100) * n)
 
 
 def test_threshold_follows_fios_long_double_not_exact_arithmetic() -> None:

@@ -77,11 +77,6 @@ def _round_to_bits(x: Fraction, bits: int = LONG_DOUBLE_BITS) -> Fraction:
     return Fraction(q) / scale
 
 
-def _threshold(p: float, n: int) -> Fraction:
-    """fio's ``(long double) p / 100.0 * n``, rounded the way the x87 FPU rounds it."""
-    return _round_to_bits(_round_to_bits(Fraction(p) / 100) * n)
-
-
 @functools.lru_cache(maxsize=1024)
 def _share(p: float) -> tuple[int, int]:
     """``(m, k)``: fio's ``(long double) p / 100.0`` is ``m / 2**k`` (a 64-bit ``m``)."""
@@ -90,7 +85,8 @@ def _share(p: float) -> tuple[int, int]:
 
 
 def _count_reaching(p: float, n: int) -> int:
-    """The fewest samples that reach :func:`_threshold` ``(p, n)`` (its ceiling), in integer
+    """The fewest samples that reach fio's threshold ``(long double) p / 100.0 * n`` (x87
+    rounding: :func:`_share`, then the product rounded to 64 bits), its ceiling, in integer
     arithmetic: a report's latency curves ask for a hundred percentiles of each histogram,
     and Fractions took 7 ms for them."""
     m, k = _share(p)
