@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import netstore
 from iobench.cli import run_cli
@@ -20,6 +21,12 @@ from iobench.fio.runner import Held
 from scratch import Scratch, scratch_fixture
 
 FAKES = Path(__file__).parent / "fakes"
+
+# Hypothesis fails an example that takes over 200 ms by default: a timing assertion racing
+# the other tests and fio for the two CPUs (seen: 377 and 588 ms under load, in tests of
+# pure functions). How fast the code is, bench/ measures; the tests check what it does.
+settings.register_profile("iobench", deadline=None)
+settings.load_profile("iobench")
 
 # A small suite with one reading and one writing workload, for tests that run fio.
 MINI_SUITE = """\

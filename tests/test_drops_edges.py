@@ -156,7 +156,7 @@ def test_samples_further_apart_or_closer_scale_the_times(every: float) -> None:
 # -- properties -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.integers(min_value=0, max_value=10_000),
     st.floats(min_value=0.001, max_value=1000.0),

@@ -491,9 +491,7 @@ def _import_then_read(cli: Cli, tmp_path: Path, doc: Doc, before: str = "") -> N
     assert code == 0, f"an export of what was imported imports again: {err}"
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_change_to_a_run_document_is_refused_or_read_by_everything(
     cli: Cli, tmp_path: Path, exported: Doc, data: st.DataObject
@@ -501,9 +499,7 @@ def test_any_change_to_a_run_document_is_refused_or_read_by_everything(
     _import_then_read(cli, tmp_path, _mutated(exported, data))
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), source=st.sampled_from([FIO_JSON, CLIENTS_JSON]))
 def test_any_change_to_fio_output_is_refused_or_read_by_everything(
     cli: Cli, tmp_path: Path, data: st.DataObject, source: Path
@@ -545,9 +541,7 @@ def test_a_forged_origin_does_not_keep_the_genuine_run_out(
 # -- the fast check of large documents agrees with jsonschema's ------------------------------
 
 
-@settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), dates=st.booleans())
 def test_the_fast_check_gives_jsonschemas_verdict_on_any_change(
     exported: Doc, data: st.DataObject, dates: bool

@@ -123,7 +123,7 @@ def test_a_number_with_a_digit_fio_cannot_read_is_refused_naming_it(
     assert f"({name}) in {value} is not one" in err
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     digit=st.characters(categories=["Nd", "No", "Nl"]).filter(lambda c: not "0" <= c <= "9"),
     key_and_value=st.sampled_from(
@@ -678,7 +678,7 @@ MISTAKES = {
 }
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     defaults=st.lists(st.sampled_from(sorted(MISTAKES)), unique=True, max_size=3),
     workloads=st.lists(

@@ -541,9 +541,7 @@ _SOURCES = {
 }
 
 
-@settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), source=st.sampled_from(sorted(_SOURCES)))
 def test_any_change_to_fio_text_is_refused_or_read_by_everything(
     cli: Cli, tmp_path: Path, data: st.DataObject, source: str
