@@ -5,14 +5,28 @@ burst level, the unsteady seconds after the sustained level ("for the last 6 s" 
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iobench.analysis.drops import DROP_SHARE, MAX_TRANSITION, Drop, detect_drop
+from iobench.analysis.drops import (
+    DROP_SHARE,
+    MAX_TRANSITION,
+    MIN_SAMPLES,
+    SAME_LEVEL,
+    Drop,
+    _alike,
+    _interval,
+    _line,
+    _noise,
+    _segments,
+    detect_drop,
+)
 from iobench.analysis.measured import drop_data, drop_text
 
 ENDED = "a burst that ended (burst credits, a throttle, a write cache filling up)"
@@ -183,6 +197,161 @@ def test_a_drop_is_the_same_at_any_scale(
             drop.seconds_before,
             drop.seconds_after,
         )
+
+
+# -- the fewest seconds, the lowest rates ---------------------------------------------------------
+
+
+def test_a_drop_in_exactly_min_samples_seconds_is_found() -> None:
+    assert MIN_SAMPLES == 6
+    drop = drop_in([1000.0] * 3 + [100.0] * 3)
+    assert drop is not None and (drop.before, drop.after, drop.at_s) == (1000.0, 100.0, 3.0)
+    assert drop_in([1000.0] * 3 + [100.0] * 2) is None
+
+
+@pytest.mark.parametrize("scale", [0.001, 0.5, 0.9])
+def test_a_drop_below_one_iops_is_found(scale: float) -> None:
+    """A volume doing less than one IO a second (huge blocks on a throttled disk): the
+    rates are fractions, the drop is the same."""
+    drop = drop_in([900 * scale] * 6 + [200 * scale] * 6)
+    assert drop is not None
+    assert [drop.before, drop.after] == pytest.approx([900 * scale, 200 * scale])
+
+
+# -- the pieces, each held to what its text says --------------------------------------------------
+
+
+def test_levels_exactly_same_level_apart_are_one_level() -> None:
+    """Neighbours within SAME_LEVEL of the higher one are one level, at the edge too: a
+    15 % step then a 17.6 % one is a level of 925 then 700, 24 % lower, no drop."""
+    assert SAME_LEVEL == 0.15
+    assert _alike(850.0, 1000.0) and _alike(1000.0, 850.0) and _alike(900.0, 1000.0)
+    assert not _alike(849.0, 1000.0)
+    assert said([1000.0] * 5 + [850.0] * 5 + [700.0] * 5) is None
+    assert said([1000.0] * 5 + [849.0] * 5 + [700.0] * 5) is not None
+
+
+@settings(max_examples=80)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 120), st.floats(0, 1e5, allow_nan=False)),
+        min_size=2,
+        max_size=40,
+    )
+)
+def test_the_line_is_the_least_squares_line(points: list[tuple[int, float]]) -> None:
+    """Its slope and squared error are those of statistics.linear_regression's line;
+    at one time only, no slope and the spread around the mean."""
+    ts = [float(t) for t, _ in points]
+    vs = [v for _, v in points]
+    slope, error = _line(ts, vs)
+    if len(set(ts)) == 1:
+        want, intercept = 0.0, statistics.fmean(vs)
+    else:
+        want, intercept = statistics.linear_regression(ts, vs)
+    expected = sum((v - intercept - want * t) ** 2 for t, v in points)
+    assert slope == pytest.approx(want, rel=1e-6, abs=1e-6)
+    assert error == pytest.approx(expected, rel=1e-6, abs=1e-3)
+
+
+def test_a_line_at_one_time_has_no_slope() -> None:
+    assert _line([4.0, 4.0, 4.0], [1.0, 2.0, 6.0]) == (0.0, 14.0)
+
+
+def test_times_and_values_that_do_not_pair_up_are_refused() -> None:
+    """A series whose times and values differ in length is a caller's mistake, never cut
+    to the shorter one in silence."""
+    with pytest.raises(ValueError, match="zip"):
+        detect_drop([1.0, 2.0, 3.0], [100.0] * 8)
+    with pytest.raises(ValueError, match="zip"):
+        detect_drop([float(t) for t in range(1, 9)], [100.0] * 3)
+    with pytest.raises(ValueError, match="zip"):
+        _line([1.0, 2.0, 3.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="zip"):
+        _line([4.0, 4.0, 4.0], [1.0, 2.0])  # no slope to compute
+
+
+def test_a_short_blip_within_a_level_is_part_of_the_level() -> None:
+    """Two seconds 10 % above a level, within SAME_LEVEL of it, in its middle or at its
+    end: seconds of the level, not a transition."""
+    drop = drop_in([1000.0] * 5 + [1100.0] * 2 + [1000.0] * 5 + [200.0] * 6)
+    assert drop is not None
+    assert drop.seconds_before == 12 and drop.before == pytest.approx(12200 / 12)
+    assert drop.at_s == 12.0
+    drop = drop_in([1000.0] * 6 + [1100.0] * 2 + [200.0] * 6)
+    assert drop is not None
+    assert (drop.seconds_before, drop.before, drop.at_s) == (8, 1025.0, 8.0)
+
+
+CHAINS = [
+    [1000.0] * 5 + [880.0] * 5 + [750.0] * 5 + [300.0] * 5,
+    [1000.0] * 5 + [1100.0] * 2 + [1000.0] * 5 + [200.0] * 6,
+    [1000.0] * 4 + [870.0] * 4 + [760.0] * 4 + [200.0] * 6 + [900.0] * 4,
+    [1000.0] * 4 + [860.0] * 4 + [740.0] * 4 + [200.0] * 6,
+]
+
+
+@pytest.mark.parametrize("series", CHAINS)
+@pytest.mark.parametrize("scale", [0.001, 0.01, 1000.0])
+def test_alike_levels_merge_the_same_at_any_scale(series: list[float], scale: float) -> None:
+    """Neighbouring levels alike in pairs, merged closest first: the same levels and
+    steps at a thousandth of the rate (under 1 IOPS) or a thousand times it."""
+    drop = drop_in(series)
+    scaled = drop_in([v * scale for v in series])
+    assert drop is not None and scaled is not None
+    assert [s.at_s for s in scaled.steps] == [s.at_s for s in drop.steps]
+    assert [(s.before, s.after) for s in scaled.steps] == [
+        pytest.approx((s.before * scale, s.after * scale)) for s in drop.steps
+    ]
+    assert (scaled.seconds_before, scaled.seconds_after) == (
+        drop.seconds_before,
+        drop.seconds_after,
+    )
+
+
+def test_the_noise_of_a_zigzag_is_its_neighbours_difference() -> None:
+    """Levels at about e^5 (150 IOPS) that alternate by 0.1: every first difference is
+    0.1, every second one 0.2; the first gives the smaller estimate."""
+    ys = [5.0, 5.1] * 10
+    assert _noise(ys) == pytest.approx(1.4826 * 0.1 / math.sqrt(2))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_noise_of_a_slide_is_its_second_differences(seed: int) -> None:
+    """A slide of 1.0 a second with noise of 10 %: the first differences are the slide,
+    the median absolute second difference (scaled to a normal noise's standard
+    deviation) is the noise."""
+    rng = random.Random(seed)
+    ys = [5.0 + 1.0 * i + rng.uniform(-0.1, 0.1) for i in range(15)]
+    d2 = [abs(ys[i + 1] - 2 * ys[i] + ys[i - 1]) for i in range(1, len(ys) - 1)]
+    want = 1.4826 * statistics.median(d2) / math.sqrt(6)
+    assert 0.02 < want < 0.3  # above the least noise, far below the slide's 1.0
+    assert _noise(ys) == pytest.approx(want, rel=1e-12)
+
+
+def test_a_flat_series_has_the_least_noise() -> None:
+    assert _noise([7.0] * 12) == 0.02
+
+
+def test_segments_are_cut_where_the_level_changes() -> None:
+    assert _segments([0.0] * 4 + [1.0] * 4 + [3.0] * 4 + [2.0] * 3, 0.1) == [
+        (0, 4), (4, 8), (8, 12), (12, 15),
+    ]  # fmt: skip
+    assert _segments([5.0] * 2 + [1.0] * 6, 0.1) == [(0, 2), (2, 8)]
+    assert _segments([2.0] * 7 + [9.0], 0.1) == [(0, 7), (7, 8)]
+
+
+def test_a_cut_must_gain_more_than_the_penalty() -> None:
+    """[0, 0, 1, 1]: the squared error 1 of the whole falls to 0 when cut in two."""
+    assert _segments([0.0, 0.0, 1.0, 1.0], 1.0) == [(0, 4)]
+    assert _segments([0.0, 0.0, 1.0, 1.0], 0.999) == [(0, 2), (2, 4)]
+
+
+def test_the_sampling_interval_is_the_shortest_step_between_times() -> None:
+    assert _interval([1.0, 2.0, 3.0]) == 1.0
+    assert _interval([1.0, 1.0, 1.5, 2.5]) == 0.5  # a repeated time is no interval
+    assert _interval([2.0, 2.0]) == 1.0  # no interval seen: a second
+    assert _interval([7.0]) == 1.0
 
 
 def _iops(v: float) -> str:

@@ -106,8 +106,9 @@ def detect_drop(t_s: Sequence[float], values: Sequence[float | None]) -> Drop | 
     """The first burst that ends in a per-second series, or None (see the module's text).
 
     ``t_s``: each sample's time in seconds (the end of its interval); ``values``: the
-    per-second IOPS, None where a second has no value (skipped, never read as zero)."""
-    pts = [(float(t), float(v)) for t, v in zip(t_s, values, strict=False) if v is not None]
+    per-second IOPS, None where a second has no value (skipped, never read as zero); the
+    two pair up one to one (ValueError otherwise)."""
+    pts = [(float(t), float(v)) for t, v in zip(t_s, values, strict=True) if v is not None]
     if len(pts) < MIN_SAMPLES:
         return None
     ts = [t for t, _ in pts]
