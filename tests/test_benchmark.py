@@ -19,7 +19,7 @@ from iobench.report.markdown import md_text
 from iobench.store import Store
 from iobench.suites import load_suite_file
 from iobench.targets import check_file_writable
-from scratch import Scratch
+from scratch import MiB, Scratch
 
 
 @pytest.mark.fio
@@ -149,3 +149,36 @@ def test_loop_backing_file_and_swap_file_are_never_written(scratch: Scratch) -> 
         check_file_writable(_target(swapfile))
     plain = scratch.image(1 << 20)
     check_file_writable(_target(plain))  # an unused file passes
+
+
+@pytest.mark.fio
+def test_orion_simple_summary(cli: Cli, tmp_path: Path, real_fio: str) -> None:
+    """The orion-simple suite's summary (its largest bandwidth, most small IOPS, least
+    small latency and that point's histogram) is read from the run's own results. It
+    checks no measured figure against a known one: it runs beside other tests."""
+    code, out, err = cli(
+        "run", str(tmp_path), "--suite", "orion-simple", "--runtime", "500ms", "--ramp", "0",
+        "--size", "16M", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    orion = doc["analysis"]["orion"]
+    loads = [1, 2, 4, 8, 16, 32]
+    for key in ("max_large_bw_bytes", "max_small_iops", "min_small_lat_ns"):
+        assert orion[key] is not None, (key, orion)
+    assert orion["max_large_bw_bytes"]["outstanding"] in loads, orion
+    assert orion["max_small_iops"]["outstanding"] in loads, orion
+    large = [r for r in doc["results"] if r["params"]["bs"] == MiB]
+    assert orion["max_large_bw_bytes"]["value"] == pytest.approx(
+        max(r["read"]["bw_bytes"] for r in large)
+    )
+    assert orion["min_small_lat_ns"]["value"] > 0
+    histogram = orion["small_latency_histogram"]
+    assert histogram and all(b["high_ns"] == 2 * b["low_ns"] or b["low_ns"] == 0 for b in histogram)
+    fastest = next(
+        r for r in doc["results"] if r["workload"] == orion["min_small_lat_ns"]["workload"]
+    )
+    assert sum(b["ios"] for b in histogram) == fastest["read"]["lat_ns"]["n"]
+    code, text, _ = cli("show", str(doc["run_id"]))
+    assert "Maximum Large MBPS" in text and "Maximum Small IOPS" in text
+    assert "Minimum Small Latency" in text and "small-read latency histogram @ " in text

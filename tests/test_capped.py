@@ -1,4 +1,4 @@
-"""characterize, sweep and orion-simple on real fio, on capped volumes: loop devices over
+"""characterize, sweep and spec on real fio, on capped volumes: loop devices over
 RAM throttled by a cgroup, as DESIGN.md describes, so the caps are known.
 
 These tests measure throughput: they run one after another (never two fio loads at once)
@@ -230,35 +230,6 @@ def test_sweep_refuses_to_write_a_device_without_destructive(
     code, _, err = cli("sweep", dev, "--rw", "randwrite", "--bs", "4k", "--qd", "1")
     assert code == 3
     assert "--destructive" in err and "Traceback" not in err
-
-
-def test_orion_simple_summary(cli: Cli, tmp_path: Path, real_fio: str) -> None:
-    code, out, err = cli(
-        "run", str(tmp_path), "--suite", "orion-simple", "--runtime", "1s", "--ramp", "0",
-        "--size", "16M", "--json",
-    )  # fmt: skip
-    assert code == 0, err
-    doc = json.loads(out)
-    orion = doc["analysis"]["orion"]
-    loads = [1, 2, 4, 8, 16, 32]
-    for key in ("max_large_bw_bytes", "max_small_iops", "min_small_lat_ns"):
-        assert orion[key] is not None, (key, orion)
-    assert orion["max_large_bw_bytes"]["outstanding"] in loads, orion
-    assert orion["max_small_iops"]["outstanding"] in loads, orion
-    large = [r for r in doc["results"] if r["params"]["bs"] == MiB]
-    assert orion["max_large_bw_bytes"]["value"] == pytest.approx(
-        max(r["read"]["bw_bytes"] for r in large)
-    )
-    assert orion["min_small_lat_ns"]["value"] > 0
-    histogram = orion["small_latency_histogram"]
-    assert histogram and all(b["high_ns"] == 2 * b["low_ns"] or b["low_ns"] == 0 for b in histogram)
-    fastest = next(
-        r for r in doc["results"] if r["workload"] == orion["min_small_lat_ns"]["workload"]
-    )
-    assert sum(b["ios"] for b in histogram) == fastest["read"]["lat_ns"]["n"]
-    code, text, _ = cli("show", str(doc["run_id"]))
-    assert "Maximum Large MBPS" in text and "Maximum Small IOPS" in text
-    assert "Minimum Small Latency" in text and "small-read latency histogram @ " in text
 
 
 # -- trusting the numbers: bursts and provider specs (issue 6) -----------------------------------
