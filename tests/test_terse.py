@@ -16,9 +16,10 @@ import pytest
 
 from iobench.errors import FioOutputError
 from iobench.fio import terse
-from iobench.fio.parse import ALL_CLIENTS, parse_fio_output
+from iobench.fio.parse import ALL_CLIENTS, NUMBER_MAX, parse_fio_output
 from iobench.fio.terse import looks_like_terse, parse_terse_output, terse_reports
 from iobench.model import DirectionResult, FioOutput, JobResult, LatencyStats
+from iobench.units import shown
 
 DATA = Path(__file__).parent / "data" / "fio-outputs"
 RECORDED = DATA / "recorded"
@@ -654,3 +655,458 @@ def test_digits_of_other_scripts_are_refused() -> None:
     """Python's int() reads '٣' as 3; fio writes ASCII digits only."""
     with pytest.raises(FioOutputError, match=r"IOPS \(field 49\) should be a whole number"):
         parse_terse_output(_replace(V3, 48, "١٣٥٩٢٨"), "u.out")
+
+
+# -- the job's own fields, around its directions ------------------------------------------
+
+# The fields of a job's line outside its directions, as a refusal names them: the header's
+# by their index, the CPU and bucket fields by their offset past the directions.
+JOB_FIELDS = [
+    (3, "groupid", "a whole number"),
+    (4, "error", "a whole number"),
+]
+TAIL_FIELDS = [
+    (0, "usr CPU", "a number with a % sign"),
+    (1, "sys CPU", "a number with a % sign"),
+    *[(i, "a context switch or page fault count", "a whole number") for i in range(2, 5)],
+    *[(i, "an IO depth or latency bucket share", "a number with a % sign") for i in range(5, 34)],
+]
+
+
+@pytest.mark.parametrize(("line", "pos"), [(V3, 87), (V5, 146)], ids=["v3", "v5"])
+@pytest.mark.parametrize(("index", "what", "form"), JOB_FIELDS)
+def test_each_header_field_is_refused_by_name_and_place(
+    line: str, pos: int, index: int, what: str, form: str
+) -> None:
+    name = line.split(";")[2]
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_replace(line, index, "x"), "b.out")
+    assert e.value.message == (
+        f"b.out:1: the job {name!r}: {what} (field {index + 1}) should be {form}, not 'x'"
+    )
+
+
+@pytest.mark.parametrize(("line", "pos"), [(V3, 87), (V5, 146)], ids=["v3", "v5"])
+@pytest.mark.parametrize(("offset", "what", "form"), TAIL_FIELDS)
+def test_each_cpu_and_bucket_field_is_refused_by_name_and_place(
+    line: str, pos: int, offset: int, what: str, form: str
+) -> None:
+    name = line.split(";")[2]
+    bad = "x%" if "%" in form else "x"  # the first field after the directions ends in %
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_replace(line, pos + offset, bad), "b.out")
+    assert e.value.message == (
+        f"b.out:1: the job {name!r}: {what} (field {pos + offset + 1}) should be {form}, "
+        f"not {bad!r}"
+    )
+
+
+def test_a_long_job_name_is_cut_in_what_is_said() -> None:
+    line = _replace(_replace(V3, 2, "n" * 100), 3, "x")
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(line, "b.out")
+    assert e.value.message.startswith(
+        f"b.out:1: the job {'n' * 52!r}... (100 characters): groupid (field 4) "
+    )
+    line = _replace(_replace(V3, 2, "n" * 60), 3, "x")
+    with pytest.raises(FioOutputError, match=f"the job '{'n' * 60}': groupid"):
+        parse_terse_output(line, "b.out")
+
+
+def test_the_largest_error_number_fio_reports() -> None:
+    out, _ = parse_terse_output(_replace(V3, 4, "65535"), "e.out")
+    assert out.jobs[0].error == 65535
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_replace(V3, 4, "65536"), "e.out")
+    assert e.value.message == (
+        "e.out:1: the job 'rw': error 65536 is not an error number fio reports"
+    )
+
+
+def test_a_line_that_ends_in_its_header_or_its_tail_says_where() -> None:
+    for version, fields in (("3", 121), ("5", 133)):  # two directions at least
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(f"{version};fio-3.33;job;0;0", "s.out")
+        assert e.value.message == (
+            f"s.out:1: a terse line of 5 fields; version {version} has at least {fields}"
+        )
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output("3;fio-3.33;job;0;0;0", "s.out")
+    assert e.value.message.startswith("s.out:1: the job 'job': the line ends after 6 fields, ")
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(";".join(V3.split(";")[:90]), "s.out")
+    assert e.value.message == (
+        "s.out:1: the job 'rw': the line ends after 90 fields, inside the CPU and "
+        "latency-bucket fields (terse version 3 needs 121)"
+    )
+
+
+def _idle(line: str = V3) -> str:
+    """``line``'s job as one that did no IO yet: its write direction zeroed as its read."""
+    f = line.split(";")
+    f[46:87] = f[5:46]
+    return ";".join(f)
+
+
+def test_a_job_that_did_no_io_may_have_shares_of_nothing() -> None:
+    """fio divides 0 IOs by 0 in the IO depth and latency shares of a job that did no IO
+    (glibc writes -nan%): accepted there, and only there; anything else is refused."""
+    shares = range(87 + 5, 87 + 34)
+    line = _idle()
+    for i in shares:
+        line = _replace(line, i, "-nan%" if i % 2 else "nan%")
+    out, _ = parse_terse_output(line, "i.out")
+    assert (out.jobs[0].read, out.jobs[0].write) == (None, None)
+    with pytest.raises(FioOutputError, match=r"bucket share \(field 93\) should be a number"):
+        parse_terse_output(_replace(_idle(), 92, "x"), "i.out")
+    with pytest.raises(FioOutputError, match=r"bucket share \(field 100\) should be a number"):
+        parse_terse_output(_replace(_replace(_idle(), 92, "-nan%"), 99, "x"), "i.out")
+    with pytest.raises(FioOutputError, match=r"bucket share \(field 93\) should be a number"):
+        parse_terse_output(_replace(V3, 92, "-nan%"), "i.out")  # this job did IO
+
+
+def test_a_v5_jobs_trim_is_read_where_fio_writes_it() -> None:
+    """v5's third direction is trim: the read direction's fields copied there read the
+    same."""
+    f = V5.split(";")
+    f[99:146] = f[5:52]
+    out, _ = parse_terse_output(";".join(f), "t.out")
+    job = out.jobs[0]
+    assert job.trim is not None and job.trim == job.read
+
+
+# -- percentiles and directions at their edges --------------------------------------------
+
+_MAX_US = NUMBER_MAX // 1000  # the largest latency in µs whose ns fit
+CHANGED_AFTER = "fio never writes that: the file was changed after fio wrote it"
+
+
+def _write_percentile(value: str, line: str = V3) -> str:
+    """``line`` with the write direction's 18th percentile field (fio's first padding
+    ``0%=0``, after its 99.99th) set to ``value``."""
+    return _replace(line, 75, value)
+
+
+def test_the_100th_percentile_and_the_largest_latency_are_read() -> None:
+    out, _ = parse_terse_output(_write_percentile(f"100.000000%={_MAX_US}"), "p.out")
+    write = out.jobs[0].write
+    assert write is not None and write.clat is not None
+    assert write.clat.percentiles[-1] == (100.0, float(_MAX_US * 1000))
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["100.000001%=60", "150.000000%=60", f"99.999000%={_MAX_US + 1}"],
+)
+def test_a_percentile_fio_cannot_write_is_refused_by_place(value: str) -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write_percentile(value), "p.out")
+    assert e.value.message == (
+        f"p.out:1: the job 'rw': write: percentile {shown(value, 40)} (field 76) is not one fio "
+        "writes"
+    )
+
+
+def test_a_field_that_is_no_percentile_is_refused_with_it_cut() -> None:
+    value = "99.000000%=" + "1" * 29 + "x"  # 41 characters: cut at 40
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write_percentile(value), "p.out")
+    assert e.value.message == (
+        f"p.out:1: the job 'rw': write: field 76 should be a percentile such as '99.000000%=123', "
+        f"not {value[:32]!r}... (41 characters)"
+    )
+
+
+def test_a_percentile_asked_for_twice_is_read() -> None:
+    """percentile_list=99:99 gives the same percentile twice: fio writes both."""
+    out, _ = parse_terse_output(_write_percentile("99.990000%=50"), "p.out")
+    write = out.jobs[0].write
+    assert write is not None and write.clat is not None
+    assert write.clat.percentiles[-2:] == ((99.99, 50_000.0), (99.99, 50_000.0))
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("99.000000%=60", "the percentiles are not in ascending order"),
+        ("99.995000%=49", "a higher percentile has a lower latency"),
+    ],
+)
+def test_percentiles_out_of_order_are_refused_with_why(value: str, said: str) -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write_percentile(value), "p.out")
+    assert e.value.message == f"p.out:1: the job 'rw': write: {said}"
+    assert e.value.hint == CHANGED_AFTER
+
+
+def _fields(line: str, *spans: tuple[int, int | None]) -> str:
+    f = line.split(";")
+    return ";".join(v for a, b in spans for v in f[a:b])
+
+
+def test_a_mixed_direction_is_refused_with_what_to_do() -> None:
+    """unified_rw_reporting=mixed: one direction's fields, then the CPU fields."""
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_fields(V3, (0, 46), (87, None)), "m.out")
+    assert e.value.message == (
+        "m.out:1: the job 'rw': one direction only: the job ran with "
+        "unified_rw_reporting=mixed, so fio reports reads and writes together, which iobench "
+        "does not store (it keeps read, write and trim apart)"
+    )
+    assert e.value.hint == "import the output of a run without unified_rw_reporting=mixed"
+
+
+def test_directions_too_few_or_too_many_are_refused_by_count() -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_fields(V3, (0, 5), (87, None)), "d.out")
+    assert e.value.message == (
+        "d.out:1: the job 'rw': 0 directions' fields; terse version 3 writes 2 (one more "
+        "with unified_rw_reporting=both)"
+    )
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(HOSTILE["four directions v3"], "d.out")
+    assert e.value.message == (
+        "d.out:1: the job 'rw': more than 3 directions' fields before the CPU fields"
+    )
+    four = _fields(V5, (0, 146), (99, 146), (146, None))  # read, write, trim, mixed
+    out, _ = parse_terse_output(four, "d.out")  # unified_rw_reporting=both
+    assert out.jobs[0].read is not None and out.jobs[0].trim is None
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_fields(V5, (0, 146), (99, 146), (99, 146), (146, None)), "d.out")
+    assert e.value.message == (
+        "d.out:1: the job 'seqread': more than 4 directions' fields before the CPU fields"
+    )
+
+
+@pytest.mark.parametrize(("end", "inside"), [(30, 1), (60, 2), (86, 2)])
+def test_a_line_that_ends_inside_a_direction_says_which(end: int, inside: int) -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_fields(V3, (0, end)), "e.out")
+    assert e.value.message == (
+        f"e.out:1: the job 'rw': the line ends after {end} fields, inside direction {inside} "
+        f"(terse version 3 writes 41 fields per direction)"
+    )
+
+
+def test_a_line_that_ends_after_its_directions_says_so() -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_fields(V3, (0, 87)), "e.out")
+    assert e.value.message == (
+        "e.out:1: the job 'rw': the line ends after 87 fields, inside the CPU and "
+        "latency-bucket fields (terse version 3 needs 121)"
+    )
+
+
+# -- a direction's own fields at their edges ----------------------------------------------
+
+
+def _write(line: str = V3, **fields: str) -> str:
+    """V3 with fields of its write direction (from index 46) set by offset name."""
+    offsets = {"io": 0, "bw": 1, "iops": 2, "runtime": 3, "clat_min": 8, "clat_max": 9,
+               "clat_mean": 10, "clat_dev": 11}  # fmt: skip
+    for name, value in fields.items():
+        line = _replace(line, 46 + offsets[name], value)
+    return line
+
+
+def _write_of(line: str) -> DirectionResult:
+    out, _ = parse_terse_output(line, "w.out")
+    write = out.jobs[0].write
+    assert write is not None
+    return write
+
+
+def test_a_clat_mean_at_its_min_or_under_one_above_its_max_is_read() -> None:
+    """fio writes min and max in whole µs and the mean with six decimals: a mean at the
+    min, or up to a µs above the max, is what rounding gives."""
+    for mean, ns in (("6.000000", 6000.0), ("533.999999", 533999.999)):
+        clat = _write_of(_write(clat_mean=mean)).clat
+        assert clat is not None and clat.mean_ns == ns
+    sub_us = _write_of(_write(clat_min="0", clat_max="0", clat_mean="0.400000", clat_dev="0"))
+    assert sub_us.clat is not None and sub_us.clat.mean_ns == 400.0
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"clat_mean": "534.000000"}, "clat mean 534.000000 µs is not between its min 6 and "
+         "max 533"),
+        ({"clat_mean": "5.999999"}, "clat mean 5.999999 µs is not between its min 6 and max "
+         "533"),
+        ({"clat_min": "5", "clat_max": "5", "clat_mean": "0.000000", "clat_dev": "0.000000"},
+         "clat mean 0.000000 µs is not between its min 5 and max 5"),
+    ],
+)  # fmt: skip
+def test_a_clat_mean_outside_its_min_and_max_is_refused(fields: dict[str, str], said: str) -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write(**fields), "w.out")
+    assert e.value.message == f"w.out:1: the job 'rw': write: {said}"
+    assert (
+        e.value.hint == "fio never writes that: the file was changed or damaged after fio wrote it"
+    )
+
+
+def test_the_largest_latency_fio_measures() -> None:
+    top = NUMBER_MAX // 1000
+    line = _write(clat_max=str(top), clat_mean="7.147286")
+    line = _replace(line, 75, f"100.000000%={top}")  # the percentiles reach it too
+    clat = _write_of(line).clat
+    assert clat is not None and clat.max_ns == float(top * 1000)
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write(clat_max=str(top + 1)), "w.out")
+    assert e.value.message == (
+        f"w.out:1: the job 'rw': write: clat max {top + 1} µs is more than fio measures"
+    )
+
+
+@pytest.mark.parametrize(
+    "fields", [{"iops": "0", "bw": "543712"}, {"iops": "135928", "bw": "0"}, {}]
+)
+def test_rates_over_no_runtime_are_refused(fields: dict[str, str]) -> None:
+    fields = {"iops": "135928", "bw": "543712", **fields}
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write(runtime="0", **fields), "w.out")
+    assert e.value.message == (
+        f"w.out:1: the job 'rw': write: IOPS {fields['iops']} and bandwidth {fields['bw']} "
+        f"KiB/s over a runtime of 0 ms: fio prints 0 for both then"
+    )
+    assert e.value.hint == CHANGED_AFTER
+
+
+def test_a_direction_under_one_iops_counts_no_ios_and_keeps_its_bytes() -> None:
+    """fio writes IOPS as a whole number: one 1 MiB IO in 3 s is 0 IOPS."""
+    write = _write_of(_write(io="1024", bw="341", iops="0", runtime="3000"))
+    assert (write.io_bytes, write.total_ios, write.io_bytes_step) == (1 << 20, 0, 1024)
+
+
+def test_a_direction_with_latencies_but_no_bytes_is_kept() -> None:
+    write = _write_of(_write(io="0", bw="0", iops="0"))
+    assert write.io_bytes == 0 and write.clat is not None
+
+
+def test_a_bad_field_of_the_mixed_direction_is_named_mixed() -> None:
+    """unified_rw_reporting=both: the fourth direction is the mixed one."""
+    f = V5.split(";")
+    four = f[:146] + f[5:52] + f[146:]
+    four[146 + 3] = "x"  # its runtime
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(";".join(four), "m.out")
+    assert e.value.message.startswith("m.out:1: the job 'seqread': mixed: runtime"), e.value.message
+
+
+def test_at_most_max_lines_terse_lines_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(terse, "MAX_LINES", 3)
+    jobs = [_replace(V3, 2, f"job{n}") for n in range(4)]
+    out, _ = parse_terse_output("\n".join(jobs[:3]), "many")
+    assert [j.jobname for j in out.jobs] == ["job0", "job1", "job2"]
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output("\n".join(jobs), "many")
+    assert e.value.message == (
+        "many:4: more than 3 terse lines; iobench reads at most that many jobs from one file"
+    )
+    assert e.value.hint == "split the file, or import fio's JSON output"
+
+
+def test_a_file_without_terse_lines_says_how_to_get_them() -> None:
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output("just some text\n", "n.out")
+    assert e.value.hint == "run fio with --output-format=terse (or --minimal), or import its JSON"
+
+
+# -- a line's fields at their bounds --------------------------------------------------------
+
+
+def test_a_long_field_is_shown_cut_at_40_characters() -> None:
+    long = "1" * 41
+    for index, what, form in (
+        (3, "groupid", "a whole number"),
+        (87, "usr CPU", "a number with a % sign"),
+    ):
+        bad = long[:40] + "%" if "%" in form else long[:40] + "x"
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(_replace(V3, index, bad), "l.out")
+        assert e.value.message == (
+            f"l.out:1: the job 'rw': {what} (field {index + 1}) should be {form}, "
+            f"not {bad[:32]!r}... (41 characters)"
+        )
+    disk = "d" * 41
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_replace(_replace(V3, 121, disk), 129, "100.01%"), "l.out")
+    assert e.value.message == f"l.out:1: disk {disk[:32]!r}... (41 characters): util 100.01%: " + (
+        "fio caps it at 100%"
+    )
+
+
+def test_numbers_up_to_the_largest_fio_counts_are_read() -> None:
+    """A count (field 90) and a share (field 88) at 2^63 - 1 are read; one more is more
+    than fio counts."""
+    top = NUMBER_MAX
+    parse_terse_output(_replace(_replace(V3, 89, str(top)), 87, f"{top}%"), "n.out")
+    for index, what, value in (
+        (89, "a context switch or page fault count", str(top + 1)),
+        (87, "usr CPU", f"{top + 1}%"),
+    ):
+        with pytest.raises(FioOutputError) as e:
+            parse_terse_output(_replace(V3, index, value), "n.out")
+        assert e.value.message == (
+            f"n.out:1: the job 'rw': {what} (field {index + 1}) is {value!r}: more than fio "
+            f"counts or measures"
+        )
+
+
+def test_a_disk_at_exactly_full_utilisation_is_read() -> None:
+    out, _ = parse_terse_output(_replace(V3, 129, "100.00%"), "u.out")
+    assert [d.util_pct for d in out.disk_util] == [100.0]
+
+
+def test_a_description_is_read_whole_semicolons_and_all() -> None:
+    """fio writes the description as it is: semicolons in it are not fields; a first
+    field that is no number makes it a description, not continue_on_error's counts."""
+    _, report = parse_terse_output(V3 + ";0;0;read and write; also together", "d.out")
+    (job,) = report["jobs"]
+    assert (job["total_err"], job["desc"]) == (0, "read and write; also together")
+    _, report = parse_terse_output(V3 + ";x;5", "d.out")
+    (job,) = report["jobs"]
+    assert job["desc"] == "x;5" and "total_err" not in job
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(V3 + ";1;2;3;4", "d.out")
+    assert e.value.message == (
+        "d.out:1: the job 'rw': 2 number field(s) after the last field terse version 3 "
+        "writes (field 133 on)"
+    )
+
+
+def test_a_description_longer_than_iobench_reads_is_refused() -> None:
+    top = terse.MAX_DESCRIPTION
+    _, report = parse_terse_output(V3 + ";0;0;" + "d" * top, "d.out")
+    assert len(report["jobs"][0]["desc"]) == top
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(V3 + ";0;0;" + "d" * (top + 1), "d.out")
+    assert e.value.message == (
+        "d.out:1: the job 'rw': a description of 4,097 characters: more than iobench reads "
+        "(at most 4,096; fio itself sets no limit)"
+    )
+
+
+def test_a_line_of_more_fields_than_fio_writes_is_refused_by_count() -> None:
+    top = terse.MAX_FIELDS
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(V3 + ";0" * (top + 1 - 130), "f.out")
+    assert e.value.message == (
+        f"f.out:1: a terse line of {top + 1} fields: far more than fio writes (at most "
+        f"{top}, even with many disks)"
+    )
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(V3 + ";0" * (top - 130), "f.out")
+    assert "far more than fio writes" not in e.value.message
+
+
+def test_a_version_2_line_says_which_versions_are_read() -> None:
+    v2 = "2;rw;0;0;" + ";".join(V3.split(";")[5:])
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(v2, "v.out")
+    assert e.value.message.endswith("terse versions 3, 4 and 5"), e.value.message
+    assert e.value.hint == (
+        "run fio again with --terse-version=3 (or 4, 5), or with --output-format=json; "
+        "version 2 has no fio version and lacks fields"
+    )

@@ -656,7 +656,8 @@ def _trailer(row: _Line, start: int) -> tuple[tuple[DiskUtil, ...], dict[str, An
         desc = ";".join(rest)
         if len(desc) > MAX_DESCRIPTION:
             raise row.fail(
-                f"{row.where}a description of {len(desc)} characters; fio keeps at most 256"
+                f"{row.where}a description of {len(desc):,} characters: more than iobench "
+                f"reads (at most {MAX_DESCRIPTION:,}; fio itself sets no limit)"
             )
         extra["desc"] = desc
     return tuple(disks), extra
