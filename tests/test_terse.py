@@ -1110,3 +1110,55 @@ def test_a_version_2_line_says_which_versions_are_read() -> None:
         "run fio again with --terse-version=3 (or 4, 5), or with --output-format=json; "
         "version 2 has no fio version and lacks fields"
     )
+
+
+_VDA = V3.split(";")[121:130]  # the line's disk group: vda's name, 7 counts, util
+
+
+def test_a_slaves_group_after_a_disk_is_read_and_not_kept() -> None:
+    """fio follows an md/dm device with the average over its members, named 'slaves'."""
+    counts = ";".join(_VDA[1:])
+    before = ";".join(V3.split(";")[:121])
+    for line, names in (
+        (f"{V3};slaves;{counts}", ["vda"]),
+        (f"{before};slaves;{counts}", ["slaves"]),  # no device before it: kept as named
+        (f"{V3};sdb;{counts}", ["vda", "sdb"]),
+        (f"{V3};slaves;{counts};sdb;{counts}", ["vda", "sdb"]),
+    ):
+        out, _ = parse_terse_output(line, "s.out")
+        assert [d.name for d in out.disk_util] == names, line[-80:]
+
+
+@pytest.mark.parametrize(("index", "value"), [(121, ""), (122, "x"), (129, "71.41")])
+def test_a_group_that_is_no_disk_is_the_description(index: int, value: str) -> None:
+    """A disk group has a name, seven whole numbers and a share: fields after the job's
+    that are not one are its description, kept as they are."""
+    line = _replace(V3, index, value)
+    out, report = parse_terse_output(line, "g.out")
+    assert out.disk_util == ()
+    assert report["jobs"][0]["desc"] == ";".join(line.split(";")[121:])
+
+
+def test_a_bad_field_of_a_v3_mixed_direction_is_named_mixed() -> None:
+    """Version 3 writes no trim: with unified_rw_reporting=both its third direction is
+    the mixed one (it was called trim)."""
+    f = V3.split(";")
+    both = f[:87] + f[46:87] + f[87:]
+    out, _ = parse_terse_output(";".join(both), "m.out")
+    assert out.jobs[0].trim is None
+    both[87 + 3] = "x"
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(";".join(both), "m.out")
+    assert e.value.message == (
+        "m.out:1: the job 'rw': mixed: runtime (ms) (field 91) should be a whole number, not 'x'"
+    )
+
+
+def test_a_refused_percentile_is_shown_cut_at_40_characters() -> None:
+    value = "100.0000000000000000%=9223372036854775807"  # 41 characters, 20 digits
+    with pytest.raises(FioOutputError) as e:
+        parse_terse_output(_write_percentile(value), "p.out")
+    assert e.value.message == (
+        f"p.out:1: the job 'rw': write: percentile {value[:32]!r}... (41 characters) "
+        "(field 76) is not one fio writes"
+    )

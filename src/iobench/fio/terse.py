@@ -471,7 +471,9 @@ def _direction(
     row: _Line, pos: int, version: int, *, lat_percentiles: bool
 ) -> DirectionResult | None:
     """The direction whose fields start at ``pos``; None when it did no IO."""
-    dname = ("read", "write", "trim", "mixed")[min((pos - _HEADER) // _width(version), 3)]
+    # Version 3 has no trim: its third direction is unified_rw_reporting=both's mixed one.
+    names = ("read", "write", "mixed") if version == 3 else ("read", "write", "trim", "mixed")
+    dname = names[(pos - _HEADER) // _width(version)]
     where = row.where
     row.where = f"{where}{dname}: "
     io_kib = row.integer(pos, "io (KiB)")
