@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -54,11 +55,28 @@ def test_every_index_round_trips_and_values_increase() -> None:
 
 
 def test_out_of_range_inputs_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"^histogram index must be in 0\.\.{NR - 1}, not {NR}$"):
         idx_to_val(NR)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^histogram index must be in 0\.\.1855, not -1$"):
+        idx_to_val(-1)
+    with pytest.raises(ValueError, match=r"^a latency cannot be negative: -1$"):
         val_to_idx(-1)
     assert val_to_idx(2**40) == NR - 1  # fio clamps, it does not fail
+    with pytest.raises(ValueError, match=r"^percentiles must be in \(0, 100\], not 100\.5$"):
+        percentiles_from_bins({100: 1}, [100.5])
+    with pytest.raises(ValueError, match=r"^bin 100 has a negative count -1$"):
+        percentiles_from_bins({100: -1, 200: 2}, [50.0])
+    with pytest.raises(ValueError, match=r"^the sample count must be positive, not 0$"):
+        percentiles_from_bins({100: 1}, [50.0], n=0)
+
+
+def test_values_of_one_bin_are_counted_together() -> None:
+    """json+ may print two values that fio files under one bin (1000 and 1001 ns are in
+    the same 8 ns bin): their counts add up."""
+    assert val_to_idx(1000) == val_to_idx(1001) != val_to_idx(5000)
+    bins = {1000: 5, 1001: 5, 5000: 10}
+    assert percentiles_from_bins(bins, [50.0]) == [(50.0, float(idx_to_val(val_to_idx(1000))))]
+    assert percentiles_from_bins({100: 1}, [50.0], n=1) == [(50.0, 100.0)]  # one sample
 
 
 @given(st.integers(min_value=0, max_value=NR - 1))
@@ -175,6 +193,18 @@ def test_the_integer_threshold_is_the_ceiling_of_fios_long_double_one(p: float, 
     same verdict as fio's long double threshold, for any percentile and sample count."""
     assert _count_reaching(p, n) == math.ceil(_threshold(p, n))
     assert _count_reaching(60.0, 96800) == 58081  # the case above, whole
+
+
+def test_the_integer_threshold_at_counts_beyond_64_bits() -> None:
+    """Sample counts of 64 to 80 bits (merged histograms of long runs), where the product
+    is rounded before its ceiling is taken: 400 seeded pairs, and ties half way."""
+    rng = random.Random(27)
+    cases = [(rng.uniform(0.001, 100.0), rng.randrange(2**63, 2**80)) for _ in range(400)]
+    cases += [(50.0, 2**64 + 1), (50.0, 2**65 + 2), (50.0, 2**65 + 6), (25.0, 3 * 2**64 + 2)]
+    # Just over half way: the bits cut off are 100...001 (found by solving for them).
+    cases += [(60.0, 2813128471240706621445), (60.0, 5764607523034234880005)]
+    for p, n in cases:
+        assert _count_reaching(p, n) == math.ceil(_threshold(p, n)), (p, n)
 
 
 @pytest.mark.parametrize(
