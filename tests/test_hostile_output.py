@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import json
 import pickle
 import re
@@ -571,13 +572,34 @@ def test_markup_literal_is_shown_as_typed() -> None:
 
 @given(st.text())
 def test_markup_literal_shows_any_text_as_it_is(value: str) -> None:
+    got, want = _shown_by_markup(value)
+    assert got == want
+
+
+def _shown_by_markup(value: str) -> tuple[str, str]:
+    """What a console prints of ``value`` put into markup beside tags, and what it should."""
     console = LiteralConsole(
         file=io.StringIO(), width=100_000, color_system=None, emoji=False, highlight=False
     )
     data = markup_literal(value)
     console.print(f"[bold]{data}[/]{data}[dim]x[/] {data}", soft_wrap=True)
     shown = literal(value)
-    assert console.file.getvalue() == f"{shown}{shown}x {shown}\n"  # type: ignore[attr-defined]
+    return console.file.getvalue(), f"{shown}{shown}x {shown}\n"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("value", ["\\[", "\\\\[", "a\\[b", "\\[1]", "[\\[x]", "C:\\[dir]"])
+def test_a_backslash_before_a_bracket_is_shown(value: str) -> None:
+    """rich reads a backslash before any "[" as an escape (a user's "\\[" was printed "[")."""
+    got, want = _shown_by_markup(value)
+    assert got == want
+
+
+def test_every_short_text_of_backslashes_and_brackets_is_shown_as_it_is() -> None:
+    """All 9,330 texts of up to 5 of: a backslash, brackets, a letter, a slash, a space."""
+    for n in range(1, 6):
+        for chars in itertools.product("\\[]a/ ", repeat=n):
+            got, want = _shown_by_markup("".join(chars))
+            assert got == want, chars
 
 
 def test_the_console_escapes_what_a_call_site_forgot() -> None:

@@ -68,15 +68,23 @@ def literal_lines(value: object) -> str:
     return "\n".join(literal(line) for line in str(value).split("\n"))
 
 
+# Backslashes right before a "[" that rich does not read as a tag (rich.markup.RE_TAGS).
+_BEFORE_PLAIN_BRACKET = re.compile(r"(\\+)(?=\[(?![a-z#/@][^[]*?\]))")
+
+
 def _markup(text: str) -> str:
     """``text`` as rich markup that shows it as it is, whatever follows it."""
     body = text.rstrip("\\")
     trailing = len(text) - len(body)
+    # rich reads "\[" in plain text as "[" (one backslash less before any bracket), and
+    # escape() guards only the brackets that look like tags: before any other bracket, a
+    # run of backslashes gets one more (a user's "\[" was shown as "[").
+    body = escape(_BEFORE_PLAIN_BRACKET.sub(r"\1\\", body))
     if not trailing:
-        return escape(body)
+        return body
     # Backslashes before a tag are escapes (two show as one), elsewhere they show as they
     # are: so the final ones are doubled and an empty span follows them, always.
-    return escape(body) + "\\" * (2 * trailing) + "[dim][/dim]"
+    return body + "\\" * (2 * trailing) + "[dim][/dim]"
 
 
 def markup_literal(value: object) -> str:
