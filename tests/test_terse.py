@@ -673,10 +673,10 @@ TAIL_FIELDS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "pos"), [(V3, 87), (V5, 146)], ids=["v3", "v5"])
+@pytest.mark.parametrize("line", [V3, V5], ids=["v3", "v5"])
 @pytest.mark.parametrize(("index", "what", "form"), JOB_FIELDS)
 def test_each_header_field_is_refused_by_name_and_place(
-    line: str, pos: int, index: int, what: str, form: str
+    line: str, index: int, what: str, form: str
 ) -> None:
     name = line.split(";")[2]
     with pytest.raises(FioOutputError) as e:
