@@ -12,7 +12,7 @@ import pytest
 from conftest import held_open, processes_with
 from iobench.errors import FioFailed, FioMissing
 from iobench.fio.jobfile import build_jobfile, build_layout_jobfile
-from iobench.fio.runner import Held, LiveStats, find_fio, run_fio
+from iobench.fio.runner import Held, LiveStats, find_fio, fio_parse_only, run_fio
 from iobench.model import Workload
 from iobench.targets import Reach
 
@@ -181,3 +181,72 @@ def test_fio_finding_the_target_too_small_is_caught(real_fio: str, tmp_path: Pat
                 timeout_s=30,
                 held=held_open(small))  # fmt: skip
     assert small.read_bytes() == b"x" * 4096, "the real file was not touched"
+
+
+# -- short questions to fio, asked once ------------------------------------------------------
+
+COUNTING_FIO = """#!/bin/sh
+echo "$*" >> "{calls}"
+cat > /dev/null
+echo "fio-3.33 says $IOBENCH_TEST_SAY"
+"""
+
+
+def test_a_question_to_the_same_fio_in_the_same_circumstances_is_asked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fio spends about 0.15 s of CPU calibrating its clock at every start: an answer of
+    --parse-only (or --version, --cmdhelp) is kept for the same question to the same binary
+    in the same environment and working directory; anything that could change the answer
+    asks again."""
+    calls = tmp_path / "calls"
+    fio = tmp_path / "fio"
+    fio.write_text(COUNTING_FIO.format(calls=calls))
+    fio.chmod(0o755)
+    monkeypatch.setenv("IOBENCH_TEST_SAY", "one")
+    monkeypatch.chdir(tmp_path)
+    job = "[j]\nrw=read\nsize=1m\n"
+
+    def asked() -> int:
+        return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+    assert fio_parse_only(str(fio), job) == (0, "fio-3.33 says one\n\n")
+    assert fio_parse_only(str(fio), job) == (0, "fio-3.33 says one\n\n")
+    assert asked() == 1
+    fio_parse_only(str(fio), job + "bs=8k\n")  # another question
+    assert asked() == 2
+    monkeypatch.setenv("IOBENCH_TEST_SAY", "two")  # fio expands ${VAR} in job files
+    assert fio_parse_only(str(fio), job) == (0, "fio-3.33 says two\n\n")
+    assert asked() == 3
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # relative file names resolve elsewhere
+    fio_parse_only(str(fio), job)
+    assert asked() == 4
+    # A job that includes another file is asked every time: that file may have changed.
+    included = "include other.fio\n" + job
+    fio_parse_only(str(fio), included)
+    fio_parse_only(str(fio), included)
+    assert asked() == 6
+    # fio replaced (another inode; an upgrade): asked again.
+    replacement = tmp_path / "fio.new"
+    replacement.write_text(COUNTING_FIO.format(calls=calls))
+    replacement.chmod(0o755)
+    replacement.replace(fio)
+    fio_parse_only(str(fio), job)
+    assert asked() == 7
+    # --version likewise, through find_fio.
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert find_fio().version == "3.33"
+    assert find_fio().version == "3.33"
+    assert asked() == 8
+
+
+def test_a_fio_that_does_not_answer_is_asked_again(tmp_path: Path) -> None:
+    """No answer (it cannot start) is kept: the next question tries again."""
+    missing = tmp_path / "not-there"
+    assert fio_parse_only(str(missing), "[j]\n")[0] == -1
+    fio = tmp_path / "not-there"
+    fio.write_text(COUNTING_FIO.format(calls=tmp_path / "calls"))
+    fio.chmod(0o755)
+    assert fio_parse_only(str(fio), "[j]\n")[0] == 0

@@ -111,15 +111,12 @@ def find_fio() -> FioInfo:
     path = shutil.which("fio")
     if path is None:
         raise FioMissing("fio is not installed (no `fio` on PATH)", INSTALL_HINT)
-    try:
-        proc = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=15, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise FioMissing(f"{path} --version did not answer: {e}", INSTALL_HINT) from e
-    text = (proc.stdout + proc.stderr).strip()
+    rc, said = _ask_fio([path, "--version"], None)
+    if rc == -1:
+        raise FioMissing(f"{path} --version did not answer: {said}", INSTALL_HINT)
+    text = said.strip()
     m = re.search(r"fio-(\d+)\.(\d+)", text)
-    if proc.returncode != 0 or m is None:
+    if rc != 0 or m is None:
         raise FioMissing(
             f"{path} does not look like fio: `fio --version` printed {text[:120]!r}", INSTALL_HINT
         )
@@ -150,10 +147,53 @@ def fio_parse_only(path: str, job_text: str) -> tuple[int, str]:
     return _ask_fio([path, "--parse-only", "-"], job_text.encode("utf-8"))
 
 
+# Answers of short fio commands (--version, --parse-only, --cmdhelp) already given in this
+# process: each fio start costs about 0.15 s of CPU in fio's clock calibration (gettime.c
+# fio_clock_init, twice on a TSC it trusts), whatever it is asked, and a process asks the
+# same again (the same suite checked by several commands of one session, a test run). An
+# answer is kept by everything it can depend on: the binary's identity (device, inode,
+# size, change time: a replaced or updated fio is another key), the question, the
+# environment (fio expands ${VAR} in job files) and the working directory; a job text that
+# includes other files is asked every time (they may change). Bounded: a file of many
+# distinct jobs asks once each, and the oldest answers go first.
+_ASKED: dict[tuple[object, ...], tuple[int, str]] = {}
+MAX_ASKED = 512
+_INCLUDES = re.compile(rb"^\s*include\s", re.MULTILINE)
+
+
+def _identity(path: str) -> tuple[object, ...] | None:
+    """What an answer of the fio at ``path`` depends on besides the question: the binary
+    (device, inode, size, change time), the working directory and the environment; None
+    when one of them cannot be read (the answer is then not kept)."""
+    try:
+        st = Path(path).stat()
+        cwd = str(Path.cwd())
+    except OSError:
+        return None
+    binary = (st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
+    return binary, cwd, tuple(sorted(os.environ.items()))
+
+
 def _ask_fio(argv: list[str], given: bytes | None) -> tuple[int, str]:
     """(exit status, stdout then stderr, bounded) of a short fio command that does no I/O;
     (-1, why) when it cannot start or does not answer within HELP_TIMEOUT_S, in which case
-    it is killed with everything it started (a session of its own)."""
+    it is killed with everything it started (a session of its own). An answer is kept for
+    the same question in the same circumstances (``_ASKED``); a failure to answer is not."""
+    identity = _identity(argv[0])
+    if given is not None and _INCLUDES.search(given):
+        identity = None  # never kept
+    key = (argv[0], identity, tuple(argv[1:]), given)
+    if identity is not None and key in _ASKED:
+        return _ASKED[key]
+    answer = _ask_fio_now(argv, given)
+    if identity is not None and answer[0] != -1:
+        if len(_ASKED) >= MAX_ASKED:
+            del _ASKED[next(iter(_ASKED))]
+        _ASKED[key] = answer
+    return answer
+
+
+def _ask_fio_now(argv: list[str], given: bytes | None) -> tuple[int, str]:
     try:
         proc = subprocess.Popen(
             argv,

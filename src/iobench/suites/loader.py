@@ -242,7 +242,8 @@ class _FioJob(NamedTuple):
     where: str
 
 
-# fio runs (``--parse-only``, 10 ms each) to ask about names fio's help does not list
+# fio runs (``--parse-only``, about 0.15 s of CPU each: fio calibrates its clock at every
+# start) to ask about names fio's help does not list
 MAX_FIO_ASKS = 32
 
 
