@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +61,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache  # read once a process: every test here walks the same trees, none changes them
 def _modules() -> dict[str, tuple[Path, ast.Module]]:
     return {
         _module_name(path): (path, ast.parse(path.read_text(), filename=str(path)))
