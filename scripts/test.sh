@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Set up everything (scripts/setup.sh --dev), then run lint, type checks and the whole test
-# suite, in two groups:
+# suite, in three groups, one after the other:
 #   1. every test that shares no device and no timing with another, in parallel
 #      (pytest-xdist, IOBENCH_TEST_WORKERS processes, 4 by default);
-#   2. the timing-sensitive tests (marker `serial`: they check measured figures, and on a
-#      2-CPU machine any other load distorts them), one at a time with nothing beside them.
-# At the end, the 15 slowest tests of both groups. Extra arguments go to both pytest runs
-# (a group none of whose tests they select is skipped). Run as root: the block-device,
-# cgroup and network-namespace tests need it (they skip themselves, saying why, without).
+#   2. the measuring tests whose figures a throttle sets (marker `paced`: fio waits on a
+#      cgroup cap and needs little CPU), IOBENCH_PACED_LANES at a time (3 by default), with
+#      nothing else beside them;
+#   3. the other timing-sensitive tests (marker `serial`: they check measured figures, and on
+#      a 2-CPU machine any other load distorts them), one at a time with nothing beside them.
+# At the end, the 15 slowest tests of all three. Extra arguments go to every pytest run (a
+# group none of whose tests they select is skipped). Run as root: the block-device, cgroup
+# and network-namespace tests need it (they skip themselves, saying why, without).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
@@ -31,7 +34,9 @@ run_group() {
     # 5: no test of this group was selected by the extra arguments
     [ "$code" = 5 ] || statuses+=("$code")
 }
-run_group parallel -m "not serial" -n "${IOBENCH_TEST_WORKERS:-4}" --dist worksteal "$@"
+run_group parallel -m "not serial and not paced" -n "${IOBENCH_TEST_WORKERS:-4}" \
+    --dist worksteal "$@"
+run_group paced -m paced -n "${IOBENCH_PACED_LANES:-3}" --dist worksteal "$@"
 run_group serial -m serial -p no:xdist "$@"
 .venv/bin/python scripts/slowest.py 15 "$reports"/*.xml
 [ "${#statuses[@]}" -gt 0 ] || { echo "test: no test selected" >&2; exit 5; }

@@ -175,6 +175,15 @@ def nbd_server_factory(tmp_path: Path) -> Iterator[Callable[..., netstore.NbdSer
 # aggregate, steady-state rounds, CPU use) or time what fio did: scripts/test.sh runs them
 # one at a time with nothing beside them (the `serial` marker); so does any test that uses
 # the busy loops of `hogs`. Single tests elsewhere carry @pytest.mark.serial themselves.
+#
+# A measuring test whose figures a throttle sets (a cgroup cap on a loop device over RAM,
+# far below what this host can do, so fio waits on the throttle and needs a fifth of a CPU
+# or less) is `paced` instead (@pytest.mark.paced): scripts/test.sh runs the paced tests
+# three at a time (IOBENCH_PACED_LANES), with nothing else beside them. What one leaves of
+# the CPUs is far more than the others use, and a throttle's pace does not depend on them
+# (docs/development.md, "Test groups", has the measurements). A test that needs the host's
+# CPUs (a loop device without a cap, tmpfs, the busy loops, CPU shares, fio's clients on
+# tmpfs) is never paced.
 SERIAL_MODULES = {
     "test_burst",
     "test_capped",
@@ -189,14 +198,17 @@ SERIAL_MODULES = {
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that runs real fio carries the `fio` marker (select with -m fio / not fio),
     every test that uses a real network storage server the `netstore` marker, every
-    timing-sensitive one the `serial` marker."""
+    timing-sensitive one the `serial` marker unless it is `paced` (never both)."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "real_fio" in fixtures:
             item.add_marker(pytest.mark.fio)
         if {"ceph_cluster", "nbd_server_factory"} & fixtures:
             item.add_marker(pytest.mark.netstore)
-        if item.path.stem in SERIAL_MODULES or "hogs" in fixtures:
+        paced = item.get_closest_marker("paced") is not None
+        if paced and ("hogs" in fixtures or item.get_closest_marker("serial") is not None):
+            raise pytest.UsageError(f"{item.nodeid}: a test is either paced or serial")
+        if not paced and (item.path.stem in SERIAL_MODULES or "hogs" in fixtures):
             item.add_marker(pytest.mark.serial)
 
 

@@ -3,7 +3,9 @@ whose cap is lowered while fio runs, at times that do not fall on a second bound
 cloud volume's burst credits run out mid-second. The throughput-drop finding must give
 both levels and the time of the drop within the second; a steady volume must give none.
 
-Each test runs one fio at a time (never two loads at once) and keeps to a few seconds.
+Each test runs one fio at a time and keeps to a few seconds. The throttle, not the CPUs,
+sets their pace (they are `paced`: scripts/test.sh runs them beside the other paced tests,
+and alone with nothing else; tests/conftest.py).
 fio 3.33 logs the full seconds of a run but not its last one: a 10 s run gives 9 samples,
 so a drop needs 3 full seconds of the sustained level before the run's last second.
 """
@@ -23,7 +25,7 @@ import pytest
 from iobench.units import format_iops
 from scratch import Cgroup, MiB, Scratch, capped_volume
 
-pytestmark = [pytest.mark.fio, pytest.mark.root]
+pytestmark = [pytest.mark.fio, pytest.mark.root, pytest.mark.paced]
 
 BURST_IOPS = 4000
 SUSTAINED_IOPS = 1000

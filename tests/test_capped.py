@@ -1,8 +1,9 @@
 """characterize, sweep and spec on real fio, on capped volumes: loop devices over
 RAM throttled by a cgroup, as DESIGN.md describes, so the caps are known.
 
-These tests measure throughput: they run one after another (never two fio loads at once)
-and assert with tolerances that hold on a busy 2-CPU machine.
+These tests measure throughput and assert with tolerances that hold on a busy 2-CPU
+machine. Those whose figures a throttle sets (`paced`) run beside the other paced tests;
+the others (no cap, the busy loops) alone with nothing beside them (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def io_seconds(group: Cgroup, db: Path, run_id: int) -> tuple[float, list[float]
     return sum(each), each
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize(
     ("iops", "mib_s"),
     # Crossovers near 41 KiB, 16 KiB and 92 KiB (between the block sizes of a sweep, 64 KiB
@@ -107,6 +109,7 @@ def test_characterize_finds_both_caps_in_20_seconds_of_io(
     check_caps_found((limits, truth, why))
 
 
+@pytest.mark.paced
 def test_characterize_steady_method_keeps_the_budget(
     scratch: Scratch, tmp_path: Path, real_fio: str
 ) -> None:
@@ -184,6 +187,7 @@ def test_a_host_busy_with_other_work_does_not_hide_the_caps(
     assert {"iobench-hog-1", "iobench-hog-2"} <= named, named
 
 
+@pytest.mark.paced
 def test_sweep_measures_the_matrix_and_finds_the_same_caps(
     scratch: Scratch, tmp_path: Path, real_fio: str
 ) -> None:
@@ -285,6 +289,7 @@ def iobench_changing_the_cap(
     return proc.returncode, out, err
 
 
+@pytest.mark.paced
 def test_a_throttle_that_flaps_is_unstable_not_a_drop(
     scratch: Scratch, tmp_path: Path, real_fio: str
 ) -> None:
@@ -315,6 +320,7 @@ def test_a_throttle_that_flaps_is_unstable_not_a_drop(
     assert unstable[0]["workload"] == "rand-r"
 
 
+@pytest.mark.paced
 def test_spec_on_a_capped_volume_shows_the_share_of_what_was_promised(
     scratch: Scratch, tmp_path: Path, real_fio: str
 ) -> None:

@@ -290,7 +290,7 @@ numjobs = 1
 CAP_IOPS, CAP_BPS = 3000, 100_000_000
 
 
-@pytest.mark.serial  # measures: run alone (scripts/test.sh)
+@pytest.mark.paced  # measures through a throttle: scripts/test.sh runs it beside other paced tests
 @pytest.mark.fio
 @pytest.mark.root
 def test_a_ramp_at_qd64_on_a_capped_volume(scratch: Scratch, tmp_path: Path, real_fio: str) -> None:

@@ -3,8 +3,9 @@ several targets at once, with --repeat, and on namespace hosts sharing one cappe
 (the clients' aggregate finds the device's caps); steady-state rounds judged on the
 clients' aggregate; and the combinations that mean nothing, refused with their reason.
 
-The measuring tests run one after another and assert with tolerances that hold on a busy
-2-CPU machine.
+The measuring tests assert with tolerances that hold on a busy 2-CPU machine; those on
+capped devices are `paced` (run beside other tests a throttle paces), the rest alone
+(tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from scratch import Cgroup, MiB, Scratch, capped_volume, check_caps_found, ioben
 from test_steady_rounds import one_read
 
 
+@pytest.mark.paced
 @pytest.mark.fio
 @pytest.mark.root
 def test_characterize_two_capped_targets_side_by_side_each_with_its_own_caps(
@@ -106,6 +108,7 @@ def shared_capped(scratch: Scratch, tmp_path: Path) -> Iterator[tuple[Path, Cgro
         yield mount, group, hosts
 
 
+@pytest.mark.paced
 @pytest.mark.fio
 @pytest.mark.root
 def test_characterize_on_three_clients_finds_the_cap_of_the_device_they_share(
@@ -131,6 +134,7 @@ def test_characterize_on_three_clients_finds_the_cap_of_the_device_they_share(
     check_caps_found((place["limits"], caps, (place["reasons"], place["table"])))
 
 
+@pytest.mark.paced
 @pytest.mark.fio
 @pytest.mark.root
 def test_steady_state_rounds_on_clients_judge_their_aggregate(
