@@ -547,9 +547,9 @@ def test_the_fast_check_gives_jsonschemas_verdict_on_any_change(
     exported: Doc, data: st.DataObject, dates: bool
 ) -> None:
     """fastjsonschema's compiled checker (used first on documents of many results, and on
-    every document after a process's first) accepts exactly what jsonschema accepts,
-    however a document is changed (1-3 leaves replaced by any value: numbers past 64 bits,
-    text, null, booleans, empty lists and objects)."""
+    every document once a process has checked that many results) accepts exactly what
+    jsonschema accepts, however a document is changed (1-3 leaves replaced by any value:
+    numbers past 64 bits, text, null, booleans, empty lists and objects)."""
     doc = _mutated(exported, data)
     assert schema.fast_valid(doc, dates=dates) == (schema.worded_problem(doc, dates=dates) is None)
 
@@ -568,3 +568,26 @@ def test_a_large_document_is_checked_fast_and_its_problem_still_worded(exported:
     assert not schema.fast_valid(doc) and schema.fast_valid(doc, dates=False)
     assert schema.check_run_document(doc, dates=False) is None
     assert schema.check_run_document(doc) is not None
+
+
+def test_the_checker_is_compiled_only_once_it_pays(
+    exported: Doc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compiling fastjsonschema's checker costs about 0.25 s, jsonschema about 10 ms a small
+    run: a process that checks a run or two (`iobench run`, `show`) never compiles it; one
+    that has checked FAST_FROM_RESULTS results does, from then on."""
+    monkeypatch.setattr(schema, "_CHECKED", [0])
+    fast: list[object] = []
+
+    def fast_valid(doc: object, dates: bool = True) -> bool:
+        fast.append(doc)
+        return True
+
+    monkeypatch.setattr(schema, "fast_valid", fast_valid)
+    doc = copy.deepcopy(exported)
+    doc["results"] = doc["results"][:1]
+    for _ in range(schema.FAST_FROM_RESULTS):
+        assert schema.check_run_document(doc) is None
+    assert fast == []
+    assert schema.check_run_document(doc) is None
+    assert fast == [doc]
