@@ -3,8 +3,9 @@ round by round is known: a capped loop device whose cap a watcher changes when a
 result is stored (lowered round by round, then held; or alternating), and tmpfs.
 
 These tests measure throughput and assert with tolerances that hold on a busy 2-CPU
-machine (the caps' steps are far larger than the noise). The capped ones are `paced` (run
-beside other tests a throttle paces), tmpfs's alone (tests/conftest.py).
+machine (the caps' steps are far larger than the noise). They run alone (serial): a watcher
+changes the cap when a round's result is stored, and on a busy machine its change fell in
+the next round.
 """
 
 from __future__ import annotations
@@ -98,7 +99,6 @@ def series(doc: dict[str, Any]) -> list[float]:
     return [v for _, v in convergence(doc)["series"]]
 
 
-@pytest.mark.paced
 @pytest.mark.root
 def test_a_cap_lowered_round_by_round_then_held_is_steady_at_the_known_round(
     scratch: Scratch, tmp_path: Path, real_fio: str
@@ -127,7 +127,6 @@ def test_a_cap_lowered_round_by_round_then_held_is_steady_at_the_known_round(
     assert "steady state reached at round 9" in shown, shown
 
 
-@pytest.mark.paced
 @pytest.mark.root
 def test_a_cap_that_alternates_round_by_round_is_never_steady(
     scratch: Scratch, tmp_path: Path, real_fio: str
