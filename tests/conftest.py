@@ -179,7 +179,7 @@ def nbd_server_factory(tmp_path: Path) -> Iterator[Callable[..., netstore.NbdSer
 # A measuring test whose figures a throttle sets (a cgroup cap on a loop device over RAM,
 # far below what this host can do, so fio waits on the throttle and needs a fifth of a CPU
 # or less) is `paced` instead (@pytest.mark.paced): scripts/test.sh runs the paced tests
-# three at a time (IOBENCH_PACED_LANES), with nothing else beside them. What one leaves of
+# two at a time (IOBENCH_PACED_LANES), with nothing else beside them. What one leaves of
 # the CPUs is far more than the others use, and a throttle's pace does not depend on them
 # (docs/development.md, "Test groups", has the measurements). A test that needs the host's
 # CPUs (a loop device without a cap, tmpfs, the busy loops, CPU shares, fio's clients on
