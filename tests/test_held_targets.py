@@ -49,6 +49,11 @@ rw = "randwrite"
 name = "w3"
 rw = "write"
 """
+# The same at 50 writes a second for 2 s: a change made at w1's first live report (about
+# 1 s in) falls mid-step, and a file truncated then is not grown back by fio's own writes
+# (at full speed, a random write past the new end extends it within microseconds, and one
+# to the last block makes it whole again before iobench looks).
+SLOW_WRITES = WRITES.replace('runtime = "1s"', 'runtime = "2s"\nrate_iops = 50')
 
 
 def _digest(path: Path) -> str:
@@ -350,8 +355,9 @@ def test_a_users_file_truncated_during_the_run_stops_it_and_nothing_is_made_else
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        outcome, run = _run(tmp_path, mine, WRITES, At(moment, lambda: os.truncate(mine, 4096),
-                                                        live=live), destructive=True)  # fmt: skip
+        suite = SLOW_WRITES if live else WRITES
+        outcome, run = _run(tmp_path, mine, suite, At(moment, lambda: os.truncate(mine, 4096),
+                                                       live=live), destructive=True)  # fmt: skip
     finally:
         stop.set()
         watcher.join()
@@ -364,6 +370,34 @@ def test_a_users_file_truncated_during_the_run_stops_it_and_nothing_is_made_else
     assert int(error.exit_code) == 3
     assert all(r.status == "ok" for r in run.results)
     assert "allow_file_create=0" in run.results[0].job_file.splitlines()
+
+
+@pytest.mark.fio
+def test_a_users_file_truncated_and_grown_again_during_a_step_still_stops_the_run(
+    tmp_path: Path,
+) -> None:
+    """Truncated while a writing step runs, the file grows back (here by its owner; fio's
+    own writes past its end extend it too): by the next step's check its size is whole
+    again. The size looked at at each live report catches it all the same (before, such a
+    run completed; the test above, at fio's full speed, failed that way now and then)."""
+    mine = tmp_path / "scratch.dat"
+    mine.write_bytes(b"\0" * (4 * MiB))
+    _owned_by_nobody(mine)
+
+    def truncate_then_grow_again() -> None:
+        os.truncate(mine, 4096)
+        threading.Timer(0.05, os.truncate, (mine, 4 * MiB)).start()
+
+    outcome, run = _run(
+        tmp_path, mine, SLOW_WRITES, At("w1", truncate_then_grow_again, live=True),
+        destructive=True,
+    )  # fmt: skip
+    assert mine.stat().st_size == 4 * MiB  # whole again before the next check
+    assert outcome.status == "failed"
+    error = outcome.error
+    assert isinstance(error, TargetUnsafe), error
+    assert f"{mine} shrank during the run, from {4 * MiB} to " in error.message
+    assert [r.workload for r in run.results] == ["w1"]  # measured, stored; nothing after
 
 
 @pytest.mark.fio

@@ -311,6 +311,8 @@ class LocalRun:
             glance()
             watch(stats)
             self.obs.progress(step, stats)
+            if held is not None:
+                held.glance()
 
         return run_fio(
             self.fio,
