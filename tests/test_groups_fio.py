@@ -172,10 +172,13 @@ def test_a_reader_and_a_writer_together_give_what_plain_fio_gives(
     assert sum(merged.values()) == result["read"]["lat_ns"]["n"]
     for p in ("p50", "p99", "p99.9"):
         assert result["read"]["lat_ns"][p] in fio_percentiles(merged, float(p[1:])), p
-    # fio's own group percentiles (completion latency: plain fio has no others by default)
-    for p, q in (("p50", "50.000000"), ("p99", "99.000000")):
-        fio_p = grouped["read"]["clat_ns"]["percentile"][q]
-        assert result["read"]["clat_ns"][p] == pytest.approx(fio_p, rel=0.5), p
+    # fio's own group p99 in its run (completion latency: plain fio has no others by
+    # default). Not the p50: behind a throttle an IO either passes at once (~70 µs here) or
+    # waits for the throttle's next slice (~170 µs and more), and the median falls on
+    # either side from one run to the next as the reader and the scanner share the cap
+    # (76 and 175 µs were seen); the p50 is held exactly to the merged bins above.
+    fio_p99 = grouped["read"]["clat_ns"]["percentile"]["99.000000"]
+    assert result["read"]["clat_ns"]["p99"] == pytest.approx(fio_p99, rel=0.5)
     # shown: the group, then each part
     code, text, _ = iobench_in(group, tmp_path / "db", "show", "1")
     assert code == 0
