@@ -515,3 +515,235 @@ def test_a_steady_state_that_is_no_object_is_refused() -> None:
     assert refused(report(job(steadystate=[1]))) == (
         "run.json: jobs[0] ('j'): 'steadystate' should be an object, not list"
     )
+
+
+# -- numbers at their bounds, and long values cut short in messages ---------------------------
+
+LONG = "x" * 100
+CUT = f"'{'x' * 52}'... (100 characters)"  # what a message shows of LONG (60 characters)
+
+
+def test_the_largest_number_iobench_takes_is_read() -> None:
+    j = only_job(report(job(usr_cpu=NUMBER_MAX, job_runtime=NUMBER_MAX)))
+    assert j.usr_cpu_pct == float(NUMBER_MAX) and j.job_runtime_ms == NUMBER_MAX
+    assert refused(report(job(usr_cpu=1e19))) == (
+        "run.json: jobs[0] ('j'): 'usr_cpu' is 1e+19: more than fio counts or measures"
+    )
+
+
+def test_integers_beyond_53_bits_are_exact_and_whole_floats_are_integers() -> None:
+    big = 2**53 + 1  # a float would make it 2**53
+    d = direction(io_bytes=big, io_kbytes=big >> 10, runtime=1000.0)
+    read = only_job(report(job(read=d))).read
+    assert read is not None and read.io_bytes == big and read.runtime_ms == 1000
+    assert isinstance(read.runtime_ms, int)
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"error": LONG}, f"jobs[0] ('j'): 'error' should be a number, not {CUT}"),
+        ({"job_runtime": 1.5, "jobname": LONG}, None),  # the job's name, cut the same way
+        ({"sys_cpu": "x"}, "jobs[0] ('j'): 'sys_cpu' should be a number, not 'x'"),
+    ],
+)
+def test_long_values_are_cut_in_messages(change: dict[str, Any], said: str | None) -> None:
+    got = refused(report(job(**change)))
+    if said is None:
+        assert got == f"run.json: jobs[0] ({CUT}): 'job_runtime' should be an integer, not 1.5"
+    else:
+        assert got == f"run.json: {said}"
+
+
+def test_an_integer_that_is_not_whole_is_shown_cut() -> None:
+    assert refused(report(job(groupid=0.5))) == (
+        "run.json: jobs[0] ('j'): 'groupid' should be an integer, not 0.5"
+    )
+    long_float = 0.1 + 0.2  # repr of 19 characters, under the cut
+    assert refused(report(job(groupid=long_float))).endswith(f"not {long_float!r}")
+
+
+# -- the report's shape -------------------------------------------------------------------------
+
+
+def test_jobs_must_be_a_list_and_the_time_a_number() -> None:
+    assert refused({"jobs": {"j": 1}}) == "run.json: jobs: should be an array, not dict"
+    assert refused({"client_stats": "x"}) == "run.json: client_stats: should be an array, not str"
+    assert refused(report(timestamp="now")) == (
+        "run.json: top level: 'timestamp' should be a number, not 'now'"
+    )
+
+
+def test_a_direction_that_is_no_object_is_refused_by_its_place() -> None:
+    for ddir in ("read", "write", "trim"):
+        assert refused(report(job(**{ddir: [1]}))) == (
+            f"run.json: jobs[0] ('j'): '{ddir}' should be an object, not list"
+        )
+        assert refused(report(job(**{ddir: direction(iops="x")}))) == (
+            f"run.json: jobs[0] ('j').{ddir}: 'iops' should be a number, not 'x'"
+        )
+
+
+def test_writes_and_trims_are_read_as_reads_are() -> None:
+    j = only_job(report(job(write=direction(iops=7.0), trim=direction(iops=9.0))))
+    assert j.write is not None and j.write.iops == 7.0
+    assert j.trim is not None and j.trim.iops == 9.0
+
+
+def test_a_mixed_direction_beside_a_write_or_a_trim_is_left_aside() -> None:
+    for other in ("write", "trim"):
+        j = job(mixed=direction(), **{other: direction()})
+        del j["read"]
+        got = only_job(report(j))
+        assert getattr(got, other) is not None and got.read is None
+
+
+def test_bandwidth_made_from_a_runtime_of_one_millisecond() -> None:
+    d = direction(io_bytes=4096, io_kbytes=4, bw=9999, runtime=1)
+    del d["bw_bytes"]
+    read = only_job(report(job(read=d))).read
+    assert read is not None and read.bw_bytes == 4096 * 1000  # from io_bytes, not bw
+
+
+def test_io_bytes_in_bytes_without_io_kbytes_are_told_by_bw() -> None:
+    d = direction(io_bytes=409600, bw=400)  # fio 2.21..3.1: bytes, no bw_bytes yet
+    del d["io_kbytes"], d["bw_bytes"]
+    read = only_job(report(job(read=d))).read
+    assert read is not None and read.io_bytes == 409600
+
+
+# -- latency objects that are not quite -----------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["min", "max", "mean", "stddev"])
+def test_a_latency_without_one_of_its_four_figures_is_not_read(key: str) -> None:
+    lat = latency()
+    del lat[key]
+    read = only_job(report(job(read=direction(clat_ns=lat)))).read
+    assert read is not None and read.clat is None and read.lat is not None
+
+
+@pytest.mark.parametrize(
+    ("clat", "said"),
+    [
+        ({"clat_ns": [1]}, "jobs[0] ('j').read: 'clat_ns' should be an object, not list"),
+        ({"clat": [1]}, "jobs[0] ('j').read: 'clat' should be an object, not list"),
+        ({"clat_ns": latency(bins=[1])}, "jobs[0] ('j').read.clat_ns: 'bins' should be an object"),
+        (
+            {"clat_ns": latency(percentile=[1])},
+            "jobs[0] ('j').read.clat_ns: 'percentile' should be an object",
+        ),
+    ],
+)
+def test_latency_parts_that_are_no_objects_are_refused_by_place(
+    clat: dict[str, Any], said: str
+) -> None:
+    d = direction()
+    del d["clat_ns"]
+    d.update(clat)
+    assert refused(report(job(read=d))).startswith(f"run.json: {said}")
+
+
+def test_percentiles_beyond_100_and_after_fio_2_s_terminator() -> None:
+    pct = {"0.00": 0, "100.5": 7, "50.0": 4, "99.9": 8}
+    read = only_job(report(job(read=direction(clat_ns=latency(percentile=pct))))).read
+    assert read is not None and read.clat is not None
+    assert read.clat.percentiles == ((50.0, 4.0), (99.9, 8.0))
+
+
+def test_long_percentile_keys_and_values_are_cut_in_messages() -> None:
+    key = "50." + "0" * 27  # 30 characters, the 50th percentile
+    d = direction(clat_ns=latency(percentile={key: LONG}))
+    assert refused(report(job(read=d))) == (
+        f"run.json: jobs[0] ('j').read.clat_ns: percentile {key[:24]} should be a latency, "
+        f"not {CUT}"
+    )
+    d = direction(clat_ns=latency(percentile={LONG: 1}))
+    assert refused(report(job(read=d))) == (
+        f"run.json: jobs[0] ('j').read.clat_ns: percentile key {CUT} is not a number"
+    )
+
+
+# -- finding the reports in the text ---------------------------------------------------------
+
+
+def test_a_text_without_a_report_says_its_first_bytes() -> None:
+    from iobench.errors import NoFioReport
+
+    for text, first in [
+        ("", "(empty)"),
+        ("  \n\t", "(empty)"),
+        ("\n  fio: no such file  \n", "'fio: no such file  \\n'"),
+        ("y" * 200 + "  ", repr("y" * 120)),
+    ]:
+        with pytest.raises(NoFioReport) as e:
+            parse_fio_output(text, "t.txt")
+        assert e.value.message == (
+            "t.txt holds no fio JSON output (expected an object with 'jobs' or "
+            f"'client_stats'); first bytes: {first}"
+        )
+        assert e.value.hint == "run fio with --output-format=json or json+"
+
+
+def test_a_value_fio_never_writes_is_refused_with_its_place_and_why() -> None:
+    text = json.dumps(report()).replace('"iops": 100.0', '"iops": 1e999')
+    with pytest.raises(FioOutputError) as e:
+        parse_fio_output(text, SOURCE)
+    assert e.value.message.startswith("run.json: jobs[0].read.iops: 1e999 ")
+    assert (
+        e.value.hint == "fio never writes that: the file was changed or damaged after fio wrote it"
+    )
+
+
+def test_several_reports_are_each_named_by_their_line() -> None:
+    from iobench.fio.parse import fio_reports
+
+    one = json.dumps(report(job(error="x")))
+    with pytest.raises(FioOutputError) as e:
+        fio_reports(one)
+    assert e.value.message.startswith("<fio output>: jobs[0] ('j'): 'error'")  # one: no line
+    two = "\n" + json.dumps(report()) + "\nnote\n" + json.dumps(report(job(error="x")))
+    with pytest.raises(FioOutputError) as e:
+        fio_reports(two, "f.json")
+    assert e.value.message.startswith("f.json:4: jobs[0] ('j'): 'error'")
+    reports = fio_reports("\n\n" + json.dumps(report()) + "\n" + json.dumps(report()), "f")
+    assert [r.line for r in reports] == [3, 4]
+    from iobench.jsontext import scan_objects
+
+    other = json.dumps(report(job(jobname="other")))
+    (given,) = fio_reports(one, "f", objects=scan_objects(other))
+    assert given.output.jobs[0].jobname == "other"
+
+
+def test_a_report_cut_at_its_end_is_refused() -> None:
+    whole = json.dumps(report())
+    for text in (whole + '{"fio version": "fio-3.33", "jobs": [', whole + '"fio version"'):
+        with pytest.raises(FioOutputError) as e:
+            parse_fio_output(text, SOURCE)
+        assert e.value.message == (
+            f"run.json: the fio report after offset {len(whole)} is incomplete (fio stopped "
+            "while writing it); the last complete report is only an interim snapshot"
+        )
+        assert e.value.hint == "run the benchmark again; keep fio running until it exits"
+
+
+def test_a_report_that_does_not_end_before_another_is_refused_at_its_line() -> None:
+    whole = json.dumps(report())
+    cut = '{"fio version": "fio-3.33", "jobs": ['
+    # noise with a brace on line 1, the cut report on line 2, complete reports around it
+    for text, line in [
+        ("{noise}\n" + cut + "\n" + whole, 2),
+        (whole + "\n{noise}\n" + cut + "\n" + whole, 3),
+        ('"fio version": "fio-3.33"\n' + whole + "\n", 1),  # no brace before it at all
+        ("\n\n" + '"fio version"' + whole, 3),
+    ]:
+        with pytest.raises(FioOutputError) as e:
+            parse_fio_output(text, SOURCE)
+        assert e.value.message == (
+            f"run.json:{line}: a fio report here does not end, or is not JSON as fio writes "
+            "it; the reports after it are complete"
+        ), text
+        assert e.value.hint == (
+            "import the file as fio wrote it; a cut or damaged report cannot be told from a "
+            "run of its own"
+        )
