@@ -19,9 +19,12 @@ from iobench.analysis.drops import (
     MAX_TRANSITION,
     MIN_SAMPLES,
     SAME_LEVEL,
+    STEADY_CV,
     Drop,
     _alike,
     _interval,
+    _Level,
+    _levels,
     _line,
     _noise,
     _segments,
@@ -358,3 +361,39 @@ def _iops(v: float) -> str:
     from iobench.units import format_iops
 
     return format_iops(v)
+
+
+# -- _levels: which segments are steady levels, and which alike ones are one --------------
+
+
+def _lv(levels: list[_Level]) -> list[tuple[int, int, float]]:
+    return [(lv.first, lv.last, round(lv.mean, 6)) for lv in levels]
+
+
+def test_a_segment_that_swings_or_holds_nothing_is_no_level() -> None:
+    swing = [100.0, 10.0] * 3  # CV far over STEADY_CV
+    steady = [50.0] * 6
+    assert _lv(_levels([(0, 6), (6, 12)], swing + steady, 0.02)) == [(6, 11, 50.0)]
+    zeros = [0.0] * 6
+    assert _lv(_levels([(0, 6), (6, 12)], zeros + steady, 0.02)) == [(6, 11, 50.0)]
+
+
+def test_a_level_may_vary_by_exactly_steady_cv() -> None:
+    edge = [75.0, 125.0] * 3  # mean 100, population sd 25: CV exactly STEADY_CV
+    assert STEADY_CV == 0.25
+    assert _lv(_levels([(0, 6)], edge, 0.02)) == [(0, 5, 100.0)]
+
+
+@pytest.mark.parametrize(
+    ("gap", "merged"),
+    [(0, True), (1, True), (MAX_TRANSITION, True), (MAX_TRANSITION + 1, False)],
+)
+def test_alike_levels_a_short_transition_apart_are_one(gap: int, merged: bool) -> None:
+    """Up to MAX_TRANSITION seconds between two alike levels are outliers inside one."""
+    vs = [100.0] * 5 + [300.0] * gap + [95.0] * 5
+    segs = [(0, 5), (5 + gap, 10 + gap)]
+    got = _lv(_levels(segs, vs, 0.02))
+    if merged:
+        assert got == [(0, 9 + gap, 97.5)]
+    else:
+        assert got == [(0, 4, 100.0), (5 + gap, 9 + gap, 95.0)]
