@@ -36,7 +36,8 @@ run_group() {
     shift
     echo "== test group: $name"
     local code=0
-    .venv/bin/python -m pytest --junitxml "$reports/$name.xml" "$@" || code=$?
+    # -rsx: every skipped or expected-to-fail test is named with its reason at the end
+    .venv/bin/python -m pytest -rsx --junitxml "$reports/$name.xml" "$@" || code=$?
     # 5: no test of this group was selected by the extra arguments
     [ "$code" = 5 ] || statuses+=("$code")
 }

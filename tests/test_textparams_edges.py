@@ -164,3 +164,106 @@ def test_a_long_description_is_read_up_to_its_4096th_character() -> None:
     assert found is not None and found.own["z"] == last[2:] and len(found.own) == 27
     found = textparams.described(description + "8")  # the 4097th character is left out
     assert found is not None and found.own["z"] == last[2:]
+
+
+# Where fio is on the line: a path to it, wrappers with their flags, and what is not fio.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "/usr/bin/fio --name=a --rw=read",
+        "$ sudo -E fio --name=a --rw=read",
+        "[root@h ~]# nice --adjustment=5 /opt/fio/bin/fio --name=a --rw=read",
+    ],
+)
+def test_fio_is_found_by_its_path_and_after_wrappers_and_their_flags(line: str) -> None:
+    assert _jobs(line)[1] == [("a", {"rw": "read"})]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "echo sudo fio --name=a --rw=read",  # a wrapper after a word that is none
+        "$ echo fio --name=a --rw=read",  # after the prompt, a word that is no wrapper
+        "[root@h ~]# grep -r fio --name=a",
+        "a b c d e f g h i j k l m n o p fio --name=a",  # fio as the 17th word
+        "sudo " * 16 + "fio --name=a --rw=read",
+        "fio",
+        "/usr/bin/fiox --name=a",
+    ],
+)
+def test_a_line_where_fio_is_no_command_run_gives_no_options(line: str) -> None:
+    assert textparams.fio_command(line) is None
+
+
+def test_fio_as_the_16th_word_after_wrappers_is_read() -> None:
+    assert _jobs("sudo " * 15 + "fio --name=a --rw=read")[1] == [("a", {"rw": "read"})]
+
+
+def test_a_lone_option_after_fio_is_read() -> None:
+    assert _jobs("fio --rw=read") == ({"rw": "read"}, [], [])
+
+
+def test_a_command_line_of_4096_characters_is_read_and_a_longer_one_is_not() -> None:
+    head = "fio --name=a --rw=read --description="
+    line = head + "x" * (textparams.MAX_COMMAND_CHARS - len(head))
+    assert len(line) == 4096
+    assert _jobs(line)[1][0][1]["rw"] == "read"
+    assert textparams.fio_command(line + "x") is None
+
+
+def test_a_command_line_of_400_arguments_is_read_and_one_of_401_is_not() -> None:
+    line = "fio --name=a" + " --x=1" * (textparams.MAX_ARGS - 1)
+    assert _jobs(line)[1] == [("a", {"x": "1"})]
+    assert textparams.fio_command(line + " --x=1") is None
+
+
+def test_a_quoted_value_is_read_as_the_shell_reads_it() -> None:
+    # The shell's quotes, an escaped blank and a comment: all of them on one line.
+    line = 'fio --name=a --description="it\'s" --rw=read \\  # --rw=write'
+    jobs = _jobs(line)[1]
+    assert jobs[0][1]["description"] == "it's"
+    assert jobs[0][1]["rw"] == "read"
+
+
+def test_a_comment_on_the_command_line_sets_nothing() -> None:
+    assert _jobs("$ fio --name=a --rw=read # then --rw=write x.fio") == (
+        {},
+        [("a", {"rw": "read"})],
+        [],
+    )
+
+
+def test_the_job_named_fio_is_read_after_the_fio_that_runs_it() -> None:
+    _, jobs, _ = _jobs("fio --name=fio --description='two words'")
+    assert jobs == [("fio", {"description": "two words"})]
+
+
+def test_an_unclosed_quote_leaves_the_words_as_they_are() -> None:
+    _, jobs, _ = _jobs('fio --name=a --description="unclosed --rw=read')
+    assert jobs == [("a", {"description": '"unclosed', "rw": "read"})]
+
+
+def test_a_section_line_of_256_characters_is_one_and_a_longer_is_not() -> None:
+    line = "[" + "a" * 200 + "]"
+    line += " " * (256 - len(line))
+    assert textparams.is_section_line(line)
+    assert not textparams.is_section_line(line + " ")
+
+
+@pytest.mark.parametrize(
+    "line", ["", "   ", "# rw = write, and more", "; a note", "[job]", "bs=4k"]
+)
+def test_blank_lines_comments_sections_and_options_are_job_file_lines(line: str) -> None:
+    assert textparams.ini_line(line)
+
+
+def test_of_two_fio_command_lines_neither_gives_a_job_s_options() -> None:
+    lines = ["$ fio --name=a --rw=read", "$ fio --name=a --rw=write", "$ fio --name=a --rw=trim"]
+    assert textparams.options_shown(lines)("a") is None
+    # The job file shown beside them still does.
+    of = textparams.options_shown([*lines, "[a]", "rw=randread"])
+    found = of("a")
+    assert found is not None and found.effective == {"rw": "randread"}
+    # One command line gives them.
+    one = textparams.options_shown(lines[:1])("a")
+    assert one is not None and one.effective == {"rw": "read"}
