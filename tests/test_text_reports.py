@@ -632,3 +632,39 @@ def test_a_second_run_started_by_its_command_line_starts_there() -> None:
     cmd = "$ fio --name=seqread --rw=read\n"
     _, second = reports(QD8 + "\n" + cmd + TWO_GROUPS)
     assert second.session == 1 and second.start == len(QD8) + 1
+
+
+@pytest.mark.parametrize(
+    "between", ["Starting 1 process", "  Jobs: 1 (f=1): [R(1)]", "fio: a warning", "fio-3.33"]
+)
+def test_a_command_line_followed_by_what_fio_prints_first_ran_the_jobs(between: str) -> None:
+    """The fio command line above the output is the job's when what follows it is what
+    fio prints first (progress, a message, its version); other text ends it."""
+    cmd = "$ fio --name=randread --filename=/d/f --rw=randread --direct=1\n"
+    body = QD8.replace(QD8.splitlines()[0] + "\n", "")
+    (r,) = reports(f"{cmd}{between}\n{body}")
+    assert r.raw["jobs"][0][OPTIONS_COMPLETE_KEY] is True
+    assert r.raw["jobs"][0]["job options"]["rw"] == "randread"
+    (r,) = reports(f"{cmd}something else\n{body}")
+    assert r.raw["jobs"][0][OPTIONS_COMPLETE_KEY] is False
+    assert r.raw["jobs"][0][OPTIONS_FROM_KEY] == "fio's result lines (iodepth, numjobs)"
+
+
+def test_two_servers_whose_jobs_have_the_same_pid_are_two_clients() -> None:
+    """Servers in containers or namespaces each number their processes alike: two hello
+    lines and two reports with the same pids are two servers, not one reporting twice."""
+    same = CLIENTS.replace("pid=2025", "pid=2024")
+    (r,) = reports(same)
+    assert [j.hostname for j in r.output.jobs] == ["client 1", "client 2", None]
+    assert r.line == 11
+
+
+def test_one_server_s_report_printed_again_is_its_last_one() -> None:
+    lines = CLIENTS.splitlines()
+    head = lines[:1] + lines[2:3] + lines[4:6] + lines[8:9]
+    first = [line.replace("IOPS=149k", "IOPS=148k") for line in lines[10:38]]
+    (r,) = reports("\n".join(head + first + lines[10:38]))
+    assert [j.hostname for j in r.output.jobs] == ["vm"]
+    assert r.line == len(head) + len(first) + 1  # the report kept is the last printed
+    (job,) = r.output.jobs
+    assert job.read is not None and round(job.read.iops, -3) == 149000

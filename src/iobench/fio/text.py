@@ -403,7 +403,7 @@ class _TextReader:
             self.new_session(lineno)
             self.session.client_mode = True
             self.session.hosts.append(hello.group(1))
-            self.session.version = hello.group(2).removeprefix("fio-")
+            self.session.version = hello.group(2)  # what follows fio=fio-
             return True
         if textparams.is_section_line(raw) and self.block is None:
             self.ini_lines = [raw]
