@@ -23,6 +23,7 @@ from iobench.analysis.drops import (
     Drop,
     _alike,
     _interval,
+    _is_step,
     _Level,
     _levels,
     _line,
@@ -397,3 +398,53 @@ def test_alike_levels_a_short_transition_apart_are_one(gap: int, merged: bool) -
         assert got == [(0, 9 + gap, 97.5)]
     else:
         assert got == [(0, 4, 100.0), (5 + gap, 9 + gap, 95.0)]
+
+
+def _two_levels(gap: int, drift: float) -> tuple[_Level, _Level, list[float], list[float]]:
+    """A level of 10 s at 1,000 IOPS rising by ``drift`` a second, ``gap`` seconds at 750,
+    then 10 s flat at 500."""
+    ts = [float(i) for i in range(40)]
+    vs = [750.0] * 40
+    a, b = range(10), range(10 + gap, 20 + gap)
+    for i in a:
+        vs[i] = 1000 + drift * i
+    for i in b:
+        vs[i] = 500.0
+
+    def level(own: range) -> _Level:
+        values = [vs[i] for i in own]
+        return _Level(tuple(own), statistics.fmean(values), statistics.pstdev(values))
+
+    return level(a), level(b), ts, vs
+
+
+@pytest.mark.parametrize(
+    ("gap", "step"), [(0, True), (MAX_TRANSITION, True), (MAX_TRANSITION + 1, False)]
+)
+def test_a_step_takes_at_most_max_transition_seconds(gap: int, step: bool) -> None:
+    a, b, ts, vs = _two_levels(gap, 0.0)
+    assert _is_step(a, b, ts, vs, 1.0, 0.02) is step
+
+
+@pytest.mark.parametrize(
+    ("drift", "sigma", "step"),
+    [
+        (30.0, 0.02, True),  # a drift of 300 over the level: under half its step of 635
+        (50.0, 0.02, False),  # 500 over a step of 725: a slope, not a level
+        (50.0, 0.1, False),  # its slope, 50/s, above twice its standard error (27/s)
+        (50.0, 0.2, True),  # and within it (54/s): the noise could make that slope
+        (80.0, 0.2, False),
+        (80.0, 0.5, True),
+    ],
+)
+def test_a_level_that_drifts_more_than_its_noise_and_half_its_step_is_no_level(
+    drift: float, sigma: float, step: bool
+) -> None:
+    a, b, ts, vs = _two_levels(MAX_TRANSITION, drift)
+    assert _is_step(a, b, ts, vs, 1.0, sigma) is step
+    # The same levels the other way round (a rise): the same answer.
+    rev = vs[::-1]
+    n = len(vs) - 1
+    ra = _Level(tuple(n - i for i in reversed(b.own)), b.mean, b.sd)
+    rb = _Level(tuple(n - i for i in reversed(a.own)), a.mean, a.sd)
+    assert _is_step(ra, rb, ts, rev, 1.0, sigma) is step
