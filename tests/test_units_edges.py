@@ -226,3 +226,22 @@ def test_plain_figures_lose_their_trailing_zeros_only() -> None:
     assert plain_figure("100") == "100"  # no point: whole as it is
     assert plain_figure("-2.50 µs") == "-2.5 µs"
     assert plain_figure("1.20\nx") == "1.2\nx"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (9.6, "9.60"),  # near the next power of ten, not rounding up to it: its zero kept
+        (9.96, "9.96"),
+        (9.996, "10.0"),  # rounding up to the next power: one digit fewer after the point
+        (99.96, "100"),
+        (0.9996, "1.00"),
+        (999.5, "1000"),
+        (0.0012345, "0.00123"),
+    ],
+)
+def test_significant_digits_next_to_a_power_of_ten(value: float, shown: str) -> None:
+    from iobench.units import significant
+
+    assert significant(value) == shown
+    assert significant(-value) == "-" + shown
