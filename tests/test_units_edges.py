@@ -237,6 +237,8 @@ def test_plain_figures_lose_their_trailing_zeros_only() -> None:
         (99.96, "100"),
         (0.9996, "1.00"),
         (999.5, "1000"),
+        (99960, "100000"),  # a whole part longer than the digits, rounded up to the power
+        (99940, "99900"),
         (0.0012345, "0.00123"),
     ],
 )
