@@ -169,6 +169,7 @@ def test_is_unstable_needs_two_repetitions_and_a_cv_over_the_threshold() -> None
     assert is_unstable(summarize([1000, 1200, 800]))  # CV 20 %
     assert not is_unstable(summarize([1000, 1010, 990]))  # CV 1 %
     assert not is_unstable(summarize([1000]))  # one repetition: unknown, not unstable
+    assert is_unstable(summarize([1000, 1200]))  # two repetitions are enough to tell
     assert not is_unstable(summarize([0, 0]))  # mean 0: no CV
     edge = Summary(3, 100.0, 5.0, 90.0, 110.0, UNSTABLE_CV_PCT)
     assert not is_unstable(edge)  # "more than" the threshold

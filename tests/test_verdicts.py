@@ -201,6 +201,14 @@ def test_two_repeats_the_issue_case() -> None:
     assert (j.verdict, j.reason, j.basis) == ("slower", "2x or more in every repeat", "repeats")
 
 
+def test_two_repeats_2x_apart_in_every_repeat_even_when_too_noisy_for_a_t_test() -> None:
+    """Every repetition 2x apart is a difference even when the t-test, with one degree of
+    freedom on this noise, cannot tell (t = 1.75)."""
+    j = judge(runs(100.0, 300.0), runs(700.0, 2000.0))
+    assert not j.significant
+    assert (j.verdict, j.reason, j.basis) == ("slower", "2x or more in every repeat", "repeats")
+
+
 def test_two_repeats_a_moderate_difference_asks_for_more() -> None:
     # 1050 vs 1350 with sd 70.7 a side: t = 4.24 < t(0.975, 2) = 4.30.
     j = judge(runs(1300.0, 1400.0), runs(1000.0, 1100.0))
@@ -314,3 +322,11 @@ def test_the_judgement_as_json_has_no_infinity() -> None:
         "t",
         "verdict",
     ]
+
+
+def test_against_a_baseline_of_zero_the_difference_has_no_share() -> None:
+    """A baseline that did nothing (0 IOPS in every repeat): the new side is faster by 2x
+    or more, and its difference as a share of the baseline's is none, not a division by 0."""
+    j = judge(runs(10.0, 20.0), runs(0.0, 0.0))
+    assert (j.verdict, j.reason) == ("faster", "2x or more in every repeat")
+    assert j.diff_ci95_low is None and j.diff_ci95_high is None
