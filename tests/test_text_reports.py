@@ -42,6 +42,13 @@ def reports(text: str) -> list[Any]:
     return normal_reports(text, "x.txt")
 
 
+def _refused(text: str) -> UserError:
+    with pytest.raises(UserError) as e:
+        reports(text)
+    assert e.value.hint == HINT
+    return e.value
+
+
 # -- is it fio's normal output? ------------------------------------------------------------
 
 
@@ -295,13 +302,10 @@ def test_a_trim_is_read_as_reads_are() -> None:
 
 def test_a_result_cut_before_its_cpu_line_is_refused() -> None:
     cut = QD8.split("  cpu          :")[0]
-    with pytest.raises(UserError) as e:
-        reports(cut)
-    assert e.value.message == (
+    assert _refused(cut).message == (
         "x.txt:7: the result of job 'randread' is cut short: the cpu line fio prints "
         "under every job are missing"
     )
-    assert e.value.hint == HINT
     only_head = QD8.split("  read: IOPS")[0]
     long = "j" * 80
     with pytest.raises(UserError) as e:
@@ -346,13 +350,10 @@ def test_more_servers_than_reports_cannot_be_told_apart() -> None:
     other = lines[1].replace("hostname=vm", "hostname=other")
     report = lines[10:38]
     text = "\n".join([lines[0], other, *lines[2:10], *report, *report, *report, *lines[66:]])
-    with pytest.raises(UserError) as e:
-        reports(text)
-    assert e.value.message == (
+    assert _refused(text).message == (
         "x.txt:11: the text shows 2 fio servers, but the reports that follow come from 1 "
         "sets of processes: which server sent which report cannot be told"
     )
-    assert e.value.hint == HINT
 
 
 @pytest.mark.parametrize(
@@ -371,13 +372,6 @@ def test_a_host_prefix_on_what_fio_prints_first_is_client_mode(first: str) -> No
 
 
 # -- each figure's name and line in what is refused ---------------------------------------------
-
-
-def _refused(text: str) -> UserError:
-    with pytest.raises(UserError) as e:
-        reports(text)
-    assert e.value.hint == HINT
-    return e.value
 
 
 @pytest.mark.parametrize(
