@@ -591,3 +591,72 @@ def test_the_checker_is_compiled_only_once_it_pays(
     assert fast == []
     assert schema.check_run_document(doc) is None
     assert fast == [doc]
+
+
+# -- job options no job fio ran can have --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "param"),
+    [
+        ("bs", "0", "bs"),  # fio: "min value out of range: 0 (1 min)"
+        ("bs", "99999999999999999999", "bs"),  # beyond 64 bits
+        ("iodepth", "0", "iodepth"),
+        ("numjobs", "0", "numjobs"),  # fio runs nothing
+        ("rwmixread", "150", "rwmixread"),  # fio: "max value out of range: 150 (100 max)"
+        ("size", "99999999999999999999", "size"),
+        ("runtime", "999999999999999999999", "runtime_s"),
+        ("ramp_time", "99999999999999999999999", "ramp_s"),
+    ],
+)
+def test_an_echoed_option_fio_refuses_is_unknown_and_the_run_reads_back(
+    cli: Cli, tmp_path: Path, option: str, value: str, param: str
+) -> None:
+    """A fio report whose job options say what fio refuses (the file was altered): the
+    figure is not known, and the run is stored as iobench reads runs (a run stored with
+    bs 0 could not be shown: `run 2 ... cannot be read`)."""
+    before, doc = _fio_report()
+    doc["jobs"][0]["job options"][option] = value
+    if option == "rwmixread":
+        doc["jobs"][0]["job options"]["rw"] = "randrw"
+    path = tmp_path / "case.json"
+    path.write_text(before + json.dumps(doc))
+    code, _, err = cli("import", str(path))
+    assert code == 0, err
+    code, out, err = cli("show", "1", "--json")
+    assert code == 0, err
+    (result,) = json.loads(out)["results"]
+    assert result["params"][param] is None
+
+
+@pytest.mark.parametrize("split", ["0", "0/50:4k/50", "4k/50:0/50"])
+def test_a_block_size_split_with_a_size_of_zero_is_no_io_size(
+    cli: Cli, tmp_path: Path, split: str
+) -> None:
+    """It was a division by zero where the IO count is checked against io_bytes."""
+    before, doc = _fio_report()
+    doc["jobs"][0]["job options"]["bssplit"] = split
+    path = tmp_path / "case.json"
+    path.write_text(before + json.dumps(doc))
+    code, _, err = cli("import", str(path))
+    assert code == 0 and "internal error" not in err, err
+    assert cli("show", "1")[0] == 0
+
+
+def test_a_run_the_store_could_not_read_back_is_not_kept(
+    cli: Cli, tmp_path: Path, isolated_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a reader lets through that the store refuses to read (here: a block size
+    of 0 forced past the reading of the options) is refused by name, and nothing of the
+    run is left in the database."""
+    import iobench.importer
+    from iobench.fio.options import workload_params
+
+    def forged(options: Any) -> dict[str, Any]:
+        return {**workload_params(options), "bs": 0}
+
+    monkeypatch.setattr(iobench.importer, "workload_params", forged)
+    err = _refused(cli, FIO_JSON, isolated_db)
+    assert "gives a run iobench cannot store as it reads runs" in err, err
+    assert "bs: 0 is out of range (minimum 1)" in err, err
+    assert "nothing of it was kept" in err

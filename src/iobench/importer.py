@@ -39,7 +39,7 @@ from iobench.analysis.aggregate import merge_jobs
 from iobench.analysis.iocounts import count_findings
 from iobench.documents.run import is_run_document, read_run_document
 from iobench.engine.lifecycle import Finish, NewRun, RunEnd, recorded_run
-from iobench.errors import FioOutputError, NoFioReport, UserError, error_text
+from iobench.errors import FioOutputError, NoFioReport, StoreError, UserError, error_text
 from iobench.fio import impossible
 from iobench.fio.jobfile import LAYOUT_SECTION
 from iobench.fio.options import fio3_defaults, options_target, workload_params
@@ -306,6 +306,18 @@ def store_imported(
         for result in imported.results:
             store.add_result(end.run_id, result)
         end.status, end.message = imported.status, imported.error
+    # What the store would refuse to read back (a figure out of the run document's range
+    # that no check before caught) is taken out again, not left for `show` to meet.
+    try:
+        store.get_run(end.run_id)
+    except StoreError as e:
+        store.remove_runs([end.run_id])
+        raise UserError(
+            f"{imported.path} gives a run iobench cannot store as it reads runs "
+            f"({e.message.partition(': ')[2] or e.message}); nothing of it was kept",
+            "import fio's JSON output of that run as fio wrote it; if it is, report the "
+            "file to iobench's developers (an import must never store what it cannot read)",
+        ) from None
     return end.run_id
 
 

@@ -88,8 +88,8 @@ def _bssplit(value: str, direction: str) -> IoSize | None:
     for entry in part.split(":"):
         size_text, _, pct = entry.partition("/")
         size = fio_size(size_text)
-        if size is None or (pct.strip() and not pct.strip().isdigit()):
-            return None
+        if size is None or size < 1 or (pct.strip() and not pct.strip().isdigit()):
+            return None  # no size fio reads (a size of 0 moves nothing: not fio's)
         entries.append((size, int(pct) if pct.strip() else None))
     given = sum(p for _, p in entries if p is not None)
     blanks = sum(1 for _, p in entries if p is None)

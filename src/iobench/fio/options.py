@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from iobench.fio.language import fio_bytes, fio_microseconds
 
@@ -237,17 +237,30 @@ def workload_params(options: Mapping[str, str]) -> dict[str, Any]:
         rwmixread = None if rwmixwrite is None or rwmixwrite > 100 else 100 - rwmixwrite
     return {
         "rw": rw,
-        "bs": fio_block_size(_first(options, "bs", "blocksize"), kb_base),
-        "iodepth": fio_size(options.get("iodepth"), kb_base),
-        "numjobs": fio_size(options.get("numjobs"), kb_base),
+        "bs": _within(fio_block_size(_first(options, "bs", "blocksize"), kb_base), 1),
+        "iodepth": _within(fio_size(options.get("iodepth"), kb_base), 1),
+        "numjobs": _within(fio_size(options.get("numjobs"), kb_base), 1),
         "ioengine": options.get("ioengine") or None,
         "direct": direct,
-        "runtime_s": fio_seconds(_first(options, "runtime", "timeout")),
-        "ramp_s": fio_seconds(options.get("ramp_time")),
-        "size": fio_size(options.get("size"), kb_base),
-        "rwmixread": rwmixread,
+        "runtime_s": _within(fio_seconds(_first(options, "runtime", "timeout")), 0),
+        "ramp_s": _within(fio_seconds(options.get("ramp_time")), 0),
+        "size": _within(fio_size(options.get("size"), kb_base), 0),
+        "rwmixread": _within(rwmixread, 0, 100),
         "options": measurement_options(options, kb_base),
     }
+
+
+_LARGEST = 2**63 - 1  # fio's numbers are 64-bit (and the run document's)
+_N = TypeVar("_N", int, float)
+
+
+def _within(value: _N | None, low: int, high: int = _LARGEST) -> _N | None:
+    """``value`` when a job fio ran can have it, else None: a value fio refuses is not
+    what the job ran with (the file was altered), so it is not known. fio 3.33 refuses
+    bs=0, iodepth=0 and rwmixread=150 ("min value out of range", "max value out of
+    range"); with numjobs=0 it runs nothing ("maximum number of jobs reached"); its
+    numbers are 64-bit."""
+    return value if value is not None and low <= value <= high else None
 
 
 # fio 3.x's defaults (fio --cmdhelp) of the options that are iobench's params: the
