@@ -400,6 +400,40 @@ def test_a_users_file_truncated_and_grown_again_during_a_step_still_stops_the_ru
     assert [r.workload for r in run.results] == ["w1"]  # measured, stored; nothing after
 
 
+@pytest.mark.parametrize("truncated_to", [0, 4096])
+def test_the_smallest_size_seen_while_fio_ran_is_the_one_checked(
+    tmp_path: Path, truncated_to: int
+) -> None:
+    """Each live report's glance keeps the smallest size seen, down to an empty file: the
+    check after the step names it even when the file is whole again."""
+    from types import SimpleNamespace
+
+    from iobench.engine.held import HeldTarget
+
+    mine = tmp_path / "scratch.dat"
+    mine.write_bytes(b"\0" * (64 * 1024))
+    prepared = SimpleNamespace(
+        size_limit=64 * 1024, layout_bytes=None, filename=str(mine),
+        target=SimpleNamespace(spec=str(mine)),
+    )  # fmt: skip
+    fd = os.open(mine, os.O_RDONLY)
+    try:
+        held = HeldTarget(prepared, fd)  # type: ignore[arg-type]
+        held.glance()
+        held.check()  # whole: nothing to say
+        os.truncate(mine, truncated_to)
+        held.glance()
+        os.truncate(mine, 32 * 1024)
+        held.glance()
+        os.truncate(mine, 64 * 1024)
+        held.glance()
+        with pytest.raises(TargetUnsafe) as e:
+            held.check()
+        assert f"from {64 * 1024} to {truncated_to} bytes" in e.value.message
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.fio
 @pytest.mark.parametrize("rw", ["randwrite", "randread", "write"])
 def test_fio_given_a_target_smaller_than_the_test_area_makes_no_file_of_its_own(

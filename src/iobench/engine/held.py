@@ -38,7 +38,7 @@ class HeldTarget:
     fd: int
     dir_fd: int | None = None
     name: str | None = None
-    smallest: int | None = None  # the smallest size seen while fio ran, when too small
+    smallest: int | None = None  # the smallest size of the regular file seen while fio ran
 
     @property
     def held(self) -> Held:
@@ -68,19 +68,14 @@ class HeldTarget:
             "chmod +t), and find out who changed it",
         )
 
-    def _needed(self) -> int | None:
-        """The size a regular file must keep (None: not a file that can shrink)."""
-        p = self.prepared
-        return p.layout_bytes if self.name else p.size_limit
-
     def glance(self) -> None:
         """Note the file's size while fio runs (each live report): a file truncated during
         a step and grown again by the step's own writes before the next check is still
         caught, by the next :meth:`check`."""
         st = os.fstat(self.fd)
-        needed = self._needed()
-        if stat.S_ISREG(st.st_mode) and needed is not None and st.st_size < needed:
-            self.smallest = min(st.st_size, self.smallest or st.st_size)
+        if stat.S_ISREG(st.st_mode):
+            size = st.st_size
+            self.smallest = size if self.smallest is None else min(self.smallest, size)
 
     def _check_size(self) -> None:
         """TargetUnsafe when a file (iobench's test file, or a user's) is smaller than when
@@ -89,10 +84,10 @@ class HeldTarget:
         (jobfile.NO_CREATE forbids that too)."""
         p = self.prepared
         st = os.fstat(self.fd)
-        needed = self._needed()
+        needed = p.layout_bytes if self.name else p.size_limit
         if not stat.S_ISREG(st.st_mode) or needed is None:
             return
-        size = min(st.st_size, self.smallest if self.smallest is not None else st.st_size)
+        size = st.st_size if self.smallest is None else min(self.smallest, st.st_size)
         if size >= needed:
             return
         what = "iobench's test file" if self.name else p.target.spec
