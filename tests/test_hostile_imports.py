@@ -596,6 +596,16 @@ def test_the_checker_is_compiled_only_once_it_pays(
 # -- job options no job fio ran can have --------------------------------------------------------
 
 
+def _import_with_options(cli: Cli, tmp_path: Path, options: dict[str, str]) -> None:
+    """Import the recorded report with its job's options changed: imported (exit 0)."""
+    before, doc = _fio_report()
+    doc["jobs"][0]["job options"].update(options)
+    path = tmp_path / "case.json"
+    path.write_text(before + json.dumps(doc))
+    code, _, err = cli("import", str(path))
+    assert code == 0 and "internal error" not in err, err
+
+
 @pytest.mark.parametrize(
     ("option", "value", "param"),
     [
@@ -615,14 +625,8 @@ def test_an_echoed_option_fio_refuses_is_unknown_and_the_run_reads_back(
     """A fio report whose job options say what fio refuses (the file was altered): the
     figure is not known, and the run is stored as iobench reads runs (a run stored with
     bs 0 could not be shown: `run 2 ... cannot be read`)."""
-    before, doc = _fio_report()
-    doc["jobs"][0]["job options"][option] = value
-    if option == "rwmixread":
-        doc["jobs"][0]["job options"]["rw"] = "randrw"
-    path = tmp_path / "case.json"
-    path.write_text(before + json.dumps(doc))
-    code, _, err = cli("import", str(path))
-    assert code == 0, err
+    mixed = {"rw": "randrw"} if option == "rwmixread" else {}
+    _import_with_options(cli, tmp_path, {option: value, **mixed})
     code, out, err = cli("show", "1", "--json")
     assert code == 0, err
     (result,) = json.loads(out)["results"]
@@ -634,12 +638,7 @@ def test_a_block_size_split_with_a_size_of_zero_is_no_io_size(
     cli: Cli, tmp_path: Path, split: str
 ) -> None:
     """It was a division by zero where the IO count is checked against io_bytes."""
-    before, doc = _fio_report()
-    doc["jobs"][0]["job options"]["bssplit"] = split
-    path = tmp_path / "case.json"
-    path.write_text(before + json.dumps(doc))
-    code, _, err = cli("import", str(path))
-    assert code == 0 and "internal error" not in err, err
+    _import_with_options(cli, tmp_path, {"bssplit": split})
     assert cli("show", "1")[0] == 0
 
 

@@ -314,7 +314,8 @@ def store_imported(
         store.remove_runs([end.run_id])
         raise UserError(
             f"{imported.path} gives a run iobench cannot store as it reads runs "
-            f"({e.message.partition(': ')[2] or e.message}); nothing of it was kept",
+            f"({e.message.partition(' cannot be read: ')[2] or e.message}); nothing of it was "
+            "kept",
             "import fio's JSON output of that run as fio wrote it; if it is, report the "
             "file to iobench's developers (an import must never store what it cannot read)",
         ) from None

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from iobench.fio.language import fio_bytes, fio_microseconds
+from iobench.fio.parse import NUMBER_MAX
 
 UNKNOWN_TARGET = "(unknown)"
 # The options that say on which CPUs a job runs, not what it does.
@@ -250,11 +251,10 @@ def workload_params(options: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-_LARGEST = 2**63 - 1  # fio's numbers are 64-bit (and the run document's)
 _N = TypeVar("_N", int, float)
 
 
-def _within(value: _N | None, low: int, high: int = _LARGEST) -> _N | None:
+def _within(value: _N | None, low: int, high: int = NUMBER_MAX) -> _N | None:
     """``value`` when a job fio ran can have it, else None: a value fio refuses is not
     what the job ran with (the file was altered), so it is not known. fio 3.33 refuses
     bs=0, iodepth=0 and rwmixread=150 ("min value out of range", "max value out of
