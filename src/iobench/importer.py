@@ -60,6 +60,7 @@ from iobench.records import (
     IMPORTED_SUITE,
     ImportedRun,
     ResultRecord,
+    RunRecord,
     SuiteDefinition,
     TargetRecord,
     iso_from_epoch,
@@ -163,7 +164,8 @@ def import_files(
     finished as failed (aborted on Ctrl-C), never left running; the runs before it stay
     stored.
     """
-    return store_imports(store, [f.run for f in read_files(paths)], label=label, argv=argv)
+    runs = store_imports(store, [f.run for f in read_files(paths)], label=label, argv=argv)
+    return [run.id for run in runs]
 
 
 def read_files(paths: Sequence[str]) -> list[FileRun]:
@@ -187,8 +189,9 @@ def read_files(paths: Sequence[str]) -> list[FileRun]:
 
 def store_imports(
     store: Store, imports: list[ImportedRun], *, label: str | None, argv: Sequence[str]
-) -> list[int]:
-    """Store imported runs, once each is known not to be in the database already."""
+) -> list[RunRecord]:
+    """Store imported runs, once each is known not to be in the database already; each
+    as the store reads it back."""
     imports = list(imports)
     uuids: dict[str, str] = {}
     for i, run in enumerate(imports):
@@ -278,9 +281,9 @@ def _first_line(text: str) -> int:
 
 def store_imported(
     store: Store, imported: ImportedRun, *, label: str | None, argv: Sequence[str]
-) -> int:
-    """Write one imported run; returns its id. If storing fails part-way, the run is
-    finished as failed (aborted on Ctrl-C) and the error raised."""
+) -> RunRecord:
+    """Write one imported run; returns it as the store reads it back. If storing fails
+    part-way, the run is finished as failed (aborted on Ctrl-C) and the error raised."""
     new = NewRun(
         suite=imported.suite,
         suite_def=imported.suite_def,
@@ -309,7 +312,7 @@ def store_imported(
     # What the store would refuse to read back (a figure out of the run document's range
     # that no check before caught) is taken out again, not left for `show` to meet.
     try:
-        store.get_run(end.run_id)
+        return store.get_run(end.run_id)
     except StoreError as e:
         store.remove_runs([end.run_id])
         raise UserError(
@@ -319,7 +322,6 @@ def store_imported(
             "import fio's JSON output of that run as fio wrote it; if it is, report the "
             "file to iobench's developers (an import must never store what it cannot read)",
         ) from None
-    return end.run_id
 
 
 MAX_FILE_BYTES = 256 << 20  # far more than any fio JSON output; refuses /dev/zero & co.

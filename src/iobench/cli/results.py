@@ -247,8 +247,7 @@ def import_(env: Environment, files: tuple[str, ...], label: str | None, as_json
 
     imports = read_files(list(files))  # every file checked before the database is opened
     with env.open_store() as store:
-        ids = store_imports(store, [f.run for f in imports], label=label, argv=env.argv)
-        runs = [store.get_run(i) for i in ids]
+        runs = store_imports(store, [f.run for f in imports], label=label, argv=env.argv)
     if as_json:
         document = runs_document(runs)
         for entry, found, run in zip(document["runs"], imports, runs, strict=True):
