@@ -7,8 +7,10 @@ of them, runs ``iobench run DIR --clients ...`` with one 3 s psync random read o
 directory all the namespaces share, and prints per client count: the wall time of the
 iobench process, the CPU time of iobench and of every process it started (its launchers
 and fio clients: ``os.wait4``'s rusage, which includes the waited-for descendants), that
-CPU split into iobench's own and its children's, and the fixed overhead (wall minus the
-workload's runtime). The slope of the CPU over the clients is what each client costs.
+CPU split into iobench's own and its children's, the fixed overhead (wall minus the
+workload's runtime), and the CPU the fio servers used meanwhile (on the same machine here:
+each server's and its ended processes' times in /proc). The slope of the CPU over the
+clients is what each client costs.
 
     sudo flock /tmp/iobench-fio.lock .venv/bin/python bench/clients_scaling.py \\
         [--counts 1,2,4,8,16] [--repeat 2] [--runtime 3] [--profile 16]
@@ -95,10 +97,35 @@ main()
 """
 
 
+def server_cpu_s(pids: list[int]) -> float:
+    """The CPU seconds the fio servers ``pids`` and every process of theirs that has ended
+    used so far (utime, stime and their reaped children's: a server forks a process for
+    each connection, which forks the job's; each waits for its own), once none of them has
+    a connection process left (a server reaps one up to a second after it ended)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(
+        Path(f"/proc/{pid}/task/{pid}/children").read_text().split() for pid in pids
+    ):
+        time.sleep(0.05)
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / ticks
+
+
 def run_once(
-    hosts: list[str], shared: Path, suite: Path, tmp: Path, profile: Path | None = None
+    hosts: list[str],
+    shared: Path,
+    suite: Path,
+    tmp: Path,
+    profile: Path | None = None,
+    servers: list[int] | None = None,
 ) -> dict[str, Any]:
-    """One ``iobench run`` on ``hosts``: its wall, CPU (own and children's) and JSON."""
+    """One ``iobench run`` on ``hosts``: its wall, CPU (own and children's), the CPU of
+    the fio ``servers`` (their pids) and JSON."""
+    servers_before = server_cpu_s(servers or [])
     db = tmp / f"bench-{len(hosts)}-{time.monotonic_ns()}.db"
     usage = tmp / "usage.json"
     argv = [sys.executable, "-c", SHIM, str(usage)]
@@ -117,6 +144,7 @@ def run_once(
         raise RuntimeError(
             f"iobench exited {proc.returncode} on {len(hosts)} clients: {err_path.read_text()}"
         )
+    servers_s = server_cpu_s(servers or []) - servers_before
     doc = json.loads(out_path.read_text())
     split = json.loads(usage.read_text())
     db.unlink(missing_ok=True)
@@ -126,6 +154,7 @@ def run_once(
         "cpu_s": rusage.ru_utime + rusage.ru_stime,
         "own_s": split["own"],
         "children_s": split["children"],
+        "servers_s": servers_s,
         "own_rss_kib": split["own_rss_kib"],
         "children_rss_kib": split["children_rss_kib"],
         "skew_ms": max(s["start_skew_ms"] or 0 for s in doc["clients"]["steps"]),
@@ -178,7 +207,9 @@ def main() -> int:
         names = [h.name for h in hosts.hosts]
         run_once(names[:1], shared, suite, tmp)  # warm the caches (pages of fio, Python)
         for n in counts:
-            runs = [run_once(names[:n], shared, suite, tmp) for _ in range(args.repeat)]
+            pids = [h.server.pid for h in hosts.hosts[:n] if h.server is not None]
+            runs = [run_once(names[:n], shared, suite, tmp, servers=pids)
+                    for _ in range(args.repeat)]  # fmt: skip
             for r in runs:
                 if r["ok"] != n:
                     raise RuntimeError(f"{n} clients: only {r['ok']} results are ok")
@@ -199,13 +230,15 @@ def main() -> int:
     print(f"one {args.runtime} s psync random read on tmpfs, namespace hosts with fio --server; "
           f"median of {args.repeat} runs per count")  # fmt: skip
     print(f"{'clients':>7} {'wall':>7} {'CPU':>7} {'iobench':>8} {'children':>9} "
-          f"{'CPU/client':>11} {'fixed':>6} {'skew':>7} {'RSS':>7} {'child RSS':>9}")  # fmt: skip
+          f"{'CPU/client':>11} {'fixed':>6} {'skew':>7} {'RSS':>7} {'child RSS':>9} "
+          f"{'servers':>8}")  # fmt: skip
     for r in rows:
         print(
             f"{r['clients']:>7.0f} {r['wall_s']:>6.1f}s {r['cpu_s']:>6.2f}s {r['own_s']:>7.2f}s "
             f"{r['children_s']:>8.2f}s {r['cpu_s'] / r['clients']:>10.3f}s "
             f"{r['wall_s'] - args.runtime:>5.1f}s {r['skew_ms']:>5.0f}ms "
-            f"{r['own_rss_kib'] / 1024:>4.0f}MiB {r['children_rss_kib'] / 1024:>6.0f}MiB"
+            f"{r['own_rss_kib'] / 1024:>4.0f}MiB {r['children_rss_kib'] / 1024:>6.0f}MiB "
+            f"{r['servers_s']:>7.2f}s"
         )
     if len(rows) > 1:
         xs = [r["clients"] for r in rows]
@@ -213,7 +246,9 @@ def main() -> int:
             f"per added client: CPU {slope(xs, [r['cpu_s'] for r in rows]):.3f} s "
             f"(iobench {slope(xs, [r['own_s'] for r in rows]):.3f} s, children "
             f"{slope(xs, [r['children_s'] for r in rows]):.3f} s), "
-            f"wall {slope(xs, [r['wall_s'] for r in rows]):.3f} s"
+            f"wall {slope(xs, [r['wall_s'] for r in rows]):.3f} s; the fio servers' CPU "
+            f"{slope(xs, [r['servers_s'] for r in rows]):.3f} s (on this machine's "
+            f"{os.cpu_count()} CPUs too)"
         )
     return 0
 
