@@ -12,6 +12,8 @@ import pytest
 from rich.console import Console
 
 from iobench.analysis.characterize import (
+    CLIMB_GAIN,
+    FLAT_GAIN,
     Probe,
     Settings,
     characterization_document,
@@ -20,6 +22,7 @@ from iobench.analysis.characterize import (
     on_clients,
     probe_workload,
 )
+from iobench.analysis.characterize import _surely_flat as surely_flat
 from iobench.analysis.curves import Point
 from iobench.report.curves import render_characterization
 from test_curves import point
@@ -255,6 +258,43 @@ def test_a_doubling_that_surely_lost_throughput_is_no_plateau(fall: float) -> No
     assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2]
     probes, _ = run_planner(capped, Settings())
     assert [p.iodepth for p in probes if p.bs == 4096][:3] == [1, 2, 4]
+
+
+def _at(iops: float, low: float, high: float, samples: int = 3) -> Point:
+    """A 4 KiB point of ``iops`` whose 95 % interval is ``low`` to ``high``."""
+    return replace(point(4096, 1, iops), iops_low=low, iops_high=high,
+                   samples=(iops,) * samples)  # fmt: skip
+
+
+@pytest.mark.parametrize("throttled", [False, True])
+def test_surely_flat_bounds_the_gain_s_whole_interval(throttled: bool) -> None:
+    """One doubling is surely flat when the upper end of its gain's 95 % interval (the gain
+    plus the two points' half-widths, combined) is under FLAT_GAIN, and, but at a
+    throttle, its lower end over -CLIMB_GAIN; at the bounds themselves it is not. Figures
+    whose arithmetic is exact in binary, so that the bounds are met exactly."""
+    assert (FLAT_GAIN, CLIMB_GAIN) == (0.025, 0.05)
+    tight = _at(1000.0, 1000.0, 1000.0)
+    assert surely_flat(tight, tight, throttled=throttled)
+    # The upper end: +0 % with a half-width of exactly 2.5 % (in either point) is not.
+    wide = _at(1000.0, 975.0, 1025.0)
+    assert not surely_flat(wide, tight, throttled=throttled)
+    assert not surely_flat(tight, wide, throttled=throttled)
+    assert surely_flat(_at(1000.0, 976.0, 1024.0), tight, throttled=throttled)
+    # +4 % with 2 % half-widths: its interval's lower end is flat, its upper end is not.
+    assert not surely_flat(_at(1000.0, 980.0, 1020.0), _at(1040.0, 1019.2, 1060.8),
+                           throttled=throttled)  # fmt: skip
+    # The lower end: -3.125 % with a half-width of 1.875 % reaches exactly -5 %.
+    fell = _at(968.75, 968.75, 968.75)
+    assert surely_flat(_at(1000.0, 981.25, 1018.75), fell, throttled=throttled) is throttled
+    assert surely_flat(_at(1000.0, 981.5, 1018.5), fell, throttled=throttled)
+    # Points without an interval (fewer than 3 samples), or of no throughput, say nothing.
+    few = _at(1000.0, 1000.0, 1000.0, samples=2)
+    assert not surely_flat(few, tight, throttled=throttled)
+    assert not surely_flat(tight, few, throttled=throttled)
+    assert not surely_flat(few, few, throttled=throttled)
+    assert not surely_flat(_at(0.0, 0.0, 0.0), tight, throttled=throttled)
+    # A rate of 1 IOPS is a rate like any other.
+    assert surely_flat(_at(1.0, 1.0, 1.0), _at(1.0, 1.0, 1.0), throttled=throttled)
 
 
 def test_a_point_runs_as_long_as_its_figure_needs() -> None:
