@@ -23,7 +23,7 @@ from iobench.analysis.characterize import (
     probe_workload,
 )
 from iobench.analysis.characterize import _surely_flat as surely_flat
-from iobench.analysis.curves import Point
+from iobench.analysis.curves import Point, curve_document
 from iobench.report.curves import render_characterization
 from test_curves import point
 
@@ -81,6 +81,40 @@ def test_a_capped_volume_is_found_in_a_few_points() -> None:
     out = buffer.getvalue()
     assert "check at 16 KiB: 5.00k IOPS, the two limits predict 5.00k IOPS (+0.0%)" in out
     assert "queue depth (1 job)" in out
+
+
+def test_the_characterization_document_holds_every_field_by_its_name() -> None:
+    """``characterize --json``'s answer (docs/characterize.md) names each field as the docs
+    do and carries the characterization's own figures; without limits (nothing measured)
+    it still has every key, with the reasons said."""
+    s = Settings(point_s=4)
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s)
+    points = [capped_device(5000, 200 * 2**20)(p.bs, p.iodepth) for p in probes]
+    c = replace(characterize(points, s, elapsed_s=40.0), place="/dev/vol", stop=stop)
+    assert c.limits is not None
+    limits = c.limits.document()
+    doc = characterization_document(c, 2e6)
+    assert list(doc) == ["place", "rw", "settings", "elapsed_s", "points", "stop", "limits",
+                         "reasons", "reason_codes", "throttles", "table", "checks", "curves"]
+    assert doc["place"] == "/dev/vol" and doc["rw"] == "randread" and doc["stop"] == stop
+    assert doc["settings"] == s.as_dict() and doc["elapsed_s"] == 40.0
+    assert doc["points"] == c.points == len(points)
+    for key in ("limits", "reasons", "reason_codes", "throttles", "table"):
+        assert doc[key] == limits[key], key
+    assert doc["checks"] == [
+        {"bs": x.bs, "iops": x.iops, "model_iops": x.model_iops, "deviation": x.deviation}
+        for x in c.checks
+    ] and len(doc["checks"]) == 2
+    assert doc["curves"] == [curve_document(cv, 2e6) for cv in c.curves]
+    assert doc["curves"] != [curve_document(cv, None) for cv in c.curves]
+    nothing = replace(c, limits=None)
+    empty = characterization_document(nothing, None)
+    assert list(empty) == list(doc)
+    assert empty["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}
+    assert empty["reasons"] == dict.fromkeys(("iops", "bw_bytes", "crossover_bs"),
+                                             "nothing was measured")  # fmt: skip
+    assert empty["reason_codes"] == {} and empty["table"] == []
+    assert empty["throttles"] == {"iops": None, "bw_bytes": None}
 
 
 def test_bandwidth_binding_at_4k_sends_it_to_smaller_blocks() -> None:
