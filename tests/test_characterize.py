@@ -94,17 +94,34 @@ def test_the_characterization_document_holds_every_field_by_its_name() -> None:
     assert c.limits is not None
     limits = c.limits.document()
     doc = characterization_document(c, 2e6)
-    assert list(doc) == ["place", "rw", "settings", "elapsed_s", "points", "stop", "limits",
-                         "reasons", "reason_codes", "throttles", "table", "checks", "curves"]
+    assert list(doc) == [
+        "place",
+        "rw",
+        "settings",
+        "elapsed_s",
+        "points",
+        "stop",
+        "limits",
+        "reasons",
+        "reason_codes",
+        "throttles",
+        "table",
+        "checks",
+        "curves",
+    ]
     assert doc["place"] == "/dev/vol" and doc["rw"] == "randread" and doc["stop"] == stop
     assert doc["settings"] == s.as_dict() and doc["elapsed_s"] == 40.0
     assert doc["points"] == c.points == len(points)
     for key in ("limits", "reasons", "reason_codes", "throttles", "table"):
         assert doc[key] == limits[key], key
-    assert doc["checks"] == [
-        {"bs": x.bs, "iops": x.iops, "model_iops": x.model_iops, "deviation": x.deviation}
-        for x in c.checks
-    ] and len(doc["checks"]) == 2
+    assert (
+        doc["checks"]
+        == [
+            {"bs": x.bs, "iops": x.iops, "model_iops": x.model_iops, "deviation": x.deviation}
+            for x in c.checks
+        ]
+        and len(doc["checks"]) == 2
+    )
     assert doc["curves"] == [curve_document(cv, 2e6) for cv in c.curves]
     assert doc["curves"] != [curve_document(cv, None) for cv in c.curves]
     nothing = replace(c, limits=None)
