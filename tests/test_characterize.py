@@ -146,6 +146,49 @@ def test_bandwidth_binding_at_4k_sends_it_to_smaller_blocks() -> None:
     assert c.limits.crossover_bs.value == pytest.approx(2048, rel=0.03)
 
 
+MiB = 2**20
+
+
+@pytest.mark.parametrize(
+    ("bw_cap", "settings", "larger"),
+    [
+        # 100 IOPS at 1 MiB is 100 MiB/s: the IOPS limit still binds, 4 MiB is tried, then
+        # 16 MiB, where 1 GiB/s binds (64 IOPS).
+        (1024 * MiB, {}, [4 * MiB, 16 * MiB]),
+        # No bandwidth limit in reach: two steps beyond 1 MiB (MAX_EXTENSIONS), no more.
+        (10**6 * MiB, {}, [4 * MiB, 16 * MiB]),
+        # Never beyond the largest block size allowed, nor beyond the test area.
+        (10**6 * MiB, {"max_bs": 8 * MiB}, [4 * MiB, 8 * MiB]),
+        (10**6 * MiB, {"size": 8 * MiB}, [4 * MiB, 8 * MiB]),
+        (10**6 * MiB, {"max_bs": MiB}, []),
+    ],
+)
+def test_an_iops_limit_binding_at_1m_sends_it_to_larger_blocks(
+    bw_cap: float, settings: dict[str, int], larger: list[int]
+) -> None:
+    device = capped_device(100, bw_cap, floor_us=20)
+    probes, stop = run_planner(device, Settings(point_s=4, **settings))
+    assert [p.bs for p in probes if p.why == "larger blocks"] == larger, probes
+    assert all(type(p.bs) is int for p in probes) and stop.startswith("done")
+    assert not any(p.why == "smaller blocks" for p in probes)
+
+
+@pytest.mark.parametrize(
+    ("min_bs", "smaller"),
+    [(512, [1024, 512]), (64, [1024, 256]), (2048, [2048]), (4096, [])],
+)
+def test_smaller_blocks_stop_at_the_smallest_allowed_and_two_steps(
+    min_bs: int, smaller: list[int]
+) -> None:
+    """200k IOPS and 40 MiB/s: the crossover is 210 bytes, every block size tried is
+    bandwidth-bound; a quarter at a time, two steps below 4 KiB (MAX_EXTENSIONS) at most,
+    never below ``min_bs``."""
+    device = capped_device(200_000, 40 * MiB, floor_us=20)
+    probes, stop = run_planner(device, Settings(point_s=4, min_bs=min_bs))
+    assert [p.bs for p in probes if p.why == "smaller blocks"] == smaller, probes
+    assert all(type(p.bs) is int for p in probes) and stop.startswith("done")
+
+
 def test_a_host_bound_plateau_is_not_a_limit() -> None:
     """Small blocks: fio saturates its CPU at 25k IOPS; large blocks: a 200 MiB/s cap."""
 
