@@ -164,10 +164,10 @@ MiB = 2**20
     ],
 )
 def test_an_iops_limit_binding_at_1m_sends_it_to_larger_blocks(
-    bw_cap: float, settings: dict[str, int], larger: list[int]
+    bw_cap: float, settings: dict[str, Any], larger: list[int]
 ) -> None:
     device = capped_device(100, bw_cap, floor_us=20)
-    probes, stop = run_planner(device, Settings(point_s=4, **settings))
+    probes, stop = run_planner(device, replace(Settings(point_s=4), **settings))
     assert [p.bs for p in probes if p.why == "larger blocks"] == larger, probes
     assert all(type(p.bs) is int for p in probes) and stop.startswith("done")
     assert not any(p.why == "smaller blocks" for p in probes)
