@@ -242,6 +242,51 @@ def test_a_probe_is_a_short_point_or_a_steady_state_workload() -> None:
     assert on_clients(steady) == steady
 
 
+@pytest.mark.parametrize("method", ["fast", "steady"])
+def test_a_probe_s_workload_is_the_settings_own_job(method: str) -> None:
+    """Every field of a probe's workload comes from the settings: its direction, jobs,
+    ioengine, test area, direct IO; the jobs are named when there are two or more; a fast
+    probe without its own seconds runs the longest point."""
+    s = Settings(rw="randwrite", numjobs=2, ioengine="io_uring", size=64 * MiB, method=method,
+                 point_s=6)  # fmt: skip
+    w = probe_workload(Probe(8192, 4, "climb"), s)
+    assert (w.name, w.rw, w.bs, w.iodepth, w.numjobs, w.ioengine, w.size) == (
+        "randwrite-8k-qd4x2", "randwrite", 8192, 4, 2, "io_uring", 64 * MiB
+    )  # fmt: skip
+    assert w.direct is True and w.runtime_s == 6
+    one = probe_workload(Probe(8192, 4, "climb"), replace(s, numjobs=1))
+    assert (one.name, one.numjobs) == ("randwrite-8k-qd4", 1)
+    three = probe_workload(Probe(8192, 4, "climb"), replace(s, numjobs=3))
+    assert three.name == "randwrite-8k-qd4x3"
+
+
+def test_the_answer_keeps_to_its_own_points_and_says_why_it_stopped() -> None:
+    """characterize's answer counts only the points of its direction and jobs (others in
+    the same results are not its), says the planner's reason to stop, or, when the points
+    end before the plan, that it stopped early; the time budget it judges by is the one
+    spent; checks against the model need both limits."""
+    s = Settings(point_s=4)
+    device = capped_device(5000, 200 * MiB)
+    probes, stop = run_planner(device, s)
+    points = [device(p.bs, p.iodepth) for p in probes]
+    others = [replace(p, rw="randwrite", iops=p.iops / 3) for p in points] + [
+        replace(p, numjobs=2, iops=p.iops * 3) for p in points
+    ]
+    c = characterize(points + others, s, elapsed_s=10.0)
+    assert c.points == len(points) and c.stop == stop and len(c.checks) == 2
+    assert c.limits and c.limits.iops and c.limits.iops.value == pytest.approx(5000, rel=0.01)
+    early = characterize(points[:3], s, elapsed_s=10.0)
+    assert early.stop == "stopped before its plan was done (interrupted or failed)"
+    assert early.checks == ()
+    spent = characterize(points[:3], s, elapsed_s=s.budget_s)
+    assert spent.stop.startswith("time budget reached before"), spent.stop
+    # Only the IOPS limit known (the bandwidth one out of reach): no checks.
+    fast = capped_device(5000, 10**6 * MiB)
+    iops_only = characterize([fast(4096, 1), fast(4096, 2), fast(16384, 2), fast(MiB, 1)], s, 10.0)
+    assert iops_only.limits and iops_only.limits.iops and iops_only.limits.bw_bytes is None
+    assert iops_only.checks == ()
+
+
 def test_a_busy_host_does_not_hide_a_throttled_volumes_limits() -> None:
     """Issue 23: other processes keep the host's CPUs 97 % busy while a volume throttled to
     5,000 IOPS and 200 MiB/s is characterized. Knowing the throttles (the target's stored
