@@ -217,6 +217,9 @@ def test_the_budget_is_kept() -> None:
     s = Settings(budget_s=10.0)  # 1 s points after a 0.5 s ramp, 2.5 s each with fio's start
     probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=2.5)
     assert len(probes) == 4 and stop == "time budget reached before 16k QD2 (crossover check)"
+    # After three (7.5 s), a fourth would need its ramp, its second and fio's start: 10 s.
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), replace(s, budget_s=9.0), 2.5)
+    assert len(probes) == 3 and stop == "time budget reached before 1M QD2 (climb)", stop
     s = Settings(budget_s=10.0, repeat=2)  # each point twice: 5 s
     probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=5.0)
     assert len(probes) == 2 and stop == "time budget reached before 1M QD1 (climb)"
@@ -434,6 +437,32 @@ def test_surely_flat_bounds_the_gain_s_whole_interval(throttled: bool) -> None:
     assert not surely_flat(_at(0.0, 0.0, 0.0), tight, throttled=throttled)
     # A rate of 1 IOPS is a rate like any other.
     assert surely_flat(_at(1.0, 1.0, 1.0), _at(1.0, 1.0, 1.0), throttled=throttled)
+
+
+def test_a_climb_ends_at_the_deepest_queue_allowed() -> None:
+    """A curve still rising at every doubling is climbed to ``max_qd`` and no further."""
+    rising = noisy(lambda bs, qd: point(bs, qd, 1000.0 * qd), 0.005)
+    probes, _ = run_planner(rising, Settings(max_qd=8))
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4, 8]
+    probes, _ = run_planner(rising, Settings(max_qd=6))
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4, 6]
+
+
+def test_the_planner_s_small_helpers() -> None:
+    """The power of two at most a value (1 for anything up to 1), and the queue depth that
+    saturated every climb (twice the deepest knee; 2 when no climb has two points)."""
+    from iobench.analysis.characterize import _plateau_qd, _pow2_at_most
+    from iobench.analysis.curves import curves
+
+    assert [_pow2_at_most(v) for v in (0.0, 0.5, 1.0, 1.5, 2.0, 3.9, 4.0, 40960.0)] == [
+        1, 1, 1, 1, 2, 2, 4, 32768
+    ]  # fmt: skip
+    s = Settings()
+    one = curves([point(4096, 1, 5000.0), point(1 << 20, 4, 200.0)])
+    assert _plateau_qd(one, s) == 2
+    climbed = curves([point(4096, 1, 1000.0), point(4096, 2, 2000.0), point(4096, 4, 2010.0)])
+    assert climbed[0].knee.iodepth == 2 and _plateau_qd(climbed, s) == 4
+    assert _plateau_qd(climbed, replace(s, max_qd=3)) == 3
 
 
 def test_a_point_runs_as_long_as_its_figure_needs() -> None:
