@@ -16,6 +16,8 @@ from iobench.analysis.characterize import (
     FLAT_GAIN,
     Probe,
     Settings,
+    _plateau_qd,
+    _pow2_at_most,
     characterization_document,
     characterize,
     next_probe,
@@ -23,7 +25,7 @@ from iobench.analysis.characterize import (
     probe_workload,
 )
 from iobench.analysis.characterize import _surely_flat as surely_flat
-from iobench.analysis.curves import Point, curve_document
+from iobench.analysis.curves import Point, curve_document, curves
 from iobench.report.curves import render_characterization
 from test_curves import point
 
@@ -451,9 +453,6 @@ def test_a_climb_ends_at_the_deepest_queue_allowed() -> None:
 def test_the_planner_s_small_helpers() -> None:
     """The power of two at most a value (1 for anything up to 1), and the queue depth that
     saturated every climb (twice the deepest knee; 2 when no climb has two points)."""
-    from iobench.analysis.characterize import _plateau_qd, _pow2_at_most
-    from iobench.analysis.curves import curves
-
     assert [_pow2_at_most(v) for v in (0.0, 0.5, 1.0, 1.5, 2.0, 3.9, 4.0, 40960.0)] == [
         1, 1, 1, 1, 2, 2, 4, 32768
     ]  # fmt: skip
