@@ -148,8 +148,13 @@ def test_samples_every_tenth_of_a_second_are_placed_and_add_up(
     assert s["interval_ms"] == 100
     t_s = s["read"]["t_s"]
     assert 12 <= len(t_s) <= 15, t_s
-    # One slot each, 0.1 s apart (fio may close its first window after the ramp late).
-    assert t_s == [round(t_s[0] + 0.1 * i, 3) for i in range(len(t_s))] and t_s[0] <= 0.3, t_s
+    # One slot each, on the 0.1 s grid, in order (fio may close its first window after the
+    # ramp late). A busy host can hold fio past a window's end, and fio then logs one window
+    # of 0.2 s: its slot is missing, never shared (seen once with six test workers: no
+    # sample at 1.0 s). At most two of the slots between the first and the last are.
+    slots = [round(t * 10, 6) for t in t_s]
+    assert all(x == int(x) for x in slots) and slots == sorted(set(slots)), t_s
+    assert slots[-1] - slots[0] + 1 - len(slots) <= 2 and t_s[0] <= 0.3, t_s
     _windows_add_up(s["read"], run.output.jobs[0].read.total_ios, 0.1)
 
 
