@@ -724,7 +724,10 @@ def test_ctrl_c_while_the_files_are_laid_out_still_cleans_every_client(
     """Interrupted in the layout step, the run removes the files of the clients that
     answer, and says that it could not clean the one that does not."""
     victim = fio_hosts.hosts[0]
-    monkeypatch.setattr(remote, "CLEANUP_TIMEOUT_S", 3.0)
+    # The cleanup's limit, short for the victim's sake but well above what one fio client
+    # invocation costs the others (about 1.5 s, up to 2.5 s with fio's server's waits of up
+    # to 1 s): at 3 s, a clean-clone run saw all three time out.
+    monkeypatch.setattr(remote, "CLEANUP_TIMEOUT_S", 6.0)
     # Ctrl-C as Python takes it, whatever an earlier test in this process left installed
     # (in a full serial run its SIGINT once went unheard, and the layout ran to its limit).
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
