@@ -30,6 +30,7 @@ from iobench.report.curves import render_characterization
 from test_curves import point
 
 Device = Callable[[int, int], Point]
+MiB = 1 << 20
 
 
 def capped_device(iops_cap: float, bw_cap: float, floor_us: float = 200.0) -> Device:
@@ -146,9 +147,6 @@ def test_bandwidth_binding_at_4k_sends_it_to_smaller_blocks() -> None:
     assert c.limits and c.limits.iops and c.limits.crossover_bs
     assert c.limits.iops.value == pytest.approx(200_000, rel=0.02)
     assert c.limits.crossover_bs.value == pytest.approx(2048, rel=0.03)
-
-
-MiB = 2**20
 
 
 @pytest.mark.parametrize(

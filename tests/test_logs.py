@@ -134,8 +134,8 @@ def test_samples_every_tenth_of_a_second_are_placed_and_add_up(
     real_fio: str, tmp_path: Path
 ) -> None:
     """A workload with its own sample interval (characterize's short points: fio's
-    log_avg_msec=100 in its section) gets ten samples a second, 0.1 s apart, whose mean is
-    fio's own IOPS; and the interval is stored with them."""
+    log_avg_msec=100 in its section) gets ten samples a second on the 0.1 s grid, whose IOs
+    add up to fio's own count; and the interval is stored with them."""
     target = tmp_path / "t.dat"
     target.write_bytes(os.urandom(8 << 20))
     w = Workload("r", "randread", 4096, 4, 1, runtime_s=1.5, ramp_s=0.2,
