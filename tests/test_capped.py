@@ -137,8 +137,27 @@ def test_characterize_says_when_no_cap_is_in_reach(
     doc, _ = characterize(group, tmp_path / "r.db", dev, "--max-qd", "32", "--max-time", "90s")
     # Its report leads with the limits not found and why, and has no empty section.
     report_renders(group, tmp_path / "r.db", "latest", tmp_path, "#curves .chart")
+    # Said when it fails: each point's throughput and whose CPU it used (docs/characterize.md).
+    load = (
+        "fio_cpu_pct",
+        "host_busy_pct",
+        "host_max_cpu_pct",
+        "fio_host_pct",
+        "io_threads_host_pct",
+        "io_thread_max_pct",
+        "others_host_pct",
+        "unseen_host_pct",
+    )
+    climbs = [
+        (
+            c["bs"],
+            c["host_bound"],
+            [(p["iodepth"], round(p["iops"]), *(p[k] for k in load)) for p in c["points"]],
+        )
+        for c in doc["curves"]
+    ]
     assert doc["limits"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}, (
-        doc["limits"], doc["reasons"]
+        doc["limits"], doc["reasons"], load, climbs
     )  # fmt: skip
     # The host set it: fio's work (host-bound) or, on a machine others use too, their work
     # (host-busy, issue 23); or it was still rising.

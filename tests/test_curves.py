@@ -254,6 +254,118 @@ def test_a_host_busy_with_other_work_does_not_make_a_plateau_host_bound() -> Non
     )
 
 
+def _turns(p: Point, fio: float, io: float, *, busy: float = 45.0, cpus: int = 2) -> Point:
+    """``p`` where fio's processes used ``fio`` % and the kernel threads doing its IO ``io``
+    % of all ``cpus`` CPUs (issue 23's attribution), the host ``busy`` % busy, no CPU above
+    80 % and no one thread of them at 80 % of a CPU."""
+    return replace(p, host_busy_pct=busy, host_max_cpu_pct=min(busy + 20.0, 79.0),
+                   fio_host_pct=fio + io, others_host_pct=3.0, unseen_host_pct=2.0,
+                   io_threads_host_pct=io, io_thread_max_pct=min(io * cpus, 79.0),
+                   cpus=cpus, fio_cpu_pct=min(fio * cpus, 84.0))  # fmt: skip
+
+
+# An uncapped loop device over RAM at 1 MiB, QD2 to QD32 (three characterize runs on this
+# 2-CPU host, /work/ev/repro1.txt): host busy, fio's processes, the loop work (over two
+# kworkers), % of all CPUs; IOPS. The host under 60 % busy at some, one CPU under 80 %.
+LOOP_1M = [
+    [(53.6, 16.8, 32.4, 3779.0), (54.1, 17.4, 34.2, 3643.0), (55.7, 17.0, 35.2, 4126.0),
+     (53.7, 16.2, 33.5, 4323.0), (54.0, 16.6, 33.7, 4313.0)],
+    [(54.7, 16.4, 31.1, 4566.0), (53.6, 16.2, 34.7, 4385.0), (52.8, 15.6, 35.8, 3985.0)],
+    [(59.4, 16.3, 30.0, 3091.0), (58.6, 15.5, 32.5, 3360.0), (59.5, 17.4, 33.5, 3197.0),
+     (64.9, 16.2, 30.4, 3257.0)],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("run", LOOP_1M)
+def test_fio_taking_turns_with_a_loop_devices_worker_is_host_bound(
+    run: list[tuple[float, float, float, float]],
+) -> None:
+    """A loop device's worker serves one request at a time and fio's job waits on it: the
+    two take turns, and one CPU bounds them, though the host had a CPU to spare and no one
+    thread used 80 % of one. The flat plateau of such a climb (3-4.5 GB/s from QD2 to 32)
+    is the host's, not a storage limit (a clean-clone run called it one: the no-cap
+    characterize test, tests/test_capped.py)."""
+    mib = 1 << 20
+    pts = [
+        _turns(point(mib, 2 << i, iops), fio, io, busy=busy)
+        for i, (busy, fio, io, iops) in enumerate(run)
+    ]
+    for p in pts:
+        low = replace(p, host_busy_pct=min(p.host_busy_pct or 0.0, 49.0))  # < HOST_BUSY_PCT
+        assert low.host_load() is None  # nor one CPU at 80 %
+        why = low.host_bound()
+        assert why is not None and why.startswith(
+            "fio's job and the kernel threads doing its IO"
+        ), why
+    (c,) = curves(pts)
+    assert "take turns" in (c.host_bound() or "")
+    small = [point(4096, qd, 200_000.0, fio_cpu=90.0) for qd in (8, 16)]  # fio's CPU
+    (lim,) = infer_limits(curves(pts + small))
+    assert lim.codes == {"iops": "host-bound", "bw_bytes": "host-bound",
+                         "crossover_bs": "needs-both"}, lim.reasons  # fmt: skip
+
+
+def test_taking_turns_needs_one_cpu_between_them_and_a_share_for_the_kernel_threads() -> None:
+    """The bounds: the job and the kernel threads doing its IO at 80 % of one CPU together
+    (on 2 CPUs 40 % of all) or more; the threads 20 % of one CPU at least (fio's work alone is
+    judged by its own CPU, 85 %); a job's share is fio's over its jobs; nothing recorded,
+    nothing said."""
+    base = point(1 << 20, 8, 4000.0)
+    at = _turns(base, 15.0, 25.0, busy=45.0)  # 30 + 50 = 80 % of one CPU
+    assert at.pipeline() == (30.0, 50.0)
+    assert at.host_bound() == (
+        "fio's job and the kernel threads doing its IO used 80 % of one CPU between them "
+        "(30 % and 50 %): where those threads serve one request at a time (a loop device's "
+        "worker), the two take turns, and one CPU bounds them"
+    )
+    assert _turns(base, 14.5, 25.0).host_bound() is None  # 79 %
+    assert _turns(base, 30.0, 10.0).pipeline() == (60.0, 20.0)  # the threads at 20 %: a stage
+    assert "(60 % and 20 %)" in (_turns(base, 30.0, 10.0).host_bound() or "")
+    assert _turns(base, 31.0, 9.5).pipeline() is None  # 19 %: fio's work, judged by its own CPU
+    assert _turns(base, 31.0, 9.5).host_bound() is None
+    # Four CPUs: the same shares of all are twice the shares of one.
+    assert _turns(base, 10.0, 10.0, cpus=4).pipeline() == (40.0, 40.0)
+    assert _turns(base, 10.0, 10.0, cpus=4).host_bound() is not None
+    # Two jobs: each job takes turns with the threads; fio's processes are both.
+    two = replace(_turns(base, 20.0, 20.0), numjobs=2)
+    assert two.pipeline() == (20.0, 40.0) and two.host_bound() is None  # 60 %
+    # Not recorded (results stored before the threads were counted, or a host that was not
+    # busy enough for them to be sampled).
+    for p in (replace(at, cpus=None), replace(at, fio_host_pct=None),
+              replace(at, io_threads_host_pct=None)):  # fmt: skip
+        assert p.pipeline() is None and p.host_bound() is None, p
+
+
+def test_a_points_cpus_and_kernel_threads_come_from_its_result() -> None:
+    """``host_cpu``'s ``cpus`` and ``io_threads_pct`` reach the point and its document, and
+    repetitions average them."""
+    from test_report_curves import result
+
+    r = result(1 << 20, 8, 1)
+    host = {"busy_pct": 55.0, "max_cpu_busy_pct": 70.0, "cpus": 2, "fio_pct": 16.0,
+            "iobench_pct": 0.5, "io_threads_pct": 32.0,
+            "processes": [{"pid": 9, "comm": "kworker/u8:0-loop0", "pct": 25.0, "kernel": True,
+                           "io": True}]}  # fmt: skip
+    one = replace(r, metrics={**(r.metrics or {}), "host_cpu": host})
+    other = replace(
+        one,
+        metrics={**(r.metrics or {}), "host_cpu": {**host, "io_threads_pct": 30.0}},
+        repetition=2,
+    )
+    (p,) = points_from_results([one])
+    assert (p.cpus, p.io_threads_host_pct, p.fio_host_pct, p.io_thread_max_pct) == (
+        2,
+        32.0,
+        48.0,
+        50.0,
+    )
+    assert p.pipeline() == (32.0, 64.0) and p.host_bound() is not None
+    doc = curve_document(curves([p])[0])["points"][0]
+    assert (doc["cpus"], doc["io_threads_host_pct"]) == (2, 32.0)
+    (mean,) = points_from_results([one, other])
+    assert (mean.cpus, mean.io_threads_host_pct) == (2, 31.0)
+
+
 def test_a_plateau_at_a_throttle_is_the_throttles_not_the_hosts() -> None:
     """Issue 23: characterize printed "host-bound at its plateau" beside "equal to the
     throttle". A plateau at a throttle is the throttle's, whatever the host did."""
