@@ -389,17 +389,25 @@ def test_a_doubling_that_surely_lost_throughput_is_no_plateau(fall: float) -> No
     probes, _ = run_planner(noisy(uncapped, 0.02), Settings())
     assert [p.iodepth for p in probes if p.bs == 4096][:4] == [1, 2, 4, 8]
     # At a 36.7k IOPS throttle, its QD1 point a burst ahead of the cap (up to PEAK_LEAD:
-    # the plateau is still the throttle's): one doubling ends the climb; without the
-    # context, a fall of more than CLIMB_GAIN is not taken for flat.
+    # the plateau is still the throttle's): that fall is flat, but QD2 alone is the
+    # plateau (QD1 is more than 5 % above it), which the answer would call still rising;
+    # so the climb takes QD4 too, and the answer has the throttle's limit. Without the
+    # context, QD1 to QD2 is no plateau, and QD2 to QD4 ends it the same.
     lead = min(1 / (1 - fall), 1.12)
     capped = noisy(lambda bs, qd: point(bs, qd, 36_700.0 * (lead if qd == 1 else 1) if bs == 4096
                                         else min(36_700.0, 2000.0 * qd)), 0.005)  # fmt: skip
     throttles = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 36_700}]
     contexts = {"/dev/vol": {"throttles": {"limits": throttles}}}
-    probes, _ = run_planner(capped, Settings(), contexts=contexts)
-    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2]
+    probes, stop = run_planner(capped, Settings(), contexts=contexts)
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4] and stop.startswith("done")
+    pts = [capped(p.bs, p.iodepth) for p in probes]
+    c = characterize(pts, Settings(), 20.0, contexts)
+    assert c.limits and c.limits.iops and c.limits.iops.value == pytest.approx(36_700, rel=0.001)
+    early = [p for p in pts if (p.bs, p.iodepth) != (4096, 4)]
+    too_early = characterize(early, Settings(), 20.0, contexts).limits
+    assert too_early is not None and too_early.codes["iops"] == "still-rising"
     probes, _ = run_planner(capped, Settings())
-    assert [p.iodepth for p in probes if p.bs == 4096][:3] == [1, 2, 4]
+    assert [p.iodepth for p in probes if p.bs == 4096] == [1, 2, 4]
 
 
 def _at(iops: float, low: float, high: float, samples: int = 3) -> Point:
@@ -528,3 +536,155 @@ def test_a_throttles_bursts_of_large_ios_do_not_make_points_longer(shift: int) -
     probes, _ = run_planner(throttled, s)
     assert all((p.seconds or 0) <= 2.0 for p in probes), probes
     assert sum((p.seconds or 0) + s.ramp_s for p in probes) <= 20, probes
+
+
+# -- the survivors of the mutation run (bench/README.md, "analysis/characterize.py") -------
+
+
+def _sampled(iops: float, samples: list[float], interval_s: float) -> Point:
+    return replace(point(4096, 1, iops), samples=tuple(samples), interval_s=interval_s)
+
+
+def test_the_noise_a_point_is_judged_by_pools_its_batches() -> None:
+    """relative_noise: the spread of BATCH_S batches about their mean, less 0.25 / IOs² (one
+    IO more or less at a batch's ends), pooled over the points by their batches less one.
+    A point with fewer than two batches, or batches of fewer than MIN_SAMPLE_IOS IOs, adds
+    nothing, wherever it comes in the list."""
+    import math
+
+    from iobench.analysis.characterize import MIN_SAMPLE_IOS, relative_noise
+
+    # Two batches of ten 0.1 s samples: 190 and 210 IOPS, 200 IOs a batch (the least that
+    # counts): variance 200 / 200^2 = 0.005, less 0.25 / 200^2.
+    tenths = _sampled(200.0, [190.0] * 10 + [210.0] * 10, 0.1)
+    assert MIN_SAMPLE_IOS == 200
+    assert relative_noise([tenths]) == pytest.approx(math.sqrt(0.005 - 0.25 / 200**2), rel=1e-12)
+    # Seconds: each sample is a batch (four of them: three degrees of freedom).
+    seconds = _sampled(1000.0, [1000.0, 1100.0, 900.0, 1000.0], 1.0)
+    one = (20_000 / 3 - 0.25) / 1000**2
+    assert relative_noise([seconds]) == pytest.approx(math.sqrt(one), rel=1e-12)
+    pooled = ((0.005 - 0.25 / 200**2) * 1 + one * 3) / 4
+    assert relative_noise([tenths, seconds]) == pytest.approx(math.sqrt(pooled), rel=1e-12)
+    # Left out, before or after the others: one batch only; 199 IOs a batch.
+    short = _sampled(200.0, [150.0] * 5 + [250.0] * 5, 0.1)
+    few = _sampled(199.0, [150.0] * 10 + [248.0] * 10, 0.1)
+    assert relative_noise([short]) is None and relative_noise([few]) is None
+    assert relative_noise([short, seconds]) == relative_noise([seconds, short, few])
+    assert relative_noise([few, seconds]) == pytest.approx(math.sqrt(one), rel=1e-12)
+
+
+def _by_bs(pts: list[Point]) -> dict[int, Any]:
+    return {c.bs: c for c in curves(pts)}
+
+
+def test_a_points_seconds_are_whole_samples_of_what_it_needs() -> None:
+    """point_seconds: whole samples (0.1 s by default; 1 ms when none is given), rounded as
+    a person writes them (1.1 s, not 1.2000000000000002, nor 1 nor 1.2); a precision of
+    0 asks nothing of the noise; 64 IOs at the rate the block size delivered, or, where it
+    was not measured, at the rate the two limits predict (8 MiB at 32 MiB/s: 4 IOPS)."""
+    from iobench.analysis.characterize import point_seconds
+
+    probe = Probe(4096, 2, "climb")
+    for shortest, expected in ((1.0, 1.0), (1.04, 1.1), (1.1, 1.1), (1.2, 1.2), (2.95, 3.0)):
+        got = point_seconds(probe, {}, Settings(min_point_s=shortest))
+        assert got == expected and str(got) == str(expected), (shortest, got)
+    assert point_seconds(probe, {}, Settings(min_point_s=1.0005, sample_ms=0)) == 1.001
+    assert point_seconds(probe, {}, Settings(min_point_s=1.0005, sample_ms=1)) == 1.001
+    assert point_seconds(probe, {}, Settings(min_point_s=1.0005, sample_ms=2)) == 1.002
+    # Noisy batches (7 % over a second): 1 s x (2 x 7 % / 1 %)^2 = 200 s, at most 15 s.
+    noisy_pts = {4096: curves([_sampled(200.0, [190.0] * 10 + [210.0] * 10, 0.1)])[0]}
+    assert point_seconds(probe, noisy_pts, Settings()) == 15.0
+    assert point_seconds(probe, noisy_pts, Settings(precision=0.0)) == 1.0
+    # 1 MiB delivered 20 IOPS (QD1 and QD2) where 4 MiB delivered 32 MiB/s: a 1 MiB point
+    # counts its 64 IOs at 20 IOPS (3.2 s), not at the 32 the limits predict.
+    pts = [point(4096, qd, 1000.0) for qd in (1, 2)]
+    pts += [point(MiB, qd, 20.0) for qd in (1, 2)] + [point(4 * MiB, qd, 8.0) for qd in (1, 2)]
+    by_bs = _by_bs(pts)
+    assert point_seconds(Probe(MiB, 4, "climb"), by_bs, Settings()) == 3.2
+    # 8 MiB, not measured: 32 MiB/s / 8 MiB = 4 IOPS, 16 s for 64 IOs (at most --point-time).
+    assert point_seconds(Probe(8 * MiB, 2, "larger blocks"), by_bs, Settings(point_s=60)) == 16.0
+    assert point_seconds(Probe(8 * MiB, 2, "larger blocks"), by_bs, Settings()) == 15.0
+
+
+def test_a_climb_goes_on_while_either_of_its_last_two_points_gained() -> None:
+    """A climb ends when neither of its last two doublings gained CLIMB_GAIN (5 %) over
+    the point before them; a gain of exactly 5 % goes on; a fall after a gain goes on."""
+    from iobench.analysis.characterize import _climb
+
+    s = Settings()
+
+    def climb(levels: list[float], noise: float = 0.005) -> Probe | None:
+        pts = [point(4096, 2**i, v, noise=noise) for i, v in enumerate(levels)]
+        return _climb(curves(pts)[0], 4096, s)
+
+    # QD2 gained 10 %, QD4 fell back 9 % (surely: the intervals are 0.5 %): on to QD8.
+    assert climb([1000.0, 1100.0, 1000.0]) == Probe(4096, 8, "climb")
+    assert climb([1000.0, 1010.0, 1000.0]) is None  # neither gained 5 %
+    # Exactly 5 %, the intervals too wide (3 %) for one flat doubling to end it: on.
+    gain = (1 + CLIMB_GAIN) * 1000.0
+    assert climb([1000.0, gain, gain], noise=0.03) == Probe(4096, 8, "climb")
+    assert climb([1000.0, gain * 0.999, gain * 0.999], noise=0.03) is None
+    # A point that read nothing is no plateau: its interval is infinitely wide.
+    assert not surely_flat(point(4096, 1, 1000.0), point(4096, 2, 0.0), throttled=False)
+    # A curve of two points has a knee: the queue beyond it is twice that.
+    two = curves([point(4096, 1, 1000.0), point(4096, 2, 2000.0)])
+    assert two[0].knee.iodepth == 2 and _plateau_qd(two, s) == 4
+
+
+def test_smaller_blocks_take_two_steps_below_the_small_block_at_most() -> None:
+    """From 64 KiB: 16 KiB and 4 KiB, bandwidth-bound each, then no third (1 KiB)."""
+    device = capped_device(10**7, 40 * MiB, floor_us=20)
+    probes, stop = run_planner(device, Settings(point_s=4, small_bs=65536, min_bs=512))
+    assert [p.bs for p in probes if p.why == "smaller blocks"] == [16384, 4096], probes
+    assert stop.startswith("done")
+
+
+def test_larger_blocks_stop_at_the_largest_allowed_when_it_is_reached() -> None:
+    """IOPS-bound at 1 MiB with 4 MiB the largest allowed: 4 MiB once, then done."""
+    probes, stop = run_planner(capped_device(100, 10**6 * MiB, floor_us=20),
+                               Settings(point_s=4, max_bs=4 * MiB))  # fmt: skip
+    assert [p.bs for p in probes if p.why == "larger blocks"] == [4 * MiB], probes
+    assert stop.startswith("done")
+
+
+def test_the_crossover_is_checked_on_either_side_by_powers_of_two() -> None:
+    """A 24 KiB crossover (1,000 IOPS, 24,000 KiB/s): checked at 8 KiB (the power of two
+    at most half of it) and 64 KiB (twice the power of two at most twice it)."""
+    device = capped_device(1000, 24_000 * 1024, floor_us=200)
+    probes, stop = run_planner(device, Settings(point_s=4))
+    assert [p.bs for p in probes if p.why == "crossover check"] == [8192, 65536], probes
+    assert stop.startswith("done")
+
+
+def test_the_answer_knows_a_plateau_at_a_throttle_from_its_contexts() -> None:
+    """characterize() with the targets' contexts: a 4 KiB climb whose QD2 ran 7 % ahead of
+    a 3,000 IOPS throttle (its burst) and whose QD1 and QD4 sat at it is over at QD4 (a
+    fall at a throttle is its burst, and the plateau the throttle's), and the answer says
+    the plan is done; without the contexts that fall is no plateau, QD8 is next, and the
+    plan was not finished. The document carries the throttles."""
+    from iobench.analysis.throttles import with_throttles
+
+    limits = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 3000,
+               "read_bps": 100 * MiB}]  # fmt: skip
+    ctx = {"throttles": {"limits": limits}}
+    contexts = {"/dev/vol": ctx}
+    cap = capped_device(3000, 100 * MiB, floor_us=20)
+
+    def device(bs: int, qd: int) -> Point:
+        p = cap(bs, qd)
+        return point(bs, qd, 3204.0) if (bs, qd) == (4096, 2) else p
+
+    s = Settings(point_s=4)
+    probes, stop = run_planner(device, s, contexts=contexts)
+    assert [(p.bs, p.iodepth) for p in probes[:3]] == [(4096, 1), (4096, 2), (4096, 4)]
+    assert (4096, 8) not in [(p.bs, p.iodepth) for p in probes] and stop.startswith("done")
+    pts = [device(p.bs, p.iodepth) for p in probes]
+    assert characterize(pts, s, 30.0, contexts).stop.startswith("done")
+    assert characterize(pts, s, 30.0).stop.startswith("stopped before its plan was done")
+    c = characterize(pts, s, 30.0, contexts)
+    assert c.limits is not None and c.limits.iops is not None
+    assert c.limits.iops.value == pytest.approx(3000, rel=0.001)
+    at = with_throttles(c.limits, ctx)
+    doc = characterization_document(replace(c, limits=at), None)
+    assert doc["throttles"]["iops"] == "the read 3.00k IOPS throttle on loop3 (cgroup v1 /vol)"
+    assert doc["throttles"] == at.document()["throttles"]

@@ -176,8 +176,16 @@ def _climb(curve: Curve | None, bs: int, s: Settings) -> Probe | None:
         return None
     if len(pts) >= 3 and max(pts[-1].iops, pts[-2].iops) < (1 + CLIMB_GAIN) * pts[-3].iops:
         return None
+    # One flat doubling ends a fast climb once the curve is saturated by its own measure (a
+    # point at twice its knee's queue): a throttle's burst in QD1, 6 % ahead of QD2 at the
+    # cap, is flat, but QD2 alone is the plateau, and the answer would call it still rising.
     throttled = curve.throttle is not None
-    if s.method == "fast" and len(pts) >= 2 and _surely_flat(pts[-2], pts[-1], throttled=throttled):
+    if (
+        s.method == "fast"
+        and len(pts) >= 2
+        and curve.saturated
+        and _surely_flat(pts[-2], pts[-1], throttled=throttled)
+    ):
         return None
     return Probe(bs, min(last.iodepth * 2, s.max_qd), "climb")
 
