@@ -688,3 +688,34 @@ def test_the_answer_knows_a_plateau_at_a_throttle_from_its_contexts() -> None:
     doc = characterization_document(replace(c, limits=at), None)
     assert doc["throttles"]["iops"] == "the read 3.00k IOPS throttle on loop3 (cgroup v1 /vol)"
     assert doc["throttles"] == at.document()["throttles"]
+
+
+def test_the_chooser_plans_from_the_stored_results_and_their_context() -> None:
+    """CharacterizeChooser, what `iobench characterize` asks for each next workload: its
+    definition and budget are the settings'; from no results the first climb's QD1; from a
+    4 KiB climb whose QD2 ran a burst ahead of a 3,000 IOPS throttle, with the target's
+    context, the 1 MiB climb (the plateau is the throttle's), without it 4 KiB at QD8; and
+    nothing once the budget is spent."""
+    from iobench.analysis.characterize import CharacterizeChooser
+    from test_report_curves import result
+
+    s = Settings(point_s=4, budget_s=60.0)
+    chooser = CharacterizeChooser(s)
+    assert chooser.budget_s == 60.0
+    assert chooser.definition() == {"kind": "characterize", "settings": s.as_dict()}
+    first = chooser.next_workload([], {}, 0.0)
+    assert first is not None and (first.name, first.bs, first.iodepth) == (
+        "randread-4k-qd1",
+        4096,
+        1,
+    )
+    assert first.runtime_s == 1.0 and first.ramp_s == 0.5  # a fast point: the shortest
+    done = [result(4096, qd, i, (3204.0 if qd == 2 else 3000.0, 1e12))
+            for i, qd in enumerate((1, 2, 4), start=1)]  # fmt: skip
+    limits = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 3000}]
+    ctx = {"throttles": {"limits": limits}}
+    after = chooser.next_workload(done, ctx, 12.0)
+    assert after is not None and (after.bs, after.iodepth) == (MiB, 1), after
+    alone = chooser.next_workload(done, {}, 12.0)
+    assert alone is not None and (alone.bs, alone.iodepth) == (4096, 8), alone
+    assert chooser.next_workload(done, ctx, 60.0) is None
