@@ -226,3 +226,110 @@ def test_a_real_run_measures_fios_own_share(cli: Cli, tmp_path: Path, real_fio: 
     assert fio_cpu_s >= 0.8 * job_cpu_s - 0.02, (host, cpu, wall_s)
     assert fio_cpu_s > 0
     assert not {p["comm"] for p in host.get("processes", [])} & {"iobench-hog-1"}
+
+
+def test_the_loads_texts_and_data_say_each_figure_and_whose_it_is() -> None:
+    """What a CPU finding says and carries (docs/findings.md, "Who used the CPU"), from a
+    stored ``host_cpu``: fio's share and its kernel threads', the three other processes
+    that used the most with the rest summed, the time no process was seen to use, and the
+    figures behind them; entries a hostile or damaged store holds are skipped."""
+    from iobench.analysis.cpuload import (
+        _pct,
+        busiest_io_thread,
+        busy_data,
+        fio_leads,
+        fio_share_text,
+        fio_text,
+        other_work_text,
+        others_text,
+    )
+
+    def proc(pid: Any, comm: Any, pct: Any, *, io: bool = False) -> dict[str, Any]:
+        return {"pid": pid, "comm": comm, "pct": pct, "kernel": io, "io": io}
+
+    processes = [
+        proc(13, "kworker/u8:2-loop3", 8.0, io=True),
+        proc(12, "kworker/u8:1-loop3", 12.0, io=True),
+        proc(4242, "i23-hog", 20.0),
+        proc(77, "chromium", 10.0),
+        proc(9, "x\x1b[31m", 5.0),
+        proc(10, "y", 0.4),
+        proc(11, None, 0.2),
+        {"pid": 3, "pct": 0.3},
+        proc("1", "pid-as-text", 5.0),
+        proc(2, "pct-as-bool", True),
+        "not a process",
+    ]
+    host = {"busy_pct": 97.0, "cpus": 2, "fio_pct": 30.0, "io_threads_pct": 20.0,
+            "iobench_pct": 0.4, "processes": processes}  # fmt: skip
+    load = load_of({"host_cpu": host})
+    assert load is not None
+    assert [(c.pid, c.comm, c.kernel, c.io) for c in load.processes] == [
+        (13, "kworker/u8:2-loop3", True, True), (12, "kworker/u8:1-loop3", True, True),
+        (4242, "i23-hog", False, False), (77, "chromium", False, False),
+        (9, "x\x1b[31m", False, False), (10, "y", False, False), (11, "", False, False),
+        (3, "", False, False),
+    ]  # fmt: skip
+    assert (load.fio_side_pct, load.others_pct, load.unseen_pct) == (50.0, 35.9, 10.7)
+    busiest = busiest_io_thread(load)
+    assert busiest is not None and busiest.pid == 12 and load.one_cpu_pct(busiest) == 24.0
+    threads = '"kworker/u8:2-loop3" (pid 13) 8 %, "kworker/u8:1-loop3" (pid 12) 12 %'
+    assert fio_text(load) == f"fio used 30 %, the kernel threads doing its IO 20 % ({threads})"
+    others = ('"i23-hog" (pid 4242) 20 %, "chromium" (pid 77) 10 %, "x\\x1b[31m" (pid 9) 5 %, '
+              "3 more 0.9 %; 11 % by smaller processes, ones that ended meanwhile and "
+              "interrupts")  # fmt: skip
+    assert others_text(load) == others
+    assert fio_share_text(load) == (
+        "the host's 2 CPUs were 97 % busy, more for fio than for other work "
+        f"(fio used 30 %, the kernel threads doing its IO 20 % ({threads}); other work: "
+        f"{others})"
+    )
+    assert other_work_text(load) == (
+        f"the host's 2 CPUs were 97 % busy with other work ({others}); {fio_text(load)}"
+    )
+    assert busy_data(load, 41.5) == {
+        "busy_pct": 97.0, "fio_job_pct": 41.5, "fio_pct": 30.0, "io_threads_pct": 20.0,
+        "processes": [{"pid": c.pid, "comm": c.comm, "pct": c.pct, "kernel": c.kernel,
+                       "io": c.io} for c in load.processes],
+    }  # fmt: skip
+    assert busy_data(load, None)["processes"][1] == {
+        "pid": 12, "comm": "kworker/u8:1-loop3", "pct": 12.0, "kernel": True, "io": True
+    }  # fmt: skip
+    # Kernel threads under half a per cent are not said; no CPU count, no figure for it.
+    quiet = load_of({"host_cpu": {**host, "io_threads_pct": 0.4, "cpus": None}})
+    assert quiet is not None and fio_text(quiet) == "fio used 30 %"
+    assert load_of({"host_cpu": {**host, "io_threads_pct": 0.5}}) is not None
+    half = load_of({"host_cpu": {**host, "io_threads_pct": 0.5}})
+    assert half is not None and fio_text(half).startswith("fio used 30 %, the kernel threads")
+    assert other_work_text(quiet).startswith("the host's CPUs were 97 % busy with other work")
+    assert quiet.one_cpu_pct(busiest) == 12.0
+    # Nothing but fio and the rest unseen; no process named at all.
+    alone = load_of({"host_cpu": {"busy_pct": 60.0, "cpus": 2, "fio_pct": 50.0}})
+    assert alone is not None and busiest_io_thread(alone) is None
+    assert (
+        others_text(alone) == "10 % by smaller processes, ones that ended meanwhile and interrupts"
+    )
+    assert fio_share_text(alone) == (
+        "the host's 2 CPUs were 60 % busy, more for fio than for other work (fio used 50 %; "
+        "other work: 10 % by smaller processes, ones that ended meanwhile and interrupts)"
+    )
+    idle = load_of({"host_cpu": {"busy_pct": 50.5, "cpus": 2, "fio_pct": 50.0}})
+    assert idle is not None and others_text(idle) == "" and idle.unseen_pct == 0.5
+    assert fio_share_text(idle).endswith("more for fio than for other work (fio used 50 %)")
+    assert (
+        other_work_text(idle) == "the host's 2 CPUs were 50 % busy with other work; fio used 50 %"
+    )
+    unrecorded = load_of({"host_cpu": {"busy_pct": 97.0, "cpus": 2}})
+    assert unrecorded is not None and other_work_text(unrecorded) == (
+        "the host's 2 CPUs were 97 % busy while it ran (whose work it was was not recorded: "
+        "a result stored before iobench named it)"
+    )
+    # fio leads when its share is some, and at least the others' and the unseen time.
+    assert fio_leads(1.0, 1.0, 1.0) and not fio_leads(0.0, 0.0, 0.0)
+    assert not fio_leads(1.0, 1.01, 0.0) and not fio_leads(1.0, 0.0, 1.01)
+    # Shares under 1 % keep a decimal; 0 is 0.
+    assert [_pct(v) for v in (0.0, 0.04, 0.5, 0.96, 1.0, 12.5)] == [
+        "0 %", "0.0 %", "0.5 %", "1.0 %", "1 %", "12 %"
+    ]  # fmt: skip
+    # Quoted as the process's own text: quotes, backslashes and what does not print escaped.
+    assert quoted('a"b\\c\x01\x7f\u200b\u2028é') == '"a\\"b\\\\c\\x01\\x7f\\u200b\\u2028é"'

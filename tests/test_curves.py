@@ -462,3 +462,73 @@ def test_a_real_peak_or_a_best_among_its_neighbours_keeps_the_plateau_of_the_bes
     (c,) = curves(_climb(4096, levels))
     assert [p.iops for p in c.plateau] == plateau
     assert c.saturated is saturated
+
+
+def test_the_json_documents_name_every_field_as_the_docs_do() -> None:
+    """`characterize --json` and `show --json` (docs/characterize.md): a point's, a curve's
+    and the limits' documents, every field by its documented name with its own figure."""
+    p = replace(point(4096, 4, 4000.0, lat_ns=1e6, p99_ns=2.5e6, fio_cpu=31.0, host_busy=41.0,
+                      host_max=51.0),
+                steady=True, fio_host_pct=21.0, others_host_pct=3.5, unseen_host_pct=1.5,
+                io_thread_max_pct=12.5, io_threads_host_pct=6.25, cpus=2, seconds=2.5)  # fmt: skip
+    from iobench.analysis.curves import point_document
+
+    assert point_document(p) == {
+        "workload": "randread-4096-qd4", "bs": 4096, "iodepth": 4, "numjobs": 1,
+        "outstanding": 4, "iops": 4000.0, "iops_low": 4000.0 * 0.995,
+        "iops_high": 4000.0 * 1.005, "bw_bytes": 4000.0 * 4096, "lat_mean_ns": 1e6,
+        "lat_p99_ns": 2.5e6, "steady": True, "fio_cpu_pct": 31.0, "host_busy_pct": 41.0,
+        "host_max_cpu_pct": 51.0, "fio_host_pct": 21.0, "others_host_pct": 3.5,
+        "unseen_host_pct": 1.5, "io_thread_max_pct": 12.5, "io_threads_host_pct": 6.25,
+        "cpus": 2, "seconds": 2.5,
+    }  # fmt: skip
+    # A curve: 1,000 IOPS a queue up to QD4, the plateau from there; QD8 with twice the
+    # latency Little's law allows.
+    pts = [point(4096, qd, 1000.0 * min(qd, 4), lat_ns=qd / (1000.0 * min(qd, 4)) * 1e9,
+                 p99_ns=1e6 * qd) for qd in (1, 2, 4)]  # fmt: skip
+    pts.append(point(4096, 8, 4010.0, lat_ns=4e6, p99_ns=8e6))
+    (c,) = curves(pts)
+    doc = curve_document(c, 3e6)
+    assert list(doc) == ["target", "rw", "bs", "numjobs", "saturated", "knee", "max_iops",
+                         "max_bw_bytes", "latency_floor_ns", "host_bound", "throttle",
+                         "p99_under_ns", "best_under_p99", "little", "points"]  # fmt: skip
+    assert (doc["target"], doc["rw"], doc["bs"], doc["numjobs"]) == ("/dev/vol", "randread",
+                                                                     4096, 1)  # fmt: skip
+    assert doc["saturated"] is True
+    assert doc["knee"] == {"iodepth": 4, "outstanding": 4, "iops": 4000.0}
+    assert doc["max_iops"] == {"value": 4010.0, "outstanding": 8}
+    assert doc["max_bw_bytes"] == {"value": 4010.0 * 4096, "outstanding": 8}
+    assert doc["latency_floor_ns"] == 1e6
+    assert doc["host_bound"] is None and doc["throttle"] is None
+    assert doc["p99_under_ns"] == 3e6 and doc["best_under_p99"] == point_document(pts[1])
+    assert doc["little"][3] == {"iodepth": 8, "numjobs": 1, "in_flight": 4010.0 * 4e6 / 1e9,
+                                "ratio": 4010.0 * 4e6 / 1e9 / 8, "ok": False}  # fmt: skip
+    assert [x["ok"] for x in doc["little"]] == [True, True, True, False]
+    assert doc["points"] == [point_document(x) for x in pts]
+    assert curve_document(c)["best_under_p99"] is None
+    assert curve_document(c)["p99_under_ns"] is None
+    # The limits of the guide's sweep.
+    (lim,) = infer_limits(curves(guide_sweep()))
+    assert lim.iops is not None and lim.bw_bytes is not None and lim.crossover_bs is not None
+    d = lim.document()
+    assert list(d) == ["target", "rw", "limits", "reasons", "reason_codes", "throttles", "table"]
+    assert (d["target"], d["rw"]) == ("/dev/vol", "randread")
+    assert d["limits"] == {"iops": lim.iops.as_dict(), "bw_bytes": lim.bw_bytes.as_dict(),
+                           "crossover_bs": lim.crossover_bs.as_dict()}  # fmt: skip
+    assert d["limits"]["iops"] == {"value": lim.iops.value, "low": lim.iops.low,
+                                   "high": lim.iops.high, "basis": lim.iops.basis}  # fmt: skip
+    assert d["reasons"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}
+    assert d["reason_codes"] == {"iops": None, "bw_bytes": None, "crossover_bs": None}
+    assert d["throttles"] == {"iops": None, "bw_bytes": None}
+    assert [row["bs"] for row in d["table"]] == [4096, 16384, 32768, 65536, 262144, 1 << 20]
+    assert d["table"][0] == {"bs": 4096, "iops": lim.table[0].iops,
+                             "bw_bytes": lim.table[0].bw_bytes, "binds": "iops",
+                             "model_iops": lim.table[0].model_iops}  # fmt: skip
+    assert d["table"][0]["iops"] == pytest.approx(IOPS_CAP)
+    assert d["table"][-1]["binds"] == "bandwidth"
+    # Without a limit: each missing figure None, its reason and code said.
+    (half,) = infer_limits(curves([capped(4096, qd) for qd in (1, 2, 4)]))
+    h = half.document()
+    assert h["limits"]["bw_bytes"] is None and h["limits"]["crossover_bs"] is None
+    assert h["reason_codes"]["crossover_bs"] == "needs-both"
+    assert h["reasons"]["crossover_bs"] == "it needs both limits"

@@ -371,3 +371,34 @@ def test_an_image_s_qos_limits_are_said_without_naming_the_image_again() -> None
         "throttled: read 800 IOPS, write 800 IOPS (RBD QoS rbd_qos_iops_limit, set in the image)"
     )
     assert throttle_summary({}) is None
+
+
+def test_the_devices_and_both_kinds_of_throttle_are_said_in_one_line() -> None:
+    """``info``'s devices line names each device serving the target with its role (and how
+    it serves it); the summary joins a cgroup throttle and the storage's own QoS with "; ".
+    A context without devices (tmpfs, or one stored before the field) has no line."""
+    from iobench.analysis.throttles import devices_line, throttle_summary
+
+    ctx = {"io_devices": [{"kname": "loop0", "role": "target"}, "not a device",
+                          {"kname": "vda", "role": "backing",
+                           "via": "loop0's backing file /srv/img"}]}  # fmt: skip
+    assert devices_line(ctx) == "loop0 (target), vda (backing: loop0's backing file /srv/img)"
+    assert devices_line({"io_devices": [{"kname": "sdb", "role": "target", "via": ""}]}) == (
+        "sdb (target)"
+    )
+    empties: list[dict[str, Any] | None] = [
+        None, {}, {"io_devices": []}, {"io_devices": ["x", 3]}, {"io_devices": None}
+    ]  # fmt: skip
+    for empty in empties:
+        assert devices_line(empty) is None, empty
+    limits = [{"device": "loop0", "version": 1, "cgroup": "/capped", "read_iops": 5000}]
+    qos = {"limits": [{"device": "rbd:rbd/img", "where": "RBD QoS rbd_qos_bps_limit",
+                       "read_bps": 100 << 20}]}  # fmt: skip
+    both = throttle_summary({"throttles": {"limits": limits}, "qos": qos})
+    assert both == (
+        "throttled: loop0: read 5.00k IOPS (cgroup v1 /capped); read 100 MiB/s (RBD QoS "
+        "rbd_qos_bps_limit)"
+    )
+    assert throttle_summary({"throttles": {"limits": limits}}) == (
+        "throttled: loop0: read 5.00k IOPS (cgroup v1 /capped)"
+    )
