@@ -333,3 +333,13 @@ def test_the_loads_texts_and_data_say_each_figure_and_whose_it_is() -> None:
     ]  # fmt: skip
     # Quoted as the process's own text: quotes, backslashes and what does not print escaped.
     assert quoted('a"b\\c\x01\x7f\u200b\u2028é') == '"a\\"b\\\\c\\x01\\x7f\\u200b\\u2028é"'
+    assert quoted("X-ray") == '"X-ray"'
+    # Kernel threads counted but none named: their share alone; the unseen time at 1 %.
+    unnamed = load_of({"host_cpu": {"busy_pct": 51.0, "cpus": 2, "fio_pct": 30.0,
+                                    "io_threads_pct": 20.0}})  # fmt: skip
+    assert unnamed is not None
+    assert fio_text(unnamed) == "fio used 30 %, the kernel threads doing its IO 20 %"
+    assert others_text(unnamed) == (
+        "1 % by smaller processes, ones that ended meanwhile and interrupts"
+    )
+    assert fio_text(unrecorded) == "fio used 0 %"

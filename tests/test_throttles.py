@@ -402,3 +402,37 @@ def test_the_devices_and_both_kinds_of_throttle_are_said_in_one_line() -> None:
     assert throttle_summary({"throttles": {"limits": limits}}) == (
         "throttled: loop0: read 5.00k IOPS (cgroup v1 /capped)"
     )
+
+
+def test_infos_throttle_line_says_what_it_found_and_where_it_looked() -> None:
+    """``info``'s throttle line: the throttles found; none, with the cgroups looked at
+    (each of them, ", " between); none at all when no cgroup was looked at; unknown, with
+    why, when nothing could be read. The QoS and cgroup texts skip what is not a table,
+    and name each QoS-limited device's limits, "; " between."""
+    from iobench.analysis.throttles import cgroup_throttle_text, qos_text
+
+    devices = [{"kname": "loop0", "role": "target"}]
+    limits = [{"device": "loop0", "version": 1, "cgroup": "/capped", "read_iops": 5000}]
+    found = {"limits": limits, "cgroups": [{"version": 1, "path": "/capped"}], "note": None}
+    assert throttle_line({"throttles": found, "io_devices": devices}) == (
+        "loop0: read 5.00k IOPS (cgroup v1 /capped)"
+    )
+    looked = [{"version": 1, "path": "/"}, "x", {"version": 2, "path": "/user.slice"}]
+    two = {"limits": [], "cgroups": looked, "note": None}
+    assert throttle_line({"throttles": two, "io_devices": devices}) == (
+        "none on its devices (iobench's cgroups: v1 /, v2 /user.slice)"
+    )
+    bare: dict[str, Any] = {"limits": [], "cgroups": [], "note": None}
+    assert throttle_line({"throttles": bare, "io_devices": devices}) == "none on its devices"
+    # A note and cgroups looked at: the cgroups are what it says.
+    noted = {**two, "note": "cannot read /proc/1/cgroup"}
+    assert (throttle_line({"throttles": noted, "io_devices": devices}) or "").startswith("none")
+    assert qos_text({"qos": "not a table"}) is None
+    assert cgroup_throttle_text({"throttles": ["not", "a", "table"]}) is None
+    qos = {"limits": [
+        {"device": "rbd:rbd/a", "where": "RBD QoS, image a", "read_iops": 800},
+        {"device": "rbd:rbd/b", "where": "RBD QoS, image b", "read_iops": 900},
+    ]}  # fmt: skip
+    assert qos_text({"qos": qos}) == (
+        "read 800 IOPS (RBD QoS, image a); read 900 IOPS (RBD QoS, image b)"
+    )
