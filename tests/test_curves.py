@@ -532,3 +532,98 @@ def test_the_json_documents_name_every_field_as_the_docs_do() -> None:
     assert h["limits"]["bw_bytes"] is None and h["limits"]["crossover_bs"] is None
     assert h["reason_codes"]["crossover_bs"] == "needs-both"
     assert h["reasons"]["crossover_bs"] == "it needs both limits"
+
+
+def test_a_stored_result_becomes_a_point_field_by_field() -> None:
+    """points_from_results: each figure of a point from its stored result (its direction's
+    section, fio's CPU, the host's load, its samples or fio's steady window, its times), a
+    result that is no point skipped, and repetitions averaged with their merged histogram."""
+    import math
+    import statistics
+
+    from test_report_curves import result
+
+    base = result(4096, 4, 1)
+    read = dict((base.metrics or {})["read"])
+    read["lat_ns"] = {**read["lat_ns"], "mean": 800_000.0, "p99": 2_000_000.0,
+                      "bins": {"700000": 90, "2000000": 10}}  # fmt: skip
+    samples = {"interval_ms": 100, "read": {"t_s": [0.1, 0.2, 0.3, 0.4],
+                                            "iops": [3900.0, 4100.0, 4000.0, 4000.0]}}  # fmt: skip
+    host = {"busy_pct": 41.0, "max_cpu_busy_pct": 55.0, "cpus": 2, "fio_pct": 16.0,
+            "io_threads_pct": 30.0, "iobench_pct": 0.5}  # fmt: skip
+    metrics = {"read": {**read, "iops": 4000.0, "bw_bytes": 4000.0 * 4096},
+               "cpu": {"usr_pct": 10.0, "sys_pct": 22.5}, "host_cpu": host}  # fmt: skip
+    r = replace(base, metrics=metrics, samples=samples, started_at="2026-11-22T10:00:00.000Z",
+                finished_at="2026-11-22T10:00:02.500Z")  # fmt: skip
+    (p,) = points_from_results([r])
+    assert (p.target, p.workload, p.rw, p.bs, p.iodepth, p.numjobs) == (
+        r.target, "randread-4096-qd4", "randread", 4096, 4, 1
+    )  # fmt: skip
+    assert (p.iops, p.bw_bytes) == (4000.0, 4000.0 * 4096)
+    half = statistics.stdev([3900.0, 4100.0, 4000.0, 4000.0]) / 2 * 3.182446305284263
+    assert p.iops_low == pytest.approx(4000.0 - half) and p.iops_high == pytest.approx(
+        4000.0 + half
+    )
+    assert (p.lat_mean_ns, p.lat_p99_ns, p.steady) == (800_000.0, 2_000_000.0, None)
+    assert (p.fio_cpu_pct, p.host_busy_pct, p.host_max_cpu_pct) == (32.5, 41.0, 55.0)
+    assert (p.fio_host_pct, p.io_threads_host_pct, p.cpus) == (46.0, 30.0, 2)
+    assert p.seconds == 2.5 and p.interval_s == 0.1
+    assert p.samples == (3900.0, 4100.0, 4000.0, 4000.0)
+    assert p.bins == {700000: 90, 2000000: 10}
+    # fio's steady window, when attained, is the point (one sample a second).
+    ss = {"attained": True, "iops": [4010.0, 4020.0, "x", 4030.0],
+          "bw_bytes": [4020.0 * 4096] * 3}  # fmt: skip
+    (st,) = points_from_results([replace(r, metrics={**metrics, "steadystate": ss})])
+    assert (st.iops, st.bw_bytes, st.steady, st.interval_s) == (4020.0, 4020.0 * 4096, True, 1.0)
+    assert st.samples == (4010.0, 4020.0, 4030.0)
+    # Not attained: the whole run's figures and samples, and steady False.
+    (un,) = points_from_results([replace(r, metrics={**metrics, "steadystate":
+                                                     {**ss, "attained": False}})])  # fmt: skip
+    assert (un.iops, un.steady, un.interval_s, un.samples) == (4000.0, False, 0.1, p.samples)
+    # Two samples: no interval; a damaged time: no duration; no CPU figures: none.
+    two = {"interval_ms": 1000, "read": {"iops": [3900.0, 4100.0]}}
+    (short,) = points_from_results([replace(r, samples=two, started_at="yesterday",
+                                            metrics={"read": metrics["read"]})])  # fmt: skip
+    assert (short.iops_low, short.iops_high, short.seconds, short.interval_s) == (
+        4000.0, 4000.0, None, 1.0
+    )  # fmt: skip
+    assert (short.fio_cpu_pct, short.host_busy_pct, short.cpus, short.fio_host_pct) == (
+        None, None, None, None
+    )  # fmt: skip
+    # No point: mixed or unknown rw, a parameter not said, a direction with no IO, failed.
+    for params in ({"rw": "randrw"}, {"rw": "bogus"}, {"bs": None}, {"iodepth": "4"},
+                   {"numjobs": 1.0}):  # fmt: skip
+        assert points_from_results([replace(r, params={**r.params, **params})]) == [], params
+    assert points_from_results([replace(r, metrics={**metrics, "read": {"iops": 0}})]) == []
+    assert points_from_results([replace(r, metrics={**metrics, "read": None})]) == []
+    assert points_from_results([replace(r, status="failed")]) == []
+    # Writes are points of their own direction.
+    w = replace(r, params={**r.params, "rw": "randwrite"},
+                metrics={**metrics, "read": None, "write": metrics["read"]},
+                samples={"interval_ms": 100, "write": samples["read"]})  # fmt: skip
+    (pw,) = points_from_results([w])
+    assert (pw.rw, pw.iops, pw.samples) == ("randwrite", 4000.0, p.samples)
+    # Two repetitions: means, the interval of their mean, the histograms merged, the
+    # samples and seconds together.
+    other = dict(metrics["read"])
+    other.update(iops=4400.0, bw_bytes=4400.0 * 4096,
+                 lat_ns={**read["lat_ns"], "mean": 600_000.0, "p99": 900_000.0,
+                         "bins": {"700000": 100}})  # fmt: skip
+    r2 = replace(r, repetition=2, metrics={**metrics, "read": other, "cpu": {"usr_pct": 20.0,
+                 "sys_pct": 22.5}, "steadystate": None}, samples={"interval_ms": 100,
+                 "read": {"iops": [4400.0] * 3}})  # fmt: skip
+    (m,) = points_from_results([r, r2])
+    assert m.iops == 4200.0 and m.bw_bytes == 4200.0 * 4096
+    t = 12.706204736174707  # Student's t, 1 degree of freedom
+    assert m.iops_low == pytest.approx(4200.0 - t * 200.0)
+    assert m.iops_high == pytest.approx(4200.0 + t * 200.0)
+    assert m.lat_mean_ns == 700_000.0 and m.fio_cpu_pct == 37.5 and m.steady is None
+    assert m.bins == {700000: 190, 2000000: 10}
+    assert m.lat_p99_ns is not None and math.isclose(m.lat_p99_ns, 2_000_000.0, rel_tol=0.05)
+    assert m.samples == p.samples + (4400.0,) * 3 and m.seconds == 5.0
+    assert (m.cpus, m.io_threads_host_pct, m.host_busy_pct) == (2, 30.0, 41.0)
+    # Without a histogram in each, the p99s are averaged.
+    nobins = {**other, "lat_ns": {**other["lat_ns"], "bins": None}}
+    r3 = replace(r2, metrics={**(r2.metrics or {}), "read": nobins})
+    (m3,) = points_from_results([r, r3])
+    assert m3.bins == {} and m3.lat_p99_ns == (2_000_000.0 + 900_000.0) / 2
