@@ -161,6 +161,8 @@ def test_bandwidth_binding_at_4k_sends_it_to_smaller_blocks() -> None:
         (10**6 * MiB, {"max_bs": 8 * MiB}, [4 * MiB, 8 * MiB]),
         (10**6 * MiB, {"size": 8 * MiB}, [4 * MiB, 8 * MiB]),
         (10**6 * MiB, {"max_bs": MiB}, []),
+        # The largest allowed reached: once, then done.
+        (10**6 * MiB, {"max_bs": 4 * MiB}, [4 * MiB]),
     ],
 )
 def test_an_iops_limit_binding_at_1m_sends_it_to_larger_blocks(
@@ -174,17 +176,24 @@ def test_an_iops_limit_binding_at_1m_sends_it_to_larger_blocks(
 
 
 @pytest.mark.parametrize(
-    ("min_bs", "smaller"),
-    [(512, [1024, 512]), (64, [1024, 256]), (2048, [2048]), (4096, [])],
+    ("settings", "smaller"),
+    [
+        ({"min_bs": 512}, [1024, 512]),
+        ({"min_bs": 64}, [1024, 256]),
+        ({"min_bs": 2048}, [2048]),
+        ({"min_bs": 4096}, []),
+        # From 64 KiB: 16 KiB and 4 KiB, then no third step (1 KiB).
+        ({"min_bs": 512, "small_bs": 65536}, [16384, 4096]),
+    ],
 )
 def test_smaller_blocks_stop_at_the_smallest_allowed_and_two_steps(
-    min_bs: int, smaller: list[int]
+    settings: dict[str, Any], smaller: list[int]
 ) -> None:
     """200k IOPS and 40 MiB/s: the crossover is 210 bytes, every block size tried is
-    bandwidth-bound; a quarter at a time, two steps below 4 KiB (MAX_EXTENSIONS) at most,
-    never below ``min_bs``."""
+    bandwidth-bound; a quarter at a time, two steps below the small block size
+    (MAX_EXTENSIONS) at most, never below ``min_bs``."""
     device = capped_device(200_000, 40 * MiB, floor_us=20)
-    probes, stop = run_planner(device, Settings(point_s=4, min_bs=min_bs))
+    probes, stop = run_planner(device, replace(Settings(point_s=4), **settings))
     assert [p.bs for p in probes if p.why == "smaller blocks"] == smaller, probes
     assert all(type(p.bs) is int for p in probes) and stop.startswith("done")
 
@@ -629,22 +638,6 @@ def test_a_climb_goes_on_while_either_of_its_last_two_points_gained() -> None:
     # A curve of two points has a knee: the queue beyond it is twice that.
     two = curves([point(4096, 1, 1000.0), point(4096, 2, 2000.0)])
     assert two[0].knee.iodepth == 2 and _plateau_qd(two, s) == 4
-
-
-def test_smaller_blocks_take_two_steps_below_the_small_block_at_most() -> None:
-    """From 64 KiB: 16 KiB and 4 KiB, bandwidth-bound each, then no third (1 KiB)."""
-    device = capped_device(10**7, 40 * MiB, floor_us=20)
-    probes, stop = run_planner(device, Settings(point_s=4, small_bs=65536, min_bs=512))
-    assert [p.bs for p in probes if p.why == "smaller blocks"] == [16384, 4096], probes
-    assert stop.startswith("done")
-
-
-def test_larger_blocks_stop_at_the_largest_allowed_when_it_is_reached() -> None:
-    """IOPS-bound at 1 MiB with 4 MiB the largest allowed: 4 MiB once, then done."""
-    probes, stop = run_planner(capped_device(100, 10**6 * MiB, floor_us=20),
-                               Settings(point_s=4, max_bs=4 * MiB))  # fmt: skip
-    assert [p.bs for p in probes if p.why == "larger blocks"] == [4 * MiB], probes
-    assert stop.startswith("done")
 
 
 def test_the_crossover_is_checked_on_either_side_by_powers_of_two() -> None:

@@ -265,7 +265,7 @@ def _turns(p: Point, fio: float, io: float, *, busy: float = 45.0, cpus: int = 2
 
 
 # An uncapped loop device over RAM at 1 MiB, QD2 to QD32 (three characterize runs on this
-# 2-CPU host, /work/ev/repro1.txt): host busy, fio's processes, the loop work (over two
+# 2-CPU host, `iobench characterize` by hand): host busy, fio's processes, the loop work (over two
 # kworkers), % of all CPUs; IOPS. The host under 60 % busy at some, one CPU under 80 %.
 LOOP_1M = [
     [(53.6, 16.8, 32.4, 3779.0), (54.1, 17.4, 34.2, 3643.0), (55.7, 17.0, 35.2, 4126.0),

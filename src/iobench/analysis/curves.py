@@ -278,7 +278,9 @@ def _interval_s(samples: dict[str, Any] | None) -> float:
 
 
 def _fio_side(metrics: dict[str, Any]) -> dict[str, Any]:
-    """A point's ``fio_host_pct`` and ``io_thread_max_pct`` (analysis.cpuload)."""
+    """A point's fields of whose work its host load was: ``fio_host_pct``,
+    ``others_host_pct``, ``unseen_host_pct``, ``io_thread_max_pct``,
+    ``io_threads_host_pct`` and ``cpus`` (analysis.cpuload)."""
     load = load_of(metrics)
     if load is None or not load.attributed:
         return dict.fromkeys(
