@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from iobench.fio.clientgroup import (
+    CLIENT_CLOCK,
     ClientJob,
     _address,
     group_argv,
@@ -180,10 +181,32 @@ def test_the_command_line_gives_each_server_its_own_job_file() -> None:
     argv = group_argv("fio", "step.json", [(a, "s.c1.fio"), (b, "s.c2.fio")], readonly=True,
                       formats="json+")  # fmt: skip
     assert argv == [
-        "fio", "--output-format=json+", "--output=step.json",
+        "fio", "--output-format=json+", "--output=step.json", "--clocksource=clock_gettime",
         "--client=10.0.0.2,8765", "s.c1.fio", "--readonly",
         "--client=fd00::5,9000", "s.c2.fio", "--readonly",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("servers", "together", "own_clock"),
+    [(2, False, True), (1, True, True), (2, True, False), (16, True, False)],
+)
+def test_fio_clients_clock_is_its_own_unless_several_servers_must_start_together(
+    servers: int, together: bool, own_clock: bool
+) -> None:
+    """The clock source goes before the first --client (after it, it would be a server's
+    job option); left out, several servers of a step all wait fio's same second."""
+    jobs = [(job(f"h{i}", f"10.0.0.{i + 2}", 8765, f"c{i + 1}"), f"s.c{i + 1}.fio")
+            for i in range(servers)]  # fmt: skip
+    argv = group_argv("fio", "s.json", jobs, readonly=False, formats="json+", together=together)
+    assert (CLIENT_CLOCK in argv) is own_clock
+    if own_clock:
+        assert argv.index(CLIENT_CLOCK) < min(
+            i for i, a in enumerate(argv) if a.startswith("--client=")
+        )
+    assert [a for a in argv if a.startswith("--client=")] == [
+        f"--client=10.0.0.{i + 2},8765" for i in range(servers)
+    ]
 
 
 def _proc_hex(address: str) -> str:

@@ -436,10 +436,12 @@ class ClientsRun:
         timeout_s: float | None,
         readonly: bool = False,
         spool: int | None = None,
+        together: bool = False,
     ) -> dict[str, FioRun | BaseException]:
         """Each client's job on its server, all from one fio client (iobench.fio.clientgroup),
         which writes at most ``spool`` bytes (by default what a short job without logs
-        needs on every one): by client, its run or why it failed.
+        needs on every one): by client, its run or why it failed. ``together``: the jobs
+        must start at the same time (a step).
         A client that fails, hangs or dies fails alone; Ctrl-C stops them all."""
         group = [
             ClientJob(c.name, c.host, c.port, self.tags[c.name], jobs[c.name]) for c in clients
@@ -451,7 +453,7 @@ class ClientsRun:
             done = run_fio_clients(
                 self.fio, group, own, timeout_s=timeout_s, name=name,
                 confined=self.preflight.confined, spool_bytes=spool, stop=self.stop,
-                readonly=readonly,
+                readonly=readonly, together=together,
             )  # fmt: skip
         finally:
             shutil.rmtree(own, ignore_errors=True)
@@ -515,7 +517,7 @@ class ClientsRun:
         with observed(self.obs, step) as told:
             with self._watch() as watch:  # the device's own count, where it is this host's
                 name = f"step{step.index}"
-                done = self._fio_group(live, jobs, name, timeout, not w.writes, spool)
+                done = self._fio_group(live, jobs, name, timeout, not w.writes, spool, True)
             if last:
                 self.unlinked.update(n for n, got in done.items() if isinstance(got, FioRun))
             record = self._results(run_id, step, planned.position, clients, jobs, done, told, watch)

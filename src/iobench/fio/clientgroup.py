@@ -48,6 +48,20 @@ _SYS_PIDFD_GETFD = 438  # the same number on every architecture
 _TCP_FILES = ("tcp", "tcp6")
 _CLOSE = "07"  # TCP_CLOSE in /proc/net/tcp: a socket no longer connected
 
+# fio's client's own clock, set before its first --client so that it stays the client's
+# (after it, it would go to the server). fio's client sends each server its job file and
+# then, once its own clock is set up, ``RUN``; set up by fio's check that the CPUs'
+# counters agree, that takes about 0.13 s, and a server that has read its job file by then
+# sleeps a whole second before it reads ``RUN`` (fio 3.33 server.c, handle_connection's
+# 1000 ms wait): every fio client invocation took about 1.4 s more than its jobs, 0.4 s
+# with a clock source named (the check skipped, ``RUN`` right after the job file). The
+# servers keep their own clocks and checks: they measure, the client collects. With
+# several servers whose jobs must start together it is left out: ``RUN`` then races each
+# server's reading of its job file, and the servers that win start a second before the
+# others (measured: 1.2 s of start skew on 8 servers), where all of them waiting the same
+# second start within milliseconds. docs/clients.md, "The fio client's clock".
+CLIENT_CLOCK = "--clocksource=clock_gettime"
+
 
 @dataclass(frozen=True)
 class ClientJob:
@@ -72,12 +86,22 @@ class ClientJob:
 
 
 def group_argv(
-    fio: str, out_name: str, jobs: Sequence[tuple[ClientJob, str]], *, readonly: bool, formats: str
+    fio: str,
+    out_name: str,
+    jobs: Sequence[tuple[ClientJob, str]],
+    *,
+    readonly: bool,
+    formats: str,
+    together: bool = False,
 ) -> list[str]:
     """fio's command line for ``jobs`` (each with its job file's name in the private
     directory): a job file right after its ``--client`` is that server's only; options
-    after it (``--readonly``) go to that server too (FIO.md §2.1)."""
+    after it (``--readonly``) go to that server too (FIO.md §2.1). ``together``: the jobs
+    must start at the same time (a measuring step), so fio's client keeps its clock check
+    when there are several (CLIENT_CLOCK)."""
     argv = [fio, f"--output-format={formats}", f"--output={out_name}"]
+    if not together or len(jobs) == 1:
+        argv.append(CLIENT_CLOCK)
     for job, path in jobs:
         argv += [f"--client={job.address}", path, *(["--readonly"] if readonly else [])]
     return argv

@@ -33,6 +33,7 @@ from typing import Any
 from iobench.errors import FioFailed, FioMissing, FioOutputError
 from iobench.fio import launch
 from iobench.fio.clientgroup import (
+    CLIENT_CLOCK,
     ClientJob,
     Share,
     connections,
@@ -250,7 +251,7 @@ def fio_argv(
         f"--output-format={formats}",
         f"--output={out_path}",
         # Arguments after --client go to the server too: it refuses writes itself.
-        *([f"--client={client}"] if client else ["--status-interval=1"]),
+        *([CLIENT_CLOCK, f"--client={client}"] if client else ["--status-interval=1"]),
         *(["--readonly"] if readonly else []),
         str(job_path),
     ]
@@ -349,6 +350,7 @@ def run_fio_clients(
     readonly: bool = False,
     formats: str = "json+",
     check: bool = True,
+    together: bool = False,
 ) -> dict[str, FioRun | FioFailed]:
     """Each job of ``jobs`` on its own fio server, all from one fio client under one
     launcher (:mod:`iobench.fio.clientgroup`), confined as :func:`run_fio` confines one; by
@@ -356,14 +358,17 @@ def run_fio_clients(
     its logs, the lines about it), or why it failed. At ``timeout_s`` the servers fio's
     client still waits for fail ("did not finish"), the others' results are kept; when
     ``stop`` is set every one fails. Without ``check`` a client's evidence is returned as
-    it is, unless it did not finish."""
+    it is, unless it did not finish. ``together``: the jobs must start at the same time
+    (a measuring step; :func:`iobench.fio.clientgroup.group_argv`)."""
     named = []
     for job in jobs:
         path = workdir / f"{name}.{job.tag}.fio"
         path.write_text(checked(job.job_file), encoding="utf-8")
         named.append((job, path.name))
     out_path = workdir / f"{name}.json"
-    argv = group_argv(fio.path, out_path.name, named, readonly=readonly, formats=formats)
+    argv = group_argv(
+        fio.path, out_path.name, named, readonly=readonly, formats=formats, together=together
+    )
     stopper = _GroupStopper(jobs)
     launcher = Launcher(workdir, argv, confined, spool_bytes, servers=len(jobs))
     ended = _execute(
