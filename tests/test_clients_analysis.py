@@ -193,6 +193,10 @@ def test_a_direction_some_client_did_not_do_has_no_aggregate() -> None:
     assert out["read"]["lat_mean_ns"] == [pytest.approx((5 * 1 + 3 * 3) / 8)]
     writes = {"interval_ms": 1000, "start_ms": 0, "write": series([1.0], [3.0], [3.0])}
     assert aggregate_samples([share("a", samples=reads), share("b", samples=writes)]) is None
+    # a direction only some clients did does not hide the next one
+    out = aggregate_samples([share("a", samples=both), share("b", samples=writes)])
+    assert out is not None and "read" not in out
+    assert out["write"]["iops"] == [10.0]
 
 
 def test_no_aggregate_without_every_clients_timed_samples() -> None:
@@ -287,15 +291,6 @@ def test_how_late_is_said_in_seconds() -> None:
     assert step_timing(shares, [])["stragglers"] == [
         {"client": "c", "why": "finished 3.0 s after the median"}
     ]
-
-
-def test_a_direction_only_some_clients_did_does_not_hide_the_next_one() -> None:
-    both = {"interval_ms": 1000, "start_ms": 0, "read": series([1.0], [5.0], [1.0]),
-            "write": series([1.0], [7.0], [2.0])}  # fmt: skip
-    writes = {"interval_ms": 1000, "start_ms": 0, "write": series([1.0], [3.0], [4.0])}
-    out = aggregate_samples([share("a", samples=both), share("b", samples=writes)])
-    assert out is not None and "read" not in out
-    assert out["write"]["iops"] == [10.0]
 
 
 def test_a_long_run_keeps_its_late_seconds_where_they_were() -> None:
