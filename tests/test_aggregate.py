@@ -14,6 +14,7 @@ from iobench.analysis.aggregate import merge_directions, merge_jobs
 from iobench.analysis.histogram import merge_bins, percentiles_from_bins
 from iobench.fio.parse import ALL_CLIENTS, parse_fio_output
 from iobench.model import DirectionResult, JobResult, LatencyStats
+from test_groups import direction, latency
 
 RECORDED = Path(__file__).parent / "data" / "fio-outputs" / "recorded"
 
@@ -71,19 +72,11 @@ def test_one_job_is_itself_and_none_is_an_error() -> None:
         merge_jobs([])
 
 
-def _lat(n: int, mean: float) -> LatencyStats:
-    return LatencyStats(n, mean / 2, mean * 2, mean, 1.0, (), {int(mean): n})
-
-
-def _dir(
-    ios: int, runtime_ms: int, *, slat: bool = True, completions: int | None = 0
-) -> DirectionResult:
-    return DirectionResult(
-        io_bytes=ios * 4096, bw_bytes=ios * 4096 * 1000 / runtime_ms,
-        iops=ios * 1000 / runtime_ms, total_ios=ios, runtime_ms=runtime_ms,
-        clat=_lat(ios, 100.0), lat=_lat(ios, 120.0), slat=_lat(ios, 20.0) if slat else None,
-        completions=ios if completions == 0 else completions, io_bytes_step=1024,
-    )  # fmt: skip
+def _dir(ios: int, runtime_ms: int, **fields: Any) -> DirectionResult:
+    """test_groups' direction of 4 KiB IOs, with the fields it leaves out (an slat, terse's
+    KiB step), ``fields`` replaced."""
+    d = direction(ios, 4096, runtime_ms, {100: ios})
+    return dataclasses.replace(d, **{"slat": latency({20: ios}), "io_bytes_step": 1024, **fields})
 
 
 def _job(name: str, read: DirectionResult | None, trim: DirectionResult | None = None, **kw: Any
@@ -125,7 +118,7 @@ def test_clients_at_once_sum_their_rates() -> None:
 
 
 def test_what_some_jobs_lack_the_merge_does_not_claim() -> None:
-    a = _job("a", _dir(1000, 1000, slat=False, completions=None), job_runtime_ms=None,
+    a = _job("a", _dir(1000, 1000, slat=None, completions=None), job_runtime_ms=None,
              sys_cpu_pct=None)  # fmt: skip
     b = _job("b", _dir(1000, 1000))
     merged = merge_jobs([a, b])
@@ -136,9 +129,8 @@ def test_what_some_jobs_lack_the_merge_does_not_claim() -> None:
 
 
 def test_a_latency_with_no_samples_is_no_latency_but_one_sample_is() -> None:
-    one = DirectionResult(4096, 4096.0, 1.0, 1, 1000, _lat(1, 50.0), _lat(1, 60.0))
-    empty = DirectionResult(0, 0.0, 0.0, 0, 0, _lat(0, 0.0), None)
-    assert merge_directions([one, one]) is not None
+    one = DirectionResult(4096, 4096.0, 1.0, 1, 1000, latency({50: 1}), latency({60: 1}))
+    empty = DirectionResult(0, 0.0, 0.0, 0, 0, LatencyStats(0, 0.0, 0.0, 0.0, 0.0), None)
     merged = merge_directions([one, one])
     assert merged is not None and merged.clat is not None and merged.clat.n == 2
     nothing = merge_directions([empty, empty])
@@ -148,13 +140,14 @@ def test_a_latency_with_no_samples_is_no_latency_but_one_sample_is() -> None:
 
 
 def test_zeros_are_summed_as_zeros_and_fios_rates_are_the_default() -> None:
-    quick, slow = _dir(1000, 1000, completions=0), _dir(1000, 4000)
+    quick, slow = _dir(1000, 1000), _dir(1000, 4000)
     merged = merge_directions([quick, slow])
     assert merged is not None and merged.iops == 500.0  # 2,000 IOs over 4 s, not 1,250
     none_done = dataclasses.replace(quick, completions=None)
     zero = DirectionResult(0, 0.0, 0.0, 0, 1000, None, None, completions=0)
     merged = merge_directions([zero, zero])
     assert merged is not None and merged.completions == 0
-    assert merge_directions([zero, none_done]) is not None
+    merged = merge_directions([zero, none_done])
+    assert merged is not None and merged.completions is None  # unknown for some: unknown
     idle = [_job("a", None, job_runtime_ms=0), _job("b", None, job_runtime_ms=0)]
     assert merge_jobs(idle).job_runtime_ms == 0

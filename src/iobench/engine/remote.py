@@ -517,7 +517,9 @@ class ClientsRun:
         with observed(self.obs, step) as told:
             with self._watch() as watch:  # the device's own count, where it is this host's
                 name = f"step{step.index}"
-                done = self._fio_group(live, jobs, name, timeout, not w.writes, spool, True)
+                done = self._fio_group(
+                    live, jobs, name, timeout, not w.writes, spool, together=True
+                )
             if last:
                 self.unlinked.update(n for n, got in done.items() if isinstance(got, FioRun))
             record = self._results(run_id, step, planned.position, clients, jobs, done, told, watch)

@@ -48,18 +48,12 @@ _SYS_PIDFD_GETFD = 438  # the same number on every architecture
 _TCP_FILES = ("tcp", "tcp6")
 _CLOSE = "07"  # TCP_CLOSE in /proc/net/tcp: a socket no longer connected
 
-# fio's client's own clock, set before its first --client so that it stays the client's
-# (after it, it would go to the server). fio's client sends each server its job file and
-# then, once its own clock is set up, ``RUN``; set up by fio's check that the CPUs'
-# counters agree, that takes about 0.13 s, and a server that has read its job file by then
-# sleeps a whole second before it reads ``RUN`` (fio 3.33 server.c, handle_connection's
-# 1000 ms wait): every fio client invocation took about 1.4 s more than its jobs, 0.4 s
-# with a clock source named (the check skipped, ``RUN`` right after the job file). The
-# servers keep their own clocks and checks: they measure, the client collects. With
-# several servers whose jobs must start together it is left out: ``RUN`` then races each
-# server's reading of its job file, and the servers that win start a second before the
-# others (measured: 1.2 s of start skew on 8 servers), where all of them waiting the same
-# second start within milliseconds. docs/clients.md, "The fio client's clock".
+# fio's client's own clock source, given before its first --client (after it, it would be
+# a server's job option). It skips the client's clock check (about 0.13 s), so ``RUN``
+# follows the job files at once instead of reaching a server that has already gone to
+# sleep for a second (fio 3.33 server.c, handle_connection). Left out when several servers
+# must start together: they would race ``RUN`` and start up to a second apart. The servers'
+# own clocks are untouched. docs/clients.md, "The fio client's clock".
 CLIENT_CLOCK = "--clocksource=clock_gettime"
 
 
