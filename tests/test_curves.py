@@ -627,3 +627,63 @@ def test_a_stored_result_becomes_a_point_field_by_field() -> None:
     r3 = replace(r2, metrics={**(r2.metrics or {}), "read": nobins})
     (m3,) = points_from_results([r, r3])
     assert m3.bins == {} and m3.lat_p99_ns == (2_000_000.0 + 900_000.0) / 2
+
+
+def _counted(qd: int, completed: float, ran_ms: int, lat_ms: float | None, **more: object) -> float:
+    """The IOPS of a 1 s point that completed ``completed`` IOs in fio's ``ran_ms``, its
+    mean latency ``lat_ms``."""
+    from test_report_curves import result
+
+    base = result(4096, qd, 1)
+    read = {**(base.metrics or {})["read"], "iops": completed / ran_ms * 1000,
+            "bw_bytes": completed / ran_ms * 1000 * 4096, "runtime_ms": ran_ms,
+            "ios_completed": completed, **more,
+            "lat_ns": {"mean": lat_ms * 1e6 if lat_ms is not None else None}}  # fmt: skip
+    params = {**base.params, "runtime_s": 1.0, "ramp_s": 0.5}
+    (p,) = points_from_results([replace(base, params=params, metrics={"read": read})])
+    assert p.bw_bytes == pytest.approx(p.iops * 4096)
+    return p.iops
+
+
+def test_a_points_count_leaves_out_the_ios_fio_waited_for_after_its_runtime() -> None:
+    """Measured on a loop device throttled to 1,200 IOPS (or 200 MiB/s), 1 s points after
+    a 0.5 s ramp: a point's IOPS are the IOs completed before fio stopped over the time it
+    ran its workload, whatever the storage did with the IOs in flight then."""
+    # The throttle's last burst freed all 64 at once: counted, 1 ms timed. fio: +5 %.
+    assert _counted(64, 1264, 1001, 64 / 1264 * 1001) == pytest.approx(1200, abs=0.5)
+    # A busy CPU sent fio past a burst: it ran 1.1 s, then waited 2 IOs' latency.
+    assert _counted(2, 1322, 1100, 1.67) == pytest.approx(1320 / 1.09833)
+    # 1 MiB at QD32 against 200 MiB/s (20 IOs a burst): freed over 2 bursts, 103 ms.
+    assert _counted(32, 232, 1103, 160.0) == pytest.approx(200)
+    # Storage that serves IOs as they come (an HDD at QD32, 160 ms): fio's figure stands.
+    assert _counted(32, 232, 1160, 160.0) == pytest.approx(232 / 1.16)
+    # A synchronous engine keeps one in flight whatever the iodepth (Little's law says 1).
+    assert _counted(32, 1201, 1001, 1 / 1.2) == pytest.approx(1200, abs=0.5)
+    # No latency: all asked for were in flight, over all the time fio ran.
+    assert _counted(64, 1264, 1001, None) == pytest.approx(1200 / 1.001)
+    # No more than were in flight (a stall): fio's figure.
+    assert _counted(64, 64, 1001, None) == pytest.approx(64 / 1.001)
+    assert _counted(64, 65, 1001, None) == pytest.approx(1 / 1.001)
+
+
+def test_a_point_that_did_not_run_its_runtime_keeps_fios_figure() -> None:
+    """A run that ended early (a size-based run, an error), or the clients' aggregate
+    (their common window, analysis/together.py), or a count not stored: fio's figure."""
+    from test_report_curves import result
+
+    assert _counted(64, 1264, 998, 50.0) == pytest.approx(1264 / 0.998)
+    assert _counted(64, 1264, 999, 51.0) == pytest.approx(1200)  # fio's ms, rounded
+    base = result(4096, 64, 1)
+    read = {**(base.metrics or {})["read"], "iops": 1262.7, "runtime_ms": 1001,
+            "ios_completed": 1264, "lat_ns": {"mean": 50.7e6}}  # fmt: skip
+    params = {**base.params, "runtime_s": 1.0}
+    r = replace(base, params=params, metrics={"read": read})
+    for changed in (replace(r, client="all", clients=3),
+                    replace(r, params={**params, "runtime_s": None}),
+                    replace(r, params={**params, "runtime_s": "1"}),
+                    replace(r, metrics={"read": {**read, "ios_completed": None}}),
+                    replace(r, metrics={"read": {**read, "runtime_ms": None}})):  # fmt: skip
+        (p,) = points_from_results([changed])
+        assert p.iops == 1262.7, changed
+    (p,) = points_from_results([r])
+    assert p.iops == pytest.approx(1200, abs=0.5)
