@@ -668,7 +668,8 @@ def test_a_points_count_leaves_out_the_ios_fio_waited_for_after_its_runtime() ->
 
 def test_a_point_that_did_not_run_its_runtime_keeps_fios_figure() -> None:
     """A run that ended early (a size-based run, an error), or the clients' aggregate
-    (their common window, analysis/together.py), or a count not stored: fio's figure."""
+    (their common window, analysis/together.py), or a count not stored: fio's figure; a
+    steady point: fio's steady window."""
     from test_report_curves import result
 
     assert _counted(64, 1264, 998, 50.0) == pytest.approx(1264 / 0.998)
@@ -687,3 +688,7 @@ def test_a_point_that_did_not_run_its_runtime_keeps_fios_figure() -> None:
         assert p.iops == 1262.7, changed
     (p,) = points_from_results([r])
     assert p.iops == pytest.approx(1200, abs=0.5)
+    # fio's steady window, when attained, is the point as it was.
+    ss = {"attained": True, "iops": [1210.0, 1230.0], "bw_bytes": [1220.0 * 4096] * 2}
+    (st,) = points_from_results([replace(r, metrics={"read": read, "steadystate": ss})])
+    assert (st.iops, st.bw_bytes) == (1220.0, 1220.0 * 4096)

@@ -235,11 +235,11 @@ def _one_point(r: ResultRecord) -> Point | None:
             iops, bw, per_second = statistics.fmean(window), statistics.fmean(window_bw), window
     interval_s = 1.0  # fio's steady-state window: one sample a second
     lat_mean, _ = latency_value(sec, "mean")
-    outstanding = int(iodepth) * int(numjobs)  # type: ignore[arg-type]
-    in_window = _in_window(r, sec, iops, _number(lat_mean), outstanding)
-    if not per_second and in_window is not None:
-        iops, bw = in_window, bw * in_window / iops
     if not per_second:
+        outstanding = int(iodepth) * int(numjobs)  # type: ignore[arg-type]
+        in_window = _in_window(r, sec, iops, _number(lat_mean), outstanding)
+        if in_window is not None:
+            iops, bw = in_window, bw * in_window / iops
         series = ((r.samples or {}).get(direction) or {}).get("iops") or []
         per_second = [float(v) for v in series if _number(v) is not None]
         interval_s = _interval_s(r.samples)
