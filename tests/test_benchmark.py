@@ -169,8 +169,11 @@ def test_orion_simple_summary(cli: Cli, tmp_path: Path, real_fio: str) -> None:
     assert orion["max_large_bw_bytes"]["outstanding"] in loads, orion
     assert orion["max_small_iops"]["outstanding"] in loads, orion
     large = [r for r in doc["results"] if r["params"]["bs"] == MiB]
+    # The summary's figures are its curves' points', which leave out the IOs fio waited for
+    # after its runtime (docs/characterize.md, "A point's count"): at most 32 of 1 MiB in
+    # 0.5 s (0.5 % of the results' best bandwidth in the run that showed it).
     assert orion["max_large_bw_bytes"]["value"] == pytest.approx(
-        max(r["read"]["bw_bytes"] for r in large)
+        max(r["read"]["bw_bytes"] for r in large), rel=0.05
     )
     assert orion["min_small_lat_ns"]["value"] > 0
     histogram = orion["small_latency_histogram"]

@@ -223,14 +223,14 @@ def test_the_budget_is_kept() -> None:
     probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=10.0)
     assert len(probes) == 4  # 4 x 10 s + the 11 s a fifth would need > 45 s
     assert stop == "time budget reached before 1M QD2 (climb)"
-    s = Settings(budget_s=10.0)  # 1 s points after a 0.5 s ramp, 2.5 s each with fio's start
-    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=2.5)
+    s = Settings(budget_s=10.2)  # 1 s points after a 0.55 s ramp, 2.55 s with fio's start
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=2.55)
     assert len(probes) == 4 and stop == "time budget reached before 16k QD2 (crossover check)"
-    # After three (7.5 s), a fourth would need its ramp, its second and fio's start: 10 s.
-    probes, stop = run_planner(capped_device(5000, 200 * 2**20), replace(s, budget_s=9.0), 2.5)
+    # After three (7.65 s), a fourth would need its ramp, its second and fio's start: 10.2 s.
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), replace(s, budget_s=10.15), 2.55)
     assert len(probes) == 3 and stop == "time budget reached before 1M QD2 (climb)", stop
-    s = Settings(budget_s=10.0, repeat=2)  # each point twice: 5 s
-    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=5.0)
+    s = Settings(budget_s=10.2, repeat=2)  # each point twice: 5.1 s
+    probes, stop = run_planner(capped_device(5000, 200 * 2**20), s, seconds=5.1)
     assert len(probes) == 2 and stop == "time budget reached before 1M QD1 (climb)"
 
 
@@ -238,7 +238,7 @@ def test_a_probe_is_a_short_point_or_a_steady_state_workload() -> None:
     s = Settings(point_s=15, rw="randread")
     w = probe_workload(Probe(65536, 8, "climb", seconds=1.3), s)
     assert (w.name, w.bs, w.iodepth, w.runtime_s, w.ramp_s) == (
-        "randread-64k-qd8", 65536, 8, 1.3, 0.5
+        "randread-64k-qd8", 65536, 8, 1.3, 0.55
     )  # fmt: skip
     assert dict(w.options) == {"log_avg_msec": "100"}  # ten samples a second
     steady = replace(s, method="steady")
@@ -702,7 +702,7 @@ def test_the_chooser_plans_from_the_stored_results_and_their_context() -> None:
         4096,
         1,
     )
-    assert first.runtime_s == 1.0 and first.ramp_s == 0.5  # a fast point: the shortest
+    assert first.runtime_s == 1.0 and first.ramp_s == 0.55  # a fast point: the shortest
     done = [result(4096, qd, i, (3204.0 if qd == 2 else 3000.0, 1e12))
             for i, qd in enumerate((1, 2, 4), start=1)]  # fmt: skip
     limits = [{"device": "loop3", "version": 1, "cgroup": "/vol", "read_iops": 3000}]

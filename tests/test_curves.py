@@ -692,3 +692,26 @@ def test_a_point_that_did_not_run_its_runtime_keeps_fios_figure() -> None:
     ss = {"attained": True, "iops": [1210.0, 1230.0], "bw_bytes": [1220.0 * 4096] * 2}
     (st,) = points_from_results([replace(r, metrics={"read": read, "steadystate": ss})])
     assert (st.iops, st.bw_bytes) == (1220.0, 1220.0 * 4096)
+
+
+def test_a_limit_weighs_its_points_by_the_time_they_counted() -> None:
+    """A throttle's burst is a slice of its time at any block size: a 256 KiB point one
+    burst high (+4.3 %, seen in CI) weighs as much as a 1 MiB point of the same second,
+    not four times as much for its four times the IOs; and a point of 2 s twice one of 1 s."""
+    cap_iops, cap_bw = 3000.0, 270 * 2**20
+
+    def timed(bs: int, qd: int, share: float, seconds: float) -> Point:
+        iops = min(cap_iops, cap_bw / bs) * share
+        n = round(seconds / 0.1)
+        return replace(point(bs, qd, iops), samples=(iops,) * n, interval_s=0.1)
+
+    climbs = [timed(4096, qd, 1.0, 1.0) for qd in (1, 2, 4)] + [timed(32768, 2, 1.0, 1.0)]
+    pts = climbs + [timed(262144, 2, 1.043, 1.0)] + [timed(1 << 20, q, 1.0, 1.0) for q in (1, 2, 4)]
+    (lim,) = infer_limits(curves(pts))
+    assert lim.bw_bytes is not None, lim.reasons
+    assert lim.bw_bytes.value == pytest.approx(cap_bw * (1 + 0.043 / 4))  # by IOs: +2.5 %
+    assert lim.bw_bytes.basis.startswith("bandwidth plateau at 256k*, 1M")
+    pts = [*climbs, timed(1 << 20, 1, 1.0, 2.0), timed(1 << 20, 2, 1.03, 1.0)]
+    (lim,) = infer_limits(curves(pts))
+    assert lim.bw_bytes is not None, lim.reasons
+    assert lim.bw_bytes.value == pytest.approx(cap_bw * 1.01)

@@ -641,18 +641,21 @@ class BlockSize:
 
 def _pooled(points: Sequence[Point], scale: Any) -> tuple[float, float, float]:
     """(mean, low, high): the points' figures (each times ``scale(point)``), weighted by the
-    IOs they counted (the time their samples cover x their IOPS), with the 95 % interval of
-    the mean of their samples around it; without two samples, the points' own range. A
-    point's figure is fio's count over its whole measured time (or its steady window): a
-    short point's samples leave out the last part of a window, which fio does not log, and
-    a throttle that lets IOs through in bursts puts a whole burst into that part or none.
-    A figure counted from more IOs is the finer one: on a bandwidth plateau, 64 KiB at 512
-    IOPS against 1 MiB at 32."""
+    time their samples cover, with the 95 % interval of the mean of their samples around
+    it; without two samples, the points' own range. A point's figure is fio's count over
+    its measured time (:func:`_in_window`; or its steady window): a short point's samples
+    leave out the last part of a window, which fio does not log, and a throttle that lets
+    IOs through in bursts puts a whole burst into that part or none. A throttle's burst is
+    a slice of its time (100 ms of the cgroup throttle), whatever the block size, so one
+    burst more or less at an edge of a point moves its figure by the same share at 256 KiB
+    as at 1 MiB, and a second of either tells as much: weighted by the IOs they counted, a
+    256 KiB point one burst high (+4.3 %) outweighed three 1 MiB points at the cap and made
+    the bandwidth limit 2.6 % high."""
     samples = [v * scale(p) for p in points for v in p.samples]
     if len(samples) >= 2:
         s = summarize(samples)
         assert s.mean is not None and s.ci95_low is not None and s.ci95_high is not None
-        weights = [len(p.samples) * p.interval_s * p.iops for p in points]
+        weights = [len(p.samples) * p.interval_s for p in points]
         mean = sum(p.iops * scale(p) * w for p, w in zip(points, weights, strict=True))
         mean /= sum(weights) or 1.0
         return mean, mean - (s.mean - s.ci95_low), mean + (s.ci95_high - s.mean)

@@ -261,7 +261,7 @@ def _render(env: Environment, record: RunRecord) -> None:
     "--point-time",
     default="15s",
     show_default=True,
-    help="The longest one point runs (after a 0.5 s ramp); each runs as long as its figure "
+    help="The longest one point runs (after a 0.55 s ramp); each runs as long as its figure "
     "needs to be within 1 %, from 1 s.",
 )
 @click.option(
