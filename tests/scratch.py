@@ -280,8 +280,8 @@ def check_caps_found(*found: Found) -> None:
     each ``(limits, caps, context said on failure)``: each cap inside the 95 % interval
     iobench states for it, and each figure within 2 % of its cap (4 % for the crossover;
     issue 27, point 1). Until a point's count left out the IOs fio waited for after its
-    runtime, a throttle's last burst made a bandwidth limit 2-3 % high now and then
-    (docs/characterize.md, "A point's count")."""
+    runtime and points were weighed by their time, not their IOs, a throttle's bursts made
+    a bandwidth limit 2-3 % high now and then (docs/characterize.md, "A point's count")."""
     missed = []
     for limits, caps, why in found:
         off = {}
