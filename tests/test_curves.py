@@ -16,6 +16,7 @@ from iobench.analysis.curves import (
     infer_limits,
     points_from_results,
 )
+from iobench.analysis.stats import summarize
 from iobench.importer import import_files
 from iobench.store.repository import Store
 
@@ -629,7 +630,9 @@ def test_a_stored_result_becomes_a_point_field_by_field() -> None:
     assert m3.bins == {} and m3.lat_p99_ns == (2_000_000.0 + 900_000.0) / 2
 
 
-def _counted(qd: int, completed: float, ran_ms: int, lat_ms: float | None, **more: object) -> float:
+def _counted(
+    qd: int, completed: float, ran_ms: int, lat_ms: float | None, jobs: int = 1, **more: object
+) -> float:
     """The IOPS of a 1 s point that completed ``completed`` IOs in fio's ``ran_ms``, its
     mean latency ``lat_ms``."""
     from test_report_curves import result
@@ -639,7 +642,7 @@ def _counted(qd: int, completed: float, ran_ms: int, lat_ms: float | None, **mor
             "bw_bytes": completed / ran_ms * 1000 * 4096, "runtime_ms": ran_ms,
             "ios_completed": completed, **more,
             "lat_ns": {"mean": lat_ms * 1e6 if lat_ms is not None else None}}  # fmt: skip
-    params = {**base.params, "runtime_s": 1.0, "ramp_s": 0.5}
+    params = {**base.params, "runtime_s": 1.0, "ramp_s": 0.5, "numjobs": jobs}
     (p,) = points_from_results([replace(base, params=params, metrics={"read": read})])
     assert p.bw_bytes == pytest.approx(p.iops * 4096)
     return p.iops
@@ -659,8 +662,9 @@ def test_a_points_count_leaves_out_the_ios_fio_waited_for_after_its_runtime() ->
     assert _counted(32, 232, 1160, 160.0) == pytest.approx(232 / 1.16)
     # A synchronous engine keeps one in flight whatever the iodepth (Little's law says 1).
     assert _counted(32, 1201, 1001, 1 / 1.2) == pytest.approx(1200, abs=0.5)
-    # No latency: all asked for were in flight, over all the time fio ran.
+    # No latency: all asked for were in flight, over all the time fio ran; each job's.
     assert _counted(64, 1264, 1001, None) == pytest.approx(1200 / 1.001)
+    assert _counted(32, 1264, 1001, None, jobs=2) == pytest.approx(1200 / 1.001)
     # No more than were in flight (a stall): fio's figure.
     assert _counted(64, 64, 1001, None) == pytest.approx(64 / 1.001)
     assert _counted(64, 65, 1001, None) == pytest.approx(1 / 1.001)
@@ -715,3 +719,46 @@ def test_a_limit_weighs_its_points_by_the_time_they_counted() -> None:
     (lim,) = infer_limits(curves(pts))
     assert lim.bw_bytes is not None, lim.reasons
     assert lim.bw_bytes.value == pytest.approx(cap_bw * 1.01)
+    # Samples of 1 s weigh ten times those of 0.1 s: 2 s of 1 s samples against 1 s of tenths.
+    slow = replace(timed(1 << 20, 1, 1.0, 2.0), samples=(cap_bw / 2**20,) * 2, interval_s=1.0)
+    (lim,) = infer_limits(curves([*climbs, slow, timed(1 << 20, 2, 1.03, 1.0)]))
+    assert lim.bw_bytes is not None and lim.bw_bytes.value == pytest.approx(cap_bw * 1.01)
+    # Two samples in all are enough for the time's weights: one of 2 s, one of 1 s.
+    one = [replace(timed(1 << 20, 1, 1.0, 1.0), samples=(270.0,), interval_s=2.0),
+           replace(timed(1 << 20, 2, 1.03, 1.0), samples=(278.1,), interval_s=1.0)]  # fmt: skip
+    (lim,) = infer_limits(curves([*climbs, *one]))
+    assert lim.bw_bytes is not None and lim.bw_bytes.value == pytest.approx(cap_bw * 1.01)
+
+
+def test_a_limits_interval_is_of_its_own_unit() -> None:
+    """The bandwidth limit's 95 % interval is that of its points' samples in bytes per
+    second; without samples, the points' own intervals, in bytes per second too."""
+    cap_iops, cap_bw = 3000.0, 270 * 2**20
+    climbs = [point(4096, qd, cap_iops) for qd in (1, 2, 4)]
+    noisy = [point(1 << 20, qd, 270.0, noise=0.02) for qd in (1, 2, 4)]
+    (lim,) = infer_limits(curves([*climbs, *noisy]))
+    assert lim.bw_bytes is not None
+    s = summarize([v * 2**20 for p in noisy for v in p.samples])
+    assert s.mean is not None and s.ci95_low is not None and s.ci95_high is not None
+    assert lim.bw_bytes.low == pytest.approx(cap_bw - (s.mean - s.ci95_low))
+    assert lim.bw_bytes.high == pytest.approx(cap_bw + (s.ci95_high - s.mean))
+    bare = [replace(p, samples=()) for p in noisy]
+    (lim,) = infer_limits(curves([*climbs, *bare]))
+    assert lim.bw_bytes is not None
+    e = lim.bw_bytes
+    assert e.value == pytest.approx(cap_bw) and e.low == pytest.approx(cap_bw * 0.98)
+    assert e.high == pytest.approx(cap_bw * 1.02)
+
+
+def test_a_points_figures_that_its_result_does_not_say() -> None:
+    """No bandwidth stored: 0, not a guess; three samples are enough for an interval;
+    fio's CPU needs both its user and its system time."""
+    from test_report_curves import result
+
+    base = result(4096, 4, 1)
+    read = {k: v for k, v in (base.metrics or {})["read"].items() if k != "bw_bytes"}
+    samples = {"interval_ms": 100, "read": {"iops": [4900.0, 5100.0, 5000.0]}}
+    r = replace(base, metrics={"read": read, "cpu": {"usr_pct": 10.0}}, samples=samples)
+    (p,) = points_from_results([r])
+    assert p.bw_bytes == 0.0 and p.fio_cpu_pct is None
+    assert p.iops_low < p.iops < p.iops_high
