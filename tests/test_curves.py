@@ -623,6 +623,18 @@ def test_a_stored_result_becomes_a_point_field_by_field() -> None:
     assert m.lat_p99_ns is not None and math.isclose(m.lat_p99_ns, 2_000_000.0, rel_tol=0.05)
     assert m.samples == p.samples + (4400.0,) * 3 and m.seconds == 5.0
     assert (m.cpus, m.io_threads_host_pct, m.host_busy_pct) == (2, 30.0, 41.0)
+    assert (m.target, m.workload, m.rw, m.interval_s) == (r.target, p.workload, p.rw, 0.1)
+    assert (m.host_max_cpu_pct, m.fio_host_pct, m.others_host_pct) == (
+        p.host_max_cpu_pct, p.fio_host_pct, p.others_host_pct
+    )  # fmt: skip
+    assert (m.unseen_host_pct, m.io_thread_max_pct) == (p.unseen_host_pct, p.io_thread_max_pct)
+    assert p.host_max_cpu_pct is not None and p.others_host_pct is not None
+    # Both steady: steady; a repetition whose time was damaged adds no seconds.
+    both = [replace(x, metrics={**(x.metrics or {}), "steadystate": ss}) for x in (r, r2)]
+    (sm,) = points_from_results([both[0], replace(both[1], started_at="yesterday")])
+    assert sm.steady is True and sm.seconds == 2.5
+    (sm,) = points_from_results([both[0], r2])  # one not asked: not said
+    assert sm.steady is None
     # Without a histogram in each, the p99s are averaged.
     nobins = {**other, "lat_ns": {**other["lat_ns"], "bins": None}}
     r3 = replace(r2, metrics={**(r2.metrics or {}), "read": nobins})
@@ -762,3 +774,32 @@ def test_a_points_figures_that_its_result_does_not_say() -> None:
     (p,) = points_from_results([r])
     assert p.bw_bytes == 0.0 and p.fio_cpu_pct is None
     assert p.iops_low < p.iops < p.iops_high
+
+
+def test_why_a_limit_was_not_found_is_said_in_full() -> None:
+    """The reasons a limit is null, word for word: the other limit binds at every block
+    size tried (and which way to look), or the curve was still rising, each naming its
+    limit and block size."""
+    sizes = (4096, 65536, 1 << 20)
+    (lim,) = infer_limits(
+        curves([point(bs, qd, 100 * 2**20 / bs) for bs in sizes for qd in (1, 2, 4)])
+    )
+    assert lim.reasons["iops"] == (
+        "the bandwidth limit already binds at 4k, the block size with the most IOPS (25.6k): "
+        "the IOPS limit is higher; test smaller blocks"
+    )
+    (lim,) = infer_limits(curves([point(bs, qd, 1000.0) for bs in sizes for qd in (1, 2, 4)]))
+    assert lim.reasons["bw_bytes"] == (
+        "the IOPS limit still binds at 1M, the block size with the most bandwidth (1000 MiB/s): "
+        "the bandwidth limit is higher; test larger blocks"
+    )
+    rising = [point(4096, qd, 500.0 * qd) for qd in (1, 2, 4)]
+    rising += [point(1 << 20, qd, 20.0 * qd) for qd in (1, 2, 4)]
+    (lim,) = infer_limits(curves(rising))
+    tail = "at the most outstanding IO tried, 4 (+100% at the last step): no limit was reached; "
+    assert lim.reasons["iops"] == f"the IOPS at 4k was still rising {tail}try deeper queues"
+    assert (
+        lim.reasons["bw_bytes"] == f"the bandwidth at 1M was still rising {tail}try deeper queues"
+    )
+    assert lim.codes == {"iops": "still-rising", "bw_bytes": "still-rising",
+                         "crossover_bs": "needs-both"}  # fmt: skip
