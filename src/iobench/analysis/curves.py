@@ -296,9 +296,9 @@ def _in_window(
     runtime_s = _number(r.params.get("runtime_s"))
     ran_ms = _number(sec.get("runtime_ms"))
     count = _number(sec.get("ios_completed"))
-    if r.client == "all" or not runtime_s or ran_ms is None or count is None or not iops:
+    if r.client == "all" or not runtime_s or ran_ms is None or count is None:
         return None
-    if ran_ms + 1 < runtime_s * 1000:
+    if ran_ms + 1 < runtime_s * 1000:  # fio's milliseconds, rounded up
         return None
     lat_s = lat_ns / 1e9 if lat_ns else 0.0
     # Little's law: fewer than asked for when fio did not keep them all in flight
