@@ -70,7 +70,12 @@ def test_a_background_job_of_a_script_starts_with_sigint_ignored(tmp_path: Path)
         while not pidfile.exists() or not pidfile.read_text().strip():
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        assert _ignores_sigint(int(pidfile.read_text()))
+        pid = int(pidfile.read_text())
+        # bash says $! as soon as it forked; the child ignores SIGINT before it execs sleep
+        while Path(f"/proc/{pid}/comm").read_text().strip() != "sleep":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert _ignores_sigint(pid)
     finally:
         if pidfile.exists() and pidfile.read_text().strip():
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
