@@ -139,6 +139,39 @@ def test_the_share_of_a_process_is_read_back_from_stored_figures() -> None:
     assert bad is not None and bad.processes == ()
 
 
+@pytest.mark.parametrize(
+    ("busy", "read"),
+    [
+        ((35.0, 35.0), True),  # 70 % of one CPU between them: fio and its IO may take turns
+        ((34.5, 34.5), False),  # 69 %: neither fio nor anything else held the figures back
+        ((80.0, 0.0), True),  # one CPU 80 % busy
+        ((17.5, 17.5, 17.5, 17.5), True),  # 4 CPUs, 17.5 % of all: 70 % of one
+        ((17.0, 17.0, 17.0, 17.0), False),
+        ((50.0, 50.0, 50.0, 50.0), True),  # half of all CPUs
+    ],
+)
+def test_who_used_the_cpu_is_read_once_the_busy_time_adds_up_to_most_of_one_cpu(
+    monkeypatch: pytest.MonkeyPatch, busy: tuple[float, ...], read: bool
+) -> None:
+    """A chain of fio's job and the kernel's workers can bound a point at 70 % of one CPU
+    spread over CPUs none of which is busy (analysis.curves, TURNS_PCT): who used the CPU
+    is read then too, or that chain could never be told."""
+    import iobench.probe.cpu as cpu
+    from iobench.analysis.curves import TURNS_PCT
+
+    assert cpu.ATTRIBUTE_CHAIN_PCT <= TURNS_PCT
+    ticks = 10_000
+    before = {"cpu": (0, 0), **{f"cpu{n}": (0, 0) for n in range(len(busy))}}
+    after = {f"cpu{n}": (round(ticks * (1 - b / 100)), ticks) for n, b in enumerate(busy)}
+    after["cpu"] = (sum(i for i, _ in after.values()), ticks * len(busy))
+    load = StepLoad([], before, {})
+    monkeypatch.setattr(cpu, "cpu_times", lambda: after)
+    monkeypatch.setattr(cpu, "read_tasks", dict)
+    got = load.end()
+    assert got is not None and got["cpus"] == len(busy)
+    assert ("processes" in got, "io_threads_pct" in got) == (read, read), got
+
+
 # -- on a real host -------------------------------------------------------------------------
 
 

@@ -52,11 +52,16 @@ HOST_BUSY_PCT = 50.0
 ONE_CPU_BUSY_PCT = 80.0
 # A job and the kernel threads doing its IO take turns when those threads serve one request
 # at a time (a loop device's worker, which the kernel runs on whichever kworker is free):
-# together they are bound by one CPU, as one thread is (ONE_CPU_BUSY_PCT), once the threads
-# are a stage of their own, this much of one CPU. An uncapped loop device over RAM at 1 MiB:
-# fio 30-34 % and its loop work 53-67 % of one CPU (over two kworkers, neither above 55 %),
-# 86-103 % together, from QD2 to QD32 at the same 3-4.5 GB/s.
+# together they are bound by one CPU, as one thread is, once the threads are a stage of
+# their own (IO_STAGE_PCT of one CPU) and the two use TURNS_PCT of one CPU between them:
+# each hand-over leaves a CPU idle for a moment, more of them the smaller the IOs. An
+# uncapped loop device over RAM at 1 MiB: fio 30-34 % and its loop work 53-67 % of one CPU
+# (over two kworkers, neither above 55 %), 86-103 % together, from QD2 to QD32 at the same
+# 3-4.5 GB/s; at 4 KiB: fio 51-54 % and the loop work 23-26 %, 74-77 % together (the host
+# 40-42 % busy, neither CPU at 47 %), the IOPS flat or falling with more queue (96, 78 and
+# 67 thousand at QD1, 2 and 4).
 IO_STAGE_PCT = 20.0
+TURNS_PCT = 70.0
 
 _DIRECTION_OF = {"read": "read", "randread": "read", "write": "write", "randwrite": "write"}
 
@@ -152,7 +157,7 @@ class Point:
                 "network block device worker)"
             )
         turns = self.pipeline()
-        if turns is not None and sum(turns) >= ONE_CPU_BUSY_PCT:
+        if turns is not None and sum(turns) >= TURNS_PCT:
             job, io = turns
             return (
                 f"fio's job and the kernel threads doing its IO used {job + io:.0f} % of one "
