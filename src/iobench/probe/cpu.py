@@ -21,14 +21,13 @@ from typing import Any
 
 from iobench.probe.tasks import Task, TaskKey, attribute, io_workers, read_tasks, used
 
-# Which processes used the CPU is read when the host was this busy (all CPUs), or one CPU
-# this busy, or the busy time of all CPUs added up to ATTRIBUTE_CHAIN_PCT of one CPU: fio's
-# job and the kernel's workers doing its IO can take turns, a chain that less than one
-# CPU's worth of work bounds when its stages cross CPUs, none of them busy (analysis.curves,
-# TURNS_PCT, which may not be below it). Below all three, neither fio nor anything else can
-# have held the figures back.
+# Which processes used the CPU is read when the host was this busy (all CPUs), or the busy
+# time of all CPUs added up to ATTRIBUTE_CHAIN_PCT of one CPU (so also whenever one CPU was
+# that busy): fio's job and the kernel's workers doing its IO can take turns, a chain that
+# less than one CPU's worth of work bounds when its stages cross CPUs, none of them busy
+# (analysis.curves, TURNS_PCT, which may not be below it). Below both, neither fio nor
+# anything else can have held the figures back.
 ATTRIBUTE_BUSY_PCT = 50.0
-ATTRIBUTE_ONE_CPU_PCT = 80.0
 ATTRIBUTE_CHAIN_PCT = 70.0
 GLANCE_FIRST_S = 0.5  # the first look at the kernel workers, into a step
 
@@ -140,7 +139,6 @@ class StepLoad:
         load["iobench_pct"] = pct(now.user + now.system - self.own.user - self.own.system)
         if (
             load["busy_pct"] >= ATTRIBUTE_BUSY_PCT
-            or load["max_cpu_busy_pct"] >= ATTRIBUTE_ONE_CPU_PCT
             or load["busy_pct"] * (load["cpus"] or 1) >= ATTRIBUTE_CHAIN_PCT
         ):
             spent = used(self.tasks, read_tasks(), self.since)
